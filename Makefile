@@ -1,0 +1,31 @@
+# The two commands a newcomer needs (see README.md):
+#   make demo   set everything up, then run the end-to-end story (write, load, filter, read)
+#   make test   set everything up, then run lint, type checks and the whole test suite
+VENV ?= .venv
+PY := $(VENV)/bin/python
+
+.PHONY: setup demo test lint typecheck pytest bench clean
+
+setup:
+	bash scripts/setup.sh
+
+demo: setup
+	$(PY) -m taco_gdal.demo
+
+lint:
+	$(VENV)/bin/ruff check taco_gdal tests bench plugins
+	$(VENV)/bin/ruff format --check taco_gdal tests bench plugins
+
+typecheck:
+	$(VENV)/bin/mypy
+
+pytest:
+	$(PY) -m pytest -q -p no:cacheprovider
+
+test: setup lint typecheck pytest
+
+bench: setup
+	$(PY) -m bench.run_all
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,132 @@
+"""Read byte ranges of any GDAL path with ``VSIFOpenL`` / ``VSIFSeekL`` / ``VSIFReadL``."""
+
+from __future__ import annotations
+
+import logging
+from types import TracebackType
+from typing import Any
+
+from osgeo import gdal
+
+from taco_gdal.errors import TacoFormatError, TacoIOError
+
+__all__ = ["VSIFile", "file_size", "read_all", "read_range"]
+
+log = logging.getLogger(__name__)
+
+
+def _gdal_message() -> str:
+    msg = gdal.GetLastErrorMsg()
+    return f": {msg}" if msg else ""
+
+
+class VSIFile:
+    """An open GDAL virtual file.  Use as a context manager.
+
+    Example:
+        >>> with VSIFile("/vsimem/x.bin", "wb") as f:  # doctest: +SKIP
+        ...     f.write(b"abc")
+    """
+
+    def __init__(self, path: str, mode: str = "rb") -> None:
+        self.path = path
+        self.mode = mode
+        gdal.ErrorReset()
+        try:
+            handle = gdal.VSIFOpenL(path, mode)
+        except RuntimeError as exc:  # raised instead of returning None under UseExceptions()
+            raise TacoIOError(f"cannot open {path!r} (mode {mode!r}): {exc}") from exc
+        if handle is None:
+            raise TacoIOError(f"cannot open {path!r} (mode {mode!r}){_gdal_message()}")
+        self._handle: Any = handle
+
+    def __enter__(self) -> VSIFile:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._handle is not None:
+            gdal.VSIFCloseL(self._handle)
+            self._handle = None
+
+    def size(self) -> int:
+        """Size of the file in bytes (seek to the end)."""
+        self._seek(0, 2)
+        return int(gdal.VSIFTellL(self._handle))
+
+    def _seek(self, offset: int, whence: int = 0) -> None:
+        if gdal.VSIFSeekL(self._handle, offset, whence) != 0:
+            raise TacoIOError(f"cannot seek to byte {offset} of {self.path!r}{_gdal_message()}")
+
+    def read_at(self, offset: int, size: int) -> bytes:
+        """Up to ``size`` bytes at ``offset`` (fewer only at the end of the file)."""
+        if size == 0:
+            return b""
+        self._seek(offset)
+        gdal.ErrorReset()
+        try:
+            data = gdal.VSIFReadL(1, size, self._handle)
+        except RuntimeError as exc:
+            raise TacoIOError(
+                f"cannot read {size} bytes at offset {offset} of {self.path!r}: {exc}"
+            ) from exc
+        if data is None:
+            data = b""
+        if len(data) < size and gdal.GetLastErrorType() >= gdal.CE_Failure:
+            raise TacoIOError(
+                f"reading {size} bytes at offset {offset} of {self.path!r} failed after "
+                f"{len(data)} bytes{_gdal_message()}"
+            )
+        return bytes(data)
+
+    def read_exact(self, offset: int, size: int, what: str = "data") -> bytes:
+        """Exactly ``size`` bytes at ``offset``, or a TacoFormatError saying the file is short."""
+        data = self.read_at(offset, size)
+        if len(data) != size:
+            raise TacoFormatError(
+                f"{self.path}: {what} expected {size} bytes at offset {offset}, the file "
+                f"ends after {len(data)} (truncated file or wrong offset)"
+            )
+        return data
+
+    def write_at(self, offset: int, data: bytes) -> None:
+        self._seek(offset)
+        written = gdal.VSIFWriteL(data, 1, len(data), self._handle)
+        if written != len(data):
+            raise TacoIOError(
+                f"wrote {written} of {len(data)} bytes at offset {offset} of {self.path!r}"
+                f"{_gdal_message()}"
+            )
+
+
+def read_range(path: str, offset: int, size: int, what: str = "data") -> bytes:
+    """Exactly ``size`` bytes at ``offset`` of ``path`` through GDAL's VSI layer."""
+    log.debug("read %s bytes at %s of %s", size, offset, path)
+    with VSIFile(path) as f:
+        return f.read_exact(offset, size, what)
+
+
+def read_all(path: str) -> bytes:
+    """Every byte of ``path``."""
+    with VSIFile(path) as f:
+        size = f.size()
+        return f.read_exact(0, size, "whole file")
+
+
+def file_size(path: str) -> int:
+    """Size of ``path`` in bytes (``VSIStatL``)."""
+    gdal.ErrorReset()
+    try:
+        stat = gdal.VSIStatL(path)
+    except RuntimeError as exc:
+        raise TacoIOError(f"cannot stat {path!r}: {exc}") from exc
+    if stat is None:
+        raise TacoIOError(f"{path!r} does not exist or cannot be reached{_gdal_message()}")
+    return int(stat.size)

@@ -1,0 +1,1 @@
+"""Writers: streaming ZIP, FOLDER, TACOCAT, TACOLLECTION, export and conversions."""
