@@ -1,0 +1,69 @@
+"""The tables a container stores: level tables and ``__meta__`` tables, columns in order.
+
+Stored column order (reference writer): ``id``, ``type``, the user and extension
+columns, then ``internal:current_id``, ``internal:parent_id``,
+``internal:offset``, ``internal:size``, ``internal:relative_path``.  The
+source ``path`` column is never stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from taco_gdal.format.names import (
+    ID,
+    INTERNAL_COLUMN_ORDER,
+    INTERNAL_PREFIX,
+    OFFSET,
+    PATH,
+    SIZE,
+    TYPE,
+)
+
+__all__ = ["local_columns", "stored_level", "with_offsets"]
+
+IntArray = npt.NDArray[np.int64]
+
+
+def _user_columns(names: Sequence[str]) -> list[str]:
+    rest = [n for n in names if n not in (ID, TYPE, PATH) and not n.startswith(INTERNAL_PREFIX)]
+    return [ID, TYPE, *rest]
+
+
+def _ordered(names: Sequence[str]) -> list[str]:
+    internal = [n for n in INTERNAL_COLUMN_ORDER if n in names]
+    other = [n for n in names if n.startswith(INTERNAL_PREFIX) and n not in INTERNAL_COLUMN_ORDER]
+    return [*_user_columns(names), *internal, *other]
+
+
+def local_columns(names: Sequence[str]) -> list[str]:
+    """Columns of a ``__meta__`` table: id, type and the user columns of the children.
+
+    Example:
+        >>> local_columns(["id", "type", "cloud", "internal:parent_id", "path"])
+        ['id', 'type', 'cloud']
+    """
+    return _user_columns(names)
+
+
+def with_offsets(table: pa.Table, offsets: IntArray, sizes: IntArray) -> pa.Table:
+    """``table`` plus ``internal:offset`` / ``internal:size`` (int64), in stored order."""
+    extra = table.append_column(OFFSET, pa.array(offsets, pa.int64()))
+    extra = extra.append_column(SIZE, pa.array(sizes, pa.int64()))
+    return extra.select(_ordered(extra.column_names))
+
+
+def stored_level(table: pa.Table) -> pa.Table:
+    """A package level table as stored: ``path`` dropped, columns in stored order.
+
+    Example:
+        >>> t = pa.table({"internal:parent_id": [0], "id": ["a"], "type": ["FILE"],
+        ...               "path": ["/x"], "internal:current_id": [0]})
+        >>> stored_level(t).column_names
+        ['id', 'type', 'internal:current_id', 'internal:parent_id']
+    """
+    return table.select(_ordered([n for n in table.column_names if n != PATH]))

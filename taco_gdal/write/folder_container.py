@@ -1,0 +1,114 @@
+"""Write one TACO FOLDER from a :class:`MetadataPackage`.
+
+Layout (reference writer)::
+
+    <out>/DATA/<id>                   FILE samples, copied
+    <out>/DATA/<folder>/__meta__      one per FOLDER: its direct children, no offsets
+    <out>/METADATA/levelN.parquet     consolidated levels, no offsets
+    <out>/COLLECTION.json
+
+The folder is built under a hidden sibling and renamed into place when complete.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from taco_gdal.errors import TacoValidationError
+from taco_gdal.format.names import (
+    COLLECTION_FILE,
+    DATA_DIR,
+    LOCAL_META,
+    METADATA_DIR,
+    RESERVED_OUTPUT_NAMES,
+    level_file,
+)
+from taco_gdal.model.package import MetadataPackage
+from taco_gdal.write._atomic import atomic_directory
+from taco_gdal.write._copy import copy_sample
+from taco_gdal.write._json import collection_bytes
+from taco_gdal.write._layout import Layout
+from taco_gdal.write._parquet import LEVEL_OPTIONS, LOCAL_META_OPTIONS, parquet_options
+from taco_gdal.write._progress import progress_bar
+from taco_gdal.write._tables import local_columns, stored_level
+
+__all__ = ["check_folder_name", "write_folder"]
+
+log = logging.getLogger(__name__)
+
+
+def check_folder_name(target: Path) -> None:
+    """Refuse output folder names the layout reserves (``DATA``, ``METADATA``, ``.tacocat``)."""
+    if target.name in RESERVED_OUTPUT_NAMES:
+        raise TacoValidationError(
+            f"output folder name {target.name!r} is reserved by the TACO layout "
+            f"(reserved: {sorted(RESERVED_OUTPUT_NAMES)}); choose another name for {str(target)!r}"
+        )
+
+
+def _make_dirs(root: Path, layout: Layout) -> None:
+    (root / DATA_DIR).mkdir()
+    for level in range(layout.depth):
+        for path in layout.rel[level]:
+            if path.endswith("/"):
+                (root / DATA_DIR / path).mkdir()
+
+
+def _write_tree(root: Path, layout: Layout, options: Mapping[str, Any], quiet: bool) -> None:
+    data = root / DATA_DIR
+    total = sum(len(ids) for ids in layout.ids)
+    with progress_bar(total, f"writing {root.name}", quiet, unit="sample") as bar:
+        for ref in layout.files_depth_first():
+            copy_sample(layout.source(ref), data / layout.data_path(ref))
+            bar.update(1)
+        columns = [local_columns(t.column_names) for t in layout.levels]
+        for ref in layout.folders_bottom_up():
+            table = layout.local_table(ref, columns[ref.level + 1])
+            pq.write_table(table, data / layout.data_path(ref) / LOCAL_META, **options)
+            bar.update(1)
+
+
+def write_folder(
+    package: MetadataPackage,
+    output: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
+    quiet: bool = False,
+    parquet_kwargs: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write ``package`` as a TACO FOLDER at ``output``, atomically.
+
+    Args:
+        package: the dataset's metadata; FILE rows carry their source in ``path``
+            (local path or any GDAL VSI path).
+        output: the folder to create (its name must not be DATA, METADATA or .tacocat).
+        overwrite: replace an existing ``output`` (otherwise TacoExistsError).
+        quiet: no progress bar.
+        parquet_kwargs: overrides of the parquet writer settings.
+
+    Example:
+        >>> write_folder(taco.metadata(), "dataset")  # doctest: +SKIP
+        PosixPath('/abs/dataset')
+    """
+    target = Path(output).absolute()
+    check_folder_name(target)
+    layout = Layout(package)
+    level_options = parquet_options(LEVEL_OPTIONS, parquet_kwargs)
+    meta_options = parquet_options(LOCAL_META_OPTIONS, parquet_kwargs)
+    log.info("writing folder %s", target)
+    with atomic_directory(target, overwrite) as root:
+        _make_dirs(root, layout)
+        _write_tree(root, layout, meta_options, quiet)
+        (root / METADATA_DIR).mkdir()
+        for level, table in enumerate(layout.levels):
+            pq.write_table(
+                stored_level(table), root / METADATA_DIR / level_file(level), **level_options
+            )
+        (root / COLLECTION_FILE).write_bytes(collection_bytes(package.collection))
+    return target

@@ -1,0 +1,156 @@
+"""Write one TACO ZIP from a :class:`MetadataPackage`.
+
+Member order (reference writer): ``TACO_HEADER``, every FILE sample depth
+first, one ``__meta__`` per FOLDER (deepest level first), ``METADATA/levelN.parquet``,
+``COLLECTION.json``.  Every ``internal:offset`` / ``internal:size`` is taken from
+what :class:`~taco_gdal.write.zipstream.ZipWriter` measured while writing, row by
+row, so offsets are right whatever order the sibling ids sort in.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from taco_gdal.errors import TacoValidationError
+from taco_gdal.format.header import HeaderEntry
+from taco_gdal.format.names import COLLECTION_FILE, MAX_LEVELS, level_member
+from taco_gdal.format.vsi import to_vsi
+from taco_gdal.model.package import MetadataPackage
+from taco_gdal.write._atomic import atomic_file
+from taco_gdal.write._json import collection_bytes
+from taco_gdal.write._layout import Layout, SampleRef
+from taco_gdal.write._parquet import (
+    LEVEL_OPTIONS,
+    LOCAL_META_OPTIONS,
+    parquet_bytes,
+    parquet_options,
+)
+from taco_gdal.write._progress import progress_bar
+from taco_gdal.write._tables import local_columns, stored_level, with_offsets
+from taco_gdal.write.zipstream import MemberInfo, ZipWriter
+
+__all__ = ["write_zip"]
+
+log = logging.getLogger(__name__)
+
+IntArray = npt.NDArray[np.int64]
+
+
+class _Measured:
+    """``internal:offset`` / ``internal:size`` of every row of every level, as written."""
+
+    def __init__(self, layout: Layout) -> None:
+        self.offsets: list[IntArray] = [np.full(len(ids), -1, np.int64) for ids in layout.ids]
+        self.sizes: list[IntArray] = [np.full(len(ids), -1, np.int64) for ids in layout.ids]
+
+    def record(self, ref: SampleRef, info: MemberInfo) -> None:
+        self.offsets[ref.level][ref.row] = info.data_offset
+        self.sizes[ref.level][ref.row] = info.size
+
+    def rows(self, level: int, rows: range) -> tuple[IntArray, IntArray]:
+        return (
+            self.offsets[level][rows.start : rows.stop],
+            self.sizes[level][rows.start : rows.stop],
+        )
+
+    def check_complete(self) -> None:
+        for level, offsets in enumerate(self.offsets):
+            missing = np.flatnonzero(offsets < 0)
+            if missing.size:
+                raise AssertionError(f"level{level} rows {missing[:5].tolist()} were not written")
+
+
+def _write_files(writer: ZipWriter, layout: Layout, measured: _Measured, bar: Any) -> None:
+    for ref in layout.files_depth_first():
+        source = layout.source(ref)
+        name = layout.member_name(ref)
+        if source is None:
+            info = writer.add_bytes(name, b"")
+        else:
+            info = writer.add_file(name, to_vsi(source))
+        measured.record(ref, info)
+        bar.update(1)
+
+
+def _write_local_meta(
+    writer: ZipWriter, layout: Layout, measured: _Measured, options: Mapping[str, Any], bar: Any
+) -> None:
+    columns = [local_columns(t.column_names) for t in layout.levels]
+    for ref in layout.folders_bottom_up():
+        rows = layout.children(ref)
+        table = layout.local_table(ref, columns[ref.level + 1])
+        table = with_offsets(table, *measured.rows(ref.level + 1, rows))
+        measured.record(
+            ref, writer.add_bytes(layout.member_name(ref), parquet_bytes(table, options))
+        )
+        bar.update(1)
+
+
+def _write_levels(
+    writer: ZipWriter, layout: Layout, measured: _Measured, options: Mapping[str, Any]
+) -> list[HeaderEntry]:
+    measured.check_complete()
+    entries = []
+    for level, table in enumerate(layout.levels):
+        stored = with_offsets(stored_level(table), measured.offsets[level], measured.sizes[level])
+        info = writer.add_bytes(level_member(level), parquet_bytes(stored, options))
+        entries.append(HeaderEntry(info.data_offset, info.size))
+    return entries
+
+
+def write_zip(
+    package: MetadataPackage,
+    output: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
+    quiet: bool = False,
+    parquet_kwargs: Mapping[str, Any] | None = None,
+) -> Path:
+    """Write ``package`` as one TACO ZIP at ``output``, atomically.
+
+    Args:
+        package: the dataset's metadata; FILE rows carry their source in ``path``.
+        output: the ``.tacozip`` / ``.zip`` file to create.
+        overwrite: replace an existing ``output`` (otherwise TacoExistsError).
+        quiet: no progress bar.
+        parquet_kwargs: overrides of the parquet writer settings.
+
+    Returns:
+        The absolute path written.
+
+    Example:
+        >>> write_zip(taco.metadata(), "dataset.tacozip")  # doctest: +SKIP
+        PosixPath('/abs/dataset.tacozip')
+    """
+    if len(package.levels) > MAX_LEVELS:
+        raise TacoValidationError(
+            f"a TACO ZIP holds at most {MAX_LEVELS} levels, the dataset has {len(package.levels)}"
+        )
+    layout = Layout(package)
+    level_options = parquet_options(LEVEL_OPTIONS, parquet_kwargs)
+    meta_options = parquet_options(LOCAL_META_OPTIONS, parquet_kwargs)
+    measured = _Measured(layout)
+    target = Path(output).absolute()
+    total = sum(len(ids) for ids in layout.ids)
+    log.info("writing %s (%d samples, %d levels)", target, total, len(layout.levels))
+    with (
+        progress_bar(total, f"writing {target.name}", quiet, unit="sample") as bar,
+        atomic_file(target, overwrite) as f,
+    ):
+        writer = ZipWriter(f)
+        writer.add_taco_header()
+        _write_files(writer, layout, measured, bar)
+        _write_local_meta(writer, layout, measured, meta_options, bar)
+        entries = _write_levels(writer, layout, measured, level_options)
+        info = writer.add_bytes(COLLECTION_FILE, collection_bytes(package.collection))
+        entries.append(HeaderEntry(info.data_offset, info.size))
+        writer.set_header_entries(entries)
+        writer.close()
+    return target
