@@ -1,0 +1,126 @@
+"""Walk a Tortilla tree level by level and build the level tables column-wise.
+
+Level ``k`` is the concatenation, in parent order, of the tortillas of level
+``k-1``'s FOLDER rows: depth-first sample order grouped by parent, the row order
+``MetadataPackage`` documents.  Each column is built with one ``pa.array`` call
+over Python values (or one concatenation of tortilla-extension arrays).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from taco_gdal.format.names import (
+    CURRENT_ID,
+    FOLDER,
+    ID,
+    PARENT_ID,
+    PATH,
+    RELATIVE_PATH,
+    TYPE,
+)
+from taco_gdal.model._arrow import column_from_values
+from taco_gdal.model.sample import Sample
+from taco_gdal.model.tortilla import Tortilla
+
+__all__ = ["Level", "build_tables", "walk"]
+
+
+@dataclass
+class Level:
+    """The rows of one hierarchy level and the tortillas they come from."""
+
+    index: int
+    samples: list[Sample]
+    groups: list[Tortilla]
+    """Tortillas whose samples make this level, in row order."""
+    group_parents: list[int]
+    """Row in the previous level of each group's FOLDER sample (level 0: ``[-1]``)."""
+    types: dict[str, pa.DataType] = field(default_factory=dict)
+    """Resolved metadata columns of the level, in column order (set by PIT-2)."""
+
+    @property
+    def has_extension_columns(self) -> bool:
+        return any(group._ext for group in self.groups)
+
+    def parent_ids(self) -> np.ndarray[Any, np.dtype[np.int64]]:
+        """``internal:parent_id`` of every row (level 0: the row itself)."""
+        if self.index == 0:
+            return np.arange(len(self.samples), dtype=np.int64)
+        counts = [len(group) for group in self.groups]
+        return np.repeat(np.asarray(self.group_parents, dtype=np.int64), counts)
+
+    def column(self, name: str, data_type: pa.DataType) -> pa.Array:
+        """Values of metadata column ``name`` over the whole level, as ``data_type``."""
+        if not self.has_extension_columns:
+            return column_from_values([s._values.get(name) for s in self.samples], data_type)
+        chunks = [group._chunk(name, data_type) for group in self.groups]
+        return pa.concat_arrays(chunks)
+
+
+def walk(root: Tortilla) -> list[Level]:
+    """Levels 0..depth of the tree under ``root``."""
+    levels = [Level(0, list(root.samples), [root], [-1])]
+    while True:
+        previous = levels[-1]
+        groups: list[Tortilla] = []
+        parents: list[int] = []
+        samples: list[Sample] = []
+        for row, sample in enumerate(previous.samples):
+            tortilla = sample._tortilla
+            if tortilla is not None:
+                groups.append(tortilla)
+                parents.append(row)
+                samples.extend(tortilla._samples)
+        if not groups:
+            return levels
+        levels.append(Level(previous.index + 1, samples, groups, parents))
+
+
+def folder_path(levels: list[Level], level: int, row: int) -> str:
+    """Path under ``DATA/`` of row ``row`` of ``level`` (``tile0/s1/`` for a FOLDER)."""
+    parts: list[str] = []
+    while level >= 0:
+        sample = levels[level].samples[row]
+        parts.append(sample.id + ("/" if sample.type == FOLDER else ""))
+        if level == 0:
+            break
+        row = int(levels[level].parent_ids()[row])
+        level -= 1
+    return "".join(reversed(parts))
+
+
+def build_tables(levels: list[Level]) -> list[pa.Table]:
+    """The level tables, columns in ``MetadataPackage`` order."""
+    tables: list[pa.Table] = []
+    parent_paths: list[str] = []
+    for level in levels:
+        samples = level.samples
+        ids = [s.id for s in samples]
+        kinds = [s.type for s in samples]
+        fields: list[tuple[str, pa.DataType]] = [(ID, pa.string()), (TYPE, pa.string())]
+        arrays: list[pa.Array] = [pa.array(ids, pa.string()), pa.array(kinds, pa.string())]
+        for name, data_type in level.types.items():
+            fields.append((name, data_type))
+            arrays.append(level.column(name, data_type))
+        parent_ids = level.parent_ids()
+        fields += [(CURRENT_ID, pa.int64()), (PARENT_ID, pa.int64())]
+        arrays += [pa.array(np.arange(len(samples), dtype=np.int64)), pa.array(parent_ids)]
+        if level.index == 0:
+            paths = [i + "/" if k == FOLDER else i for i, k in zip(ids, kinds, strict=True)]
+        else:
+            paths = [
+                parent_paths[p] + i + ("/" if k == FOLDER else "")
+                for p, i, k in zip(parent_ids.tolist(), ids, kinds, strict=True)
+            ]
+            fields.append((RELATIVE_PATH, pa.string()))
+            arrays.append(pa.array(paths, pa.string()))
+        fields.append((PATH, pa.string()))
+        arrays.append(pa.array([s._path for s in samples], pa.string()))
+        tables.append(pa.Table.from_arrays(arrays, schema=pa.schema(fields)))
+        parent_paths = paths
+    return tables

@@ -1,0 +1,189 @@
+"""Position-Invariant Tree rules (spec 5.5) and ``taco:pit_schema`` (reference §3.2).
+
+* PIT-1: every level-0 sample has the same subtree *shape*: the same number of
+  children, the same id and type at each position, recursively.  Padding
+  samples count like any other (``pad_to`` is what makes counts equal).
+* PIT-2: all samples of one level share one schema (names and types; column
+  order is taken from the first tortilla of the level).
+* All root samples have the same type; at most levels 0..5 (``Tortilla`` checks
+  the depth when it is built).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from taco_gdal.errors import TacoPITError, TacoSchemaError
+from taco_gdal.format.names import CURRENT_ID, FOLDER, ID, PARENT_ID, TYPE
+from taco_gdal.model._levels import Level, folder_path
+from taco_gdal.model._schema import diff_schema, merge_into
+from taco_gdal.model.tortilla import Tortilla
+
+__all__ = ["check_pit1", "check_pit2", "check_root_types", "pit_schema"]
+
+
+def check_root_types(root: Tortilla) -> None:
+    """All level-0 samples are FILE, or all are FOLDER.
+
+    Raises:
+        TacoPITError: names the first root sample whose type differs from sample 0's.
+    """
+    kinds = root.sample_types
+    first = kinds[0]
+    for position, kind in enumerate(kinds):
+        if kind != first:
+            raise TacoPITError(
+                f"PIT: root sample {position} ({root.ids[position]!r}) is a {kind} but root "
+                f"sample 0 ({root.ids[0]!r}) is a {first}; all root samples must have one type"
+            )
+
+
+def check_pit1(root: Tortilla) -> None:
+    """PIT-1: every root sample's subtree is isomorphic to root sample 0's.
+
+    Raises:
+        TacoPITError: names the root sample (position and id), the folder path and
+            the child position that differ.
+
+    Example:
+        >>> from taco_gdal.model import Sample, Tortilla
+        >>> a = Sample("a", Tortilla([Sample("x", b"1")]))
+        >>> b = Sample("b", Tortilla([Sample("y", b"1")]))
+        >>> check_pit1(Tortilla([a, b]))
+        Traceback (most recent call last):
+        ...
+        taco_gdal.errors.TacoPITError: PIT-1: root sample 1 ('b'): child 0 has id 'y' ...
+    """
+    check_root_types(root)
+    samples = root.samples
+    reference = samples[0]
+    if reference._tortilla is None:
+        return
+    for position in range(1, len(samples)):
+        sample = samples[position]
+        assert sample._tortilla is not None
+        _compare(
+            reference._tortilla,
+            sample._tortilla,
+            f"root sample {position} ({sample.id!r})",
+            f"{reference.id}/",
+            f"{sample.id}/",
+        )
+
+
+def _compare(ref: Tortilla, other: Tortilla, who: str, ref_path: str, path: str) -> None:
+    if ref is other:
+        return
+    where = "" if path.count("/") == 1 else f"in '{path}', "
+    ref_where = "" if not where else f" (in '{ref_path}')"
+    if len(ref) != len(other):
+        raise TacoPITError(
+            f"PIT-1: {who}: {where}{len(other)} children but root sample 0 has "
+            f"{len(ref)}{ref_where}"
+        )
+    if ref._ids != other._ids or ref._kinds != other._kinds:
+        for child, (a, b) in enumerate(zip(ref._ids, other._ids, strict=True)):
+            if a != b:
+                raise TacoPITError(
+                    f"PIT-1: {who}: {where}child {child} has id '{b}' but root sample 0 "
+                    f"has '{a}'{ref_where}"
+                )
+        for child, (a, b) in enumerate(zip(ref._kinds, other._kinds, strict=True)):
+            if a != b:
+                raise TacoPITError(
+                    f"PIT-1: {who}: {where}child {child} ('{other._ids[child]}') is a {b} but "
+                    f"root sample 0 has a {a}{ref_where}"
+                )
+    for child, kind in enumerate(ref._kinds):
+        if kind == FOLDER:
+            ref_child = ref._samples[child]._tortilla
+            other_child = other._samples[child]._tortilla
+            assert ref_child is not None and other_child is not None
+            child_id = ref._ids[child]
+            _compare(ref_child, other_child, who, f"{ref_path}{child_id}/", f"{path}{child_id}/")
+
+
+def check_pit2(levels: list[Level]) -> None:
+    """PIT-2: one schema per level; stores the resolved schema in ``Level.types``.
+
+    Raises:
+        TacoSchemaError: names the level, the folder whose samples differ from the
+            level's first folder, and the differing columns or types.
+    """
+    for level in levels:
+        first = level.groups[0]
+        merged = dict(first.column_types)
+        for position in range(1, len(level.groups)):
+            types = level.groups[position].column_types
+            if types == merged:
+                continue
+            diff = diff_schema(types, merged, same_names=True)
+            if diff:
+                here = folder_path(levels, level.index - 1, level.group_parents[position])
+                there = folder_path(levels, level.index - 1, level.group_parents[0])
+                raise TacoSchemaError(
+                    f"PIT-2: level {level.index}: the samples in '{here}' do not match the "
+                    f"schema of those in '{there}': {diff.describe(repr(there))}; all samples "
+                    "of one level need the same columns and types"
+                )
+            merge_into(merged, types)
+        level.types = merged
+
+
+# --- taco:pit_schema ---------------------------------------------------------------------
+def _canonical_group(table: pa.Table) -> pa.Table:
+    """Rows of the parent with the most children (first such parent on ties)."""
+    parents = table.column(PARENT_ID)
+    counts = pc.value_counts(parents)
+    values = counts.field("values")
+    numbers = counts.field("counts")
+    best = pc.index(numbers, pc.max(numbers)).as_py()
+    return table.filter(pc.equal(parents, values[best]))
+
+
+def _pattern(n: int, group: pa.Table) -> dict[str, Any]:
+    return {"n": n, "type": group.column(TYPE).to_pylist(), "id": group.column(ID).to_pylist()}
+
+
+def pit_schema(tables: list[pa.Table]) -> dict[str, Any]:
+    """``taco:pit_schema`` of the level tables, the reference writer's algorithm.
+
+    ``{"root": {"n", "type"}, "shape": [n0, max children per level...],
+    "hierarchy": {"1": [pattern], "2": [one pattern per FOLDER id of hierarchy
+    "1"'s pattern], ...}}``; a pattern is ``{"n": rows, "type": [...], "id": [...]}``.
+
+    Example:
+        >>> t = pa.table({"id": ["a"], "type": ["FILE"]})
+        >>> pit_schema([t])
+        {'root': {'n': 1, 'type': 'FILE'}, 'shape': [1], 'hierarchy': {}}
+    """
+    level0 = tables[0]
+    root = {"n": level0.num_rows, "type": level0.column(TYPE)[0].as_py()}
+    shape = [level0.num_rows]
+    hierarchy: dict[str, list[dict[str, Any]]] = {}
+    for depth in range(1, len(tables)):
+        table, parents = tables[depth], tables[depth - 1]
+        if table.num_rows == 0:
+            break
+        shape.append(int(pc.max(pc.value_counts(table.column(PARENT_ID)).field("counts")).as_py()))
+        if depth == 1:
+            hierarchy["1"] = [_pattern(table.num_rows, _canonical_group(table))]
+            continue
+        previous = hierarchy.get(str(depth - 1), [{}])[0]
+        patterns = []
+        for child_id, kind in zip(previous.get("id", []), previous.get("type", []), strict=True):
+            if kind != FOLDER:
+                continue
+            matching = parents.filter(pc.equal(parents.column(ID), child_id))
+            if matching.num_rows == 0:
+                continue
+            mask = pc.is_in(table.column(PARENT_ID), value_set=matching.column(CURRENT_ID))
+            children = table.filter(mask)
+            if children.num_rows:
+                patterns.append(_pattern(children.num_rows, _canonical_group(children)))
+        if patterns:
+            hierarchy[str(depth)] = patterns
+    return {"root": root, "shape": shape, "hierarchy": hierarchy}

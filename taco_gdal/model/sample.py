@@ -1,0 +1,404 @@
+"""``Sample``: the smallest unit of a dataset, a file or a folder plus its metadata (spec 5.2)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+import weakref
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+import pyarrow as pa
+
+from taco_gdal.errors import (
+    TacoIOError,
+    TacoNavigationError,
+    TacoSchemaError,
+    TacoValidationError,
+)
+from taco_gdal.extensions.base import SampleExtension
+from taco_gdal.format.names import FILE, FOLDER, ID, PADDING_PREFIX, PATH, SAMPLE_TYPES, TYPE
+from taco_gdal.format.vsi import to_vsi
+from taco_gdal.io.vsi import file_size
+from taco_gdal.model._arrow import column_from_values, infer_type
+from taco_gdal.model._rules import check_key, check_sample_id
+
+if TYPE_CHECKING:
+    from taco_gdal.model.tortilla import Tortilla
+
+__all__ = ["Sample", "SampleTypeArg"]
+
+SampleTypeArg = Literal["auto", "FILE", "FOLDER"]
+
+_CORE_FIELDS: Final = (ID, TYPE, PATH)
+
+
+def _remove_file(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+
+
+class Sample:
+    """One file (FILE) or one nested :class:`Tortilla` (FOLDER) with its metadata.
+
+    Args:
+        id: identifier, unique among its siblings; no ``/``, ``\\`` or ``:``, not
+            starting with ``__``.
+        path: a local path (``str``/``Path``), a remote or GDAL path (``s3://``,
+            ``https://``, ``/vsi...``; existence checked with GDAL ``VSIStatL``),
+            ``bytes`` (written to a temporary file, removed by :meth:`cleanup` or
+            when the sample is garbage collected) or a :class:`Tortilla` (FOLDER).
+        type: ``"auto"`` (inferred from ``path``), ``"FILE"`` or ``"FOLDER"``.
+        temp_dir: folder for the temporary file of ``bytes`` data (default: the
+            system temporary folder).
+        **metadata: metadata fields; keys like ``cloud_cover`` or ``stac:crs``.
+            Arrow types are inferred (``float`` -> double, ``int`` -> int64);
+            pass a ``pyarrow`` scalar or use :meth:`extend_with` with a one-row
+            table to choose a type.
+
+    Raises:
+        TacoValidationError: invalid id, key or type.
+        TacoIOError: ``path`` does not exist or cannot be read.
+
+    Example:
+        >>> s = Sample("a", b"hello", cloud_cover=12.5)
+        >>> s.type, s.size, s["cloud_cover"]
+        ('FILE', 5, 12.5)
+        >>> s.cleanup()
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "_descriptions",
+        "_finalizer",
+        "_frozen",
+        "_path",
+        "_size",
+        "_tortilla",
+        "_types",
+        "_values",
+        "id",
+        "type",
+    )
+
+    id: str
+    type: str
+
+    def __init__(
+        self,
+        id: str,
+        path: str | os.PathLike[str] | bytes | Tortilla,
+        type: SampleTypeArg = "auto",
+        temp_dir: str | os.PathLike[str] | None = None,
+        **metadata: Any,
+    ) -> None:
+        self.id = check_sample_id(id)
+        self._init_empty()
+        inferred = self._attach(path, temp_dir)
+        self.type = self._resolve_type(type, inferred)
+        if metadata:
+            self._add_values(metadata, None)
+
+    def _init_empty(self) -> None:
+        self._values: dict[str, Any] = {}
+        self._types: dict[str, pa.DataType] = {}
+        self._descriptions: dict[str, str] | None = None
+        self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._frozen = False
+        self._tortilla: Tortilla | None = None
+        self._path: str | None = None
+        self._size = 0
+
+    @classmethod
+    def _padding(cls, index: int) -> Sample:
+        """A zero-byte FILE sample ``__TACOPAD__{index}`` (only Tortilla creates these)."""
+        sample = cls.__new__(cls)
+        sample.id = f"{PADDING_PREFIX}{index}"
+        sample._init_empty()
+        sample.type = FILE
+        return sample
+
+    # --- path ---------------------------------------------------------------------------
+    def _where(self) -> str:
+        return f"sample {self.id!r}"
+
+    def _attach(self, path: object, temp_dir: str | os.PathLike[str] | None) -> str:
+        from taco_gdal.model.tortilla import Tortilla
+
+        if isinstance(path, Tortilla):
+            path._freeze()
+            self._tortilla = path
+            self._size = path.size
+            return FOLDER
+        if isinstance(path, bytes | bytearray | memoryview):
+            self._path = self._write_temp(bytes(path), temp_dir)
+            self._size = len(path)
+            return FILE
+        if isinstance(path, str | os.PathLike):
+            text = os.fspath(path)
+            if isinstance(text, str):
+                self._path, self._size = self._locate(text)
+                return FILE
+        raise TacoValidationError(
+            f"{self._where()}: path must be a str, os.PathLike, bytes or Tortilla, "
+            f"found {type(path).__name__}"
+        )
+
+    def _locate(self, text: str) -> tuple[str, int]:
+        """GDAL-usable path and size of a local or remote file; raises if unreachable."""
+        gdal_path = to_vsi(text)
+        if gdal_path.startswith("/vsi"):
+            try:
+                return gdal_path, file_size(gdal_path)
+            except TacoIOError as exc:
+                raise TacoIOError(f"{self._where()}: path {text!r}: {exc}") from exc
+        try:
+            info = os.stat(gdal_path)
+        except OSError as exc:
+            raise TacoIOError(
+                f"{self._where()}: path {text!r} does not exist or cannot be reached: "
+                f"{exc.strerror}"
+            ) from exc
+        if not stat.S_ISREG(info.st_mode):
+            raise TacoIOError(
+                f"{self._where()}: path {text!r} is not a regular file (a FILE sample points "
+                "to one file; wrap folders in a Tortilla)"
+            )
+        if not os.access(gdal_path, os.R_OK):
+            raise TacoIOError(f"{self._where()}: path {text!r} is not readable")
+        return gdal_path, info.st_size
+
+    def _write_temp(self, data: bytes, temp_dir: str | os.PathLike[str] | None) -> str:
+        folder = os.fspath(temp_dir) if temp_dir is not None else tempfile.gettempdir()
+        try:
+            os.makedirs(folder, exist_ok=True)
+            handle, name = tempfile.mkstemp(prefix="taco_gdal-", suffix=".bin", dir=folder)
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
+        except OSError as exc:
+            raise TacoIOError(
+                f"{self._where()}: cannot write {len(data)} bytes to a temporary file in "
+                f"{folder!r}: {exc}"
+            ) from exc
+        self._finalizer = weakref.finalize(self, _remove_file, name)
+        return name
+
+    def _resolve_type(self, requested: object, inferred: str) -> str:
+        if requested == "auto":
+            return inferred
+        if requested not in SAMPLE_TYPES:
+            raise TacoValidationError(
+                f"{self._where()}: type must be one of 'auto', 'FILE', 'FOLDER', "
+                f"found {requested!r}"
+            )
+        if requested != inferred:
+            given = "a Tortilla" if inferred == FOLDER else "a file path or bytes"
+            raise TacoValidationError(
+                f"{self._where()}: type {requested!r} does not match path, which is {given} "
+                f"(type {inferred!r})"
+            )
+        return inferred
+
+    # --- properties -----------------------------------------------------------------------
+    @property
+    def path(self) -> str | Tortilla | None:
+        """GDAL-usable path of a FILE (None for padding), the Tortilla of a FOLDER."""
+        return self._tortilla if self._tortilla is not None else self._path
+
+    @property
+    def file_path(self) -> str | None:
+        """Where a FILE's bytes are read from (local or ``/vsi...``); None otherwise."""
+        return self._path
+
+    @property
+    def tortilla(self) -> Tortilla | None:
+        """The children of a FOLDER sample; None for a FILE."""
+        return self._tortilla
+
+    @property
+    def size(self) -> int:
+        """Size in bytes: the file's, or the sum over a folder's samples."""
+        return self._size
+
+    @property
+    def is_padding(self) -> bool:
+        """True for the ``__TACOPAD__N`` samples ``Tortilla(pad_to=...)`` appends."""
+        return self._path is None and self._tortilla is None
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """Metadata field names in insertion order."""
+        return tuple(self._values)
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        """Read-only view of the metadata values."""
+        return MappingProxyType(self._values)
+
+    @property
+    def schema(self) -> pa.Schema:
+        """Arrow schema of the metadata fields, in insertion order."""
+        return pa.schema(list(self._types.items()))
+
+    @property
+    def field_descriptions(self) -> Mapping[str, str]:
+        """Descriptions given by extensions, per field."""
+        return MappingProxyType(self._descriptions or {})
+
+    def __getitem__(self, field: str) -> Any:
+        try:
+            return self._values[field]
+        except KeyError:
+            raise TacoNavigationError(
+                f"{self._where()} has no field {field!r}; fields: {list(self._values)}"
+            ) from None
+
+    def get(self, field: str, default: Any = None) -> Any:
+        """Value of ``field``, or ``default`` when the sample has no such field."""
+        return self._values.get(field, default)
+
+    def __repr__(self) -> str:
+        return f"Sample(id={self.id!r}, type={self.type!r}, fields={list(self._values)})"
+
+    # --- metadata ------------------------------------------------------------------------
+    def _check_mutable(self) -> None:
+        if self._frozen:
+            raise TacoValidationError(
+                f"{self._where()} already belongs to a Tortilla; add or remove metadata "
+                "before building the Tortilla (its schema was checked then)"
+            )
+
+    def _add_values(
+        self,
+        values: Mapping[str, Any],
+        types: Mapping[str, pa.DataType] | None,
+        descriptions: Mapping[str, str] | None = None,
+    ) -> None:
+        where = self._where()
+        resolved: dict[str, tuple[Any, pa.DataType]] = {}
+        for key, value in values.items():
+            check_key(key, where)
+            if key in self._values:
+                raise TacoSchemaError(
+                    f"{where}: field {key!r} already exists (type {self._types[key]}); "
+                    "pop() it first to replace it"
+                )
+            if isinstance(value, pa.Scalar):
+                resolved[key] = (value.as_py(), value.type)
+            elif types is not None:
+                resolved[key] = (value, types[key])
+            else:
+                resolved[key] = (value, infer_type(value, f"{where}, field {key!r}"))
+        for key, (value, data_type) in resolved.items():
+            self._values[key] = value
+            self._types[key] = data_type
+        if descriptions:
+            merged = dict(self._descriptions or {})
+            merged.update({k: v for k, v in descriptions.items() if k in resolved})
+            self._descriptions = merged
+
+    def _add_table(self, table: pa.Table, descriptions: Mapping[str, str] | None) -> None:
+        if table.num_rows != 1:
+            raise TacoSchemaError(
+                f"{self._where()}: a table extension must have exactly 1 row, found "
+                f"{table.num_rows}"
+            )
+        names = table.schema.names
+        if len(set(names)) != len(names):
+            raise TacoSchemaError(f"{self._where()}: table extension repeats columns {names}")
+        values = {name: table.column(i)[0].as_py() for i, name in enumerate(names)}
+        types = {field.name: field.type for field in table.schema}
+        self._add_values(values, types, descriptions)
+
+    def extend_with(self, extension: object, name: str | None = None) -> Sample:
+        """Add metadata fields from an extension; returns ``self`` for chaining.
+
+        Args:
+            extension: a :class:`~taco_gdal.extensions.SampleExtension` (computed
+                from this sample), a ``dict`` (types inferred), a one-row
+                ``pyarrow.Table`` (types kept) or a pydantic model (``model_dump()``;
+                keys without a namespace get ``{name or class name lower}:``).
+            name: namespace for a pydantic model's keys.
+
+        Raises:
+            TacoValidationError: invalid key, or the sample is already in a Tortilla.
+            TacoSchemaError: a field already exists, or the table is not one row.
+
+        Example:
+            >>> s = Sample("a", b"x").extend_with({"split": "train"})
+            >>> s["split"]
+            'train'
+        """
+        self._check_mutable()
+        if isinstance(extension, SampleExtension):
+            table = extension(self)
+            self._add_table(table, extension.get_field_descriptions())
+        elif isinstance(extension, pa.Table):
+            self._add_table(extension, None)
+        elif isinstance(extension, Mapping):
+            self._add_values(extension, None)
+        elif callable(getattr(extension, "model_dump", None)):
+            namespace = name or type(extension).__name__.lower()
+            dumped: dict[str, Any] = extension.model_dump()  # type: ignore[attr-defined]
+            self._add_values(
+                {k if ":" in k else f"{namespace}:{k}": v for k, v in dumped.items()}, None
+            )
+        else:
+            raise TacoValidationError(
+                f"{self._where()}: extension must be a SampleExtension, dict, one-row "
+                f"pyarrow.Table or pydantic model, found {type(extension).__name__}"
+            )
+        return self
+
+    def pop(self, field: str) -> pa.Table:
+        """Remove a metadata field and return it as a one-row table (type kept).
+
+        Raises:
+            TacoValidationError: ``field`` is a core field, or the sample is in a Tortilla.
+            TacoNavigationError: the sample has no such field.
+
+        Example:
+            >>> s = Sample("a", b"x", split="train")
+            >>> s.pop("split").to_pylist()
+            [{'split': 'train'}]
+        """
+        if field in _CORE_FIELDS:
+            raise TacoValidationError(
+                f"{self._where()}: cannot pop core field {field!r} (core fields: id, type, path)"
+            )
+        self._check_mutable()
+        if field not in self._values:
+            raise TacoNavigationError(
+                f"{self._where()} has no field {field!r}; fields: {list(self._values)}"
+            )
+        value = self._values.pop(field)
+        data_type = self._types.pop(field)
+        if self._descriptions:
+            self._descriptions.pop(field, None)
+        schema = pa.schema([(field, data_type)])
+        return pa.table([column_from_values([value], data_type)], schema=schema)
+
+    def export_metadata(self) -> pa.Table:
+        """One row: ``id``, ``type``, ``path`` (null for FOLDER and padding), then the fields.
+
+        Example:
+            >>> Sample("a", b"x", k=1).export_metadata().column_names
+            ['id', 'type', 'path', 'k']
+        """
+        fields = [(ID, pa.string()), (TYPE, pa.string()), (PATH, pa.string())]
+        arrays = [pa.array([self.id]), pa.array([self.type]), pa.array([self._path], pa.string())]
+        for key, data_type in self._types.items():
+            fields.append((key, data_type))
+            arrays.append(column_from_values([self._values[key]], data_type))
+        return pa.table(arrays, schema=pa.schema(fields))
+
+    def cleanup(self) -> None:
+        """Delete the temporary file made from ``bytes`` data now (idempotent)."""
+        if self._finalizer is not None:
+            self._finalizer()
+
+    def _freeze(self) -> None:
+        self._frozen = True

@@ -1,0 +1,319 @@
+"""``Tortilla``: an ordered set of samples sharing one metadata schema (spec 5.3)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from types import MappingProxyType
+from typing import Any
+
+import pyarrow as pa
+
+from taco_gdal.errors import (
+    TacoNavigationError,
+    TacoPITError,
+    TacoSchemaError,
+    TacoValidationError,
+)
+from taco_gdal.extensions.base import TortillaExtension
+from taco_gdal.format.names import ID, MAX_DEPTH, PATH, TYPE
+from taco_gdal.model._arrow import column_from_values
+from taco_gdal.model._rules import check_key
+from taco_gdal.model._schema import diff_schema, merge_into
+from taco_gdal.model.sample import Sample
+
+__all__ = ["Tortilla"]
+
+_CORE = (ID, TYPE, PATH)
+
+
+class Tortilla:
+    """Samples of one folder level, with one schema (and optional padding).
+
+    Args:
+        samples: the samples, in order; ids must be unique.
+        pad_to: append zero-byte ``__TACOPAD__0``, ``__TACOPAD__1``, ... FILE
+            samples until ``len(tortilla)`` is a multiple of ``pad_to``.  Padding
+            rows have null metadata.
+        strict_schema: every sample must have the same fields with the same types
+            (a field that is ``None`` everywhere in a sample agrees with any type).
+            ``False`` fills missing fields with typed nulls; types still must agree.
+
+    Raises:
+        TacoValidationError: no samples, duplicate ids, bad ``pad_to``.
+        TacoSchemaError: the samples' schemas disagree (names the sample and columns).
+        TacoPITError: nesting deeper than levels 0..5.
+
+    Example:
+        >>> t = Tortilla([Sample("a", b"1", k=1), Sample("b", b"2", k=2)], pad_to=4)
+        >>> t.ids
+        ('a', 'b', '__TACOPAD__0', '__TACOPAD__1')
+    """
+
+    __slots__ = (
+        "_depth",
+        "_descriptions",
+        "_ext",
+        "_frozen",
+        "_ids",
+        "_kinds",
+        "_samples",
+        "_size",
+        "_types",
+        "pad_to",
+        "strict_schema",
+    )
+
+    def __init__(
+        self,
+        samples: Iterable[Sample],
+        pad_to: int | None = None,
+        strict_schema: bool = True,
+    ) -> None:
+        items = list(samples)
+        _check_samples(items)
+        self.strict_schema = bool(strict_schema)
+        self.pad_to = pad_to
+        self._types = _merge_sample_schemas(items, self.strict_schema)
+        if pad_to is not None:
+            items.extend(_padding(len(items), pad_to))
+        for sample in items:
+            sample._freeze()
+        self._samples = tuple(items)
+        self._ids = tuple(s.id for s in items)
+        self._kinds = tuple(s.type for s in items)
+        self._ext: dict[str, pa.Array] = {}
+        self._descriptions: dict[str, str] = {}
+        self._frozen = False
+        self._size = sum(s.size for s in items)
+        self._depth: int = max(
+            (1 + s._tortilla._depth for s in items if s._tortilla is not None), default=0
+        )
+        if self._depth > MAX_DEPTH:
+            raise TacoPITError(
+                f"Tortilla of samples {list(self._ids[:3])}...: nesting is {self._depth} "
+                f"folder levels deep below it, more than the maximum depth {MAX_DEPTH} "
+                f"(levels 0..{MAX_DEPTH})"
+            )
+
+    # --- container protocol --------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._samples)
+
+    def __iter__(self) -> Iterator[Sample]:
+        return iter(self._samples)
+
+    def __getitem__(self, key: int | str) -> Sample:
+        if isinstance(key, str):
+            try:
+                return self._samples[self._ids.index(key)]
+            except ValueError:
+                raise TacoNavigationError(f"Tortilla has no sample with id {key!r}") from None
+        try:
+            return self._samples[key]
+        except IndexError:
+            raise TacoNavigationError(
+                f"Tortilla has {len(self._samples)} samples, no position {key}"
+            ) from None
+
+    def __repr__(self) -> str:
+        return (
+            f"Tortilla({len(self)} samples, depth={self._depth}, columns={list(self.column_types)})"
+        )
+
+    # --- properties -----------------------------------------------------------------
+    @property
+    def samples(self) -> tuple[Sample, ...]:
+        """The samples in order, padding included."""
+        return self._samples
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """Sample ids in order, padding included."""
+        return self._ids
+
+    @property
+    def sample_types(self) -> tuple[str, ...]:
+        """``FILE``/``FOLDER`` per sample, in order."""
+        return self._kinds
+
+    @property
+    def depth(self) -> int:
+        """Folder levels below this tortilla: 0 when every sample is a FILE."""
+        return self._depth
+
+    @property
+    def size(self) -> int:
+        """Total bytes of all files below this tortilla."""
+        return self._size
+
+    @property
+    def column_types(self) -> Mapping[str, pa.DataType]:
+        """Metadata columns (sample fields, then tortilla extension columns) and types."""
+        if not self._ext:
+            return MappingProxyType(self._types)
+        merged = dict(self._types)
+        merged.update((name, array.type) for name, array in self._ext.items())
+        return MappingProxyType(merged)
+
+    @property
+    def schema(self) -> pa.Schema:
+        """:attr:`column_types` as a ``pa.Schema``."""
+        return pa.schema(list(self.column_types.items()))
+
+    @property
+    def field_descriptions(self) -> Mapping[str, str]:
+        """Descriptions of the tortilla extension columns."""
+        return MappingProxyType(self._descriptions)
+
+    # --- columns ----------------------------------------------------------------------
+    def column(self, name: str) -> pa.Array:
+        """One column over this tortilla's samples (``id``, ``type``, ``path`` or a field).
+
+        Example:
+            >>> Tortilla([Sample("a", b"1", k=1)]).column("k").to_pylist()
+            [1]
+        """
+        if name == ID:
+            return pa.array(self._ids, pa.string())
+        if name == TYPE:
+            return pa.array(self._kinds, pa.string())
+        if name == PATH:
+            return pa.array([s.file_path for s in self._samples], pa.string())
+        data_type = self.column_types.get(name)
+        if data_type is None:
+            raise TacoNavigationError(
+                f"Tortilla has no column {name!r}; columns: {list(self.column_types)}"
+            )
+        return self._chunk(name, data_type)
+
+    def _chunk(self, name: str, data_type: pa.DataType) -> pa.Array:
+        """This tortilla's values of ``name`` as ``data_type`` (nulls where absent)."""
+        ext = self._ext.get(name)
+        if ext is not None:
+            return ext if ext.type == data_type else ext.cast(data_type)
+        return column_from_values([s._values.get(name) for s in self._samples], data_type)
+
+    def export_metadata(self) -> pa.Table:
+        """One row per sample: ``id``, ``type``, ``path``, then every metadata column.
+
+        Example:
+            >>> Tortilla([Sample("a", b"1", k=1)]).export_metadata().column_names
+            ['id', 'type', 'path', 'k']
+        """
+        names = [*_CORE, *self.column_types]
+        return pa.table([self.column(name) for name in names], names=names)
+
+    metadata_table = property(export_metadata)
+
+    # --- extensions -------------------------------------------------------------------
+    def extend_with(self, extension: TortillaExtension) -> Tortilla:
+        """Add columns computed over all samples; returns ``self`` for chaining.
+
+        Raises:
+            TacoValidationError: not a TortillaExtension, a bad key, or the
+                tortilla is already inside a Sample.
+            TacoSchemaError: wrong row count, or a column that already exists.
+        """
+        if not isinstance(extension, TortillaExtension):
+            raise TacoValidationError(
+                f"Tortilla.extend_with: expected a TortillaExtension, found "
+                f"{type(extension).__name__} (per-sample metadata goes through Sample.extend_with)"
+            )
+        self._check_mutable()
+        table = extension(self)
+        existing = self.column_types
+        for name in table.column_names:
+            check_key(name, f"Tortilla extension {type(extension).__name__}")
+            if name in existing:
+                raise TacoSchemaError(
+                    f"Tortilla extension {type(extension).__name__}: column {name!r} already "
+                    f"exists (type {existing[name]})"
+                )
+        for name in table.column_names:
+            self._ext[name] = table.column(name).combine_chunks()
+        descriptions = extension.get_field_descriptions()
+        self._descriptions.update({k: v for k, v in descriptions.items() if k in self._ext})
+        return self
+
+    def pop(self, field: str) -> pa.Table:
+        """Remove a column added by a TortillaExtension and return it (one row per sample).
+
+        Raises:
+            TacoValidationError: ``field`` is a core or sample field (use ``Sample.pop``).
+            TacoNavigationError: no such column.
+        """
+        if field in _CORE or field in self._types:
+            raise TacoValidationError(
+                f"Tortilla.pop: {field!r} is a core or sample field; only columns added by "
+                "a TortillaExtension can be popped here"
+            )
+        self._check_mutable()
+        if field not in self._ext:
+            raise TacoNavigationError(
+                f"Tortilla has no extension column {field!r}; extension columns: {list(self._ext)}"
+            )
+        array = self._ext.pop(field)
+        self._descriptions.pop(field, None)
+        return pa.table([array], names=[field])
+
+    def _check_mutable(self) -> None:
+        if self._frozen:
+            raise TacoValidationError(
+                "this Tortilla is already the content of a FOLDER sample or a Taco; extend it "
+                "before nesting it (its schema was checked then)"
+            )
+
+    def _freeze(self) -> None:
+        self._frozen = True
+
+    def _values_of(self, name: str) -> list[Any]:
+        return [s._values.get(name) for s in self._samples]
+
+
+def _check_samples(items: list[Sample]) -> None:
+    if not items:
+        raise TacoValidationError("Tortilla: expected at least one sample, found none")
+    for position, item in enumerate(items):
+        if not isinstance(item, Sample):
+            raise TacoValidationError(
+                f"Tortilla: item {position} must be a Sample, found {type(item).__name__}"
+            )
+    ids = [s.id for s in items]
+    if len(set(ids)) != len(ids):
+        duplicates = [(k, n) for k, n in Counter(ids).items() if n > 1]
+        listed = ", ".join(f"{k!r} ({n}x)" for k, n in duplicates[:10])
+        raise TacoValidationError(
+            f"Tortilla: sample ids must be unique among siblings; duplicated: {listed}"
+        )
+
+
+def _padding(count: int, pad_to: object) -> list[Sample]:
+    if isinstance(pad_to, bool) or not isinstance(pad_to, int) or pad_to < 1:
+        raise TacoValidationError(f"Tortilla: pad_to must be a positive integer, found {pad_to!r}")
+    missing = (-count) % pad_to
+    return [Sample._padding(index) for index in range(missing)]
+
+
+def _merge_sample_schemas(items: list[Sample], strict: bool) -> dict[str, pa.DataType]:
+    """One schema for the samples; raises TacoSchemaError naming the first misfit."""
+    first = items[0]
+    merged = dict(first._types)
+    for position in range(1, len(items)):
+        types = items[position]._types
+        if types == merged:
+            continue
+        diff = diff_schema(types, merged, same_names=strict)
+        if diff:
+            sample = items[position]
+            hint = (
+                "; Tortilla(..., strict_schema=False) fills missing columns with nulls"
+                if strict and (diff.missing or diff.extra)
+                else ""
+            )
+            raise TacoSchemaError(
+                f"Tortilla: sample {position} ({sample.id!r}) does not match the schema of "
+                f"sample 0 ({first.id!r}): {diff.describe('sample 0')}{hint}"
+            )
+        merge_into(merged, types)
+    return merged
