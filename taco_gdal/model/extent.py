@@ -15,7 +15,7 @@ import shapely
 from taco_gdal.errors import TacoValidationError
 from taco_gdal.model._levels import Level
 
-__all__ = ["GLOBAL_BBOX", "Extent", "compute_extent"]
+__all__ = ["GLOBAL_BBOX", "Extent", "compute_extent", "extent_of_tables"]
 
 GLOBAL_BBOX: Final = (-180.0, -90.0, 180.0, 90.0)
 
@@ -143,4 +143,32 @@ def compute_extent(levels: list[Level]) -> Extent:
             if centroid in level.types and start in level.types:
                 spatial = _spatial(level.column(centroid, level.types[centroid]))
                 return Extent(spatial, _temporal(level, time_columns))
+    return Extent(GLOBAL_BBOX, None)
+
+
+def extent_of_tables(tables: Sequence[pa.Table]) -> Extent:
+    """:func:`compute_extent` over level tables, e.g. one part of a split dataset.
+
+    Same rules: first level with a centroid and a start-time column (STAC before
+    ISTAC); temporal from the first non-empty timestamp column in priority order.
+
+    Example:
+        >>> extent_of_tables([pa.table({"id": ["a"]})]).spatial
+        (-180.0, -90.0, 180.0, 90.0)
+    """
+    for table in tables:
+        names = set(table.column_names)
+        for centroid, start, time_columns in _SOURCES:
+            if centroid not in names or start not in names:
+                continue
+            temporal = None
+            for name in time_columns:
+                if name not in names or not pa.types.is_timestamp(table.schema.field(name).type):
+                    continue
+                values = table.column(name).drop_null()
+                if len(values):
+                    bounds = pc.min_max(values)
+                    temporal = (_iso(bounds["min"].as_py()), _iso(bounds["max"].as_py()))
+                    break
+            return Extent(_spatial(table.column(centroid).combine_chunks()), temporal)
     return Extent(GLOBAL_BBOX, None)
