@@ -1,0 +1,172 @@
+"""Split a dataset into parts: by data size, by the values of level-0 columns, or both.
+
+A part is a set of level-0 rows with all their descendants.  Each part becomes a
+complete dataset: its level tables are the selected rows (ids renumbered, parents
+remapped) and its COLLECTION gets the part's own ``taco:pit_schema`` and extent,
+computed by the data model's functions.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+
+from taco_gdal.errors import TacoValidationError
+from taco_gdal.format.names import CURRENT_ID, FILE, PARENT_ID, PIT_SCHEMA_KEY
+from taco_gdal.model.extent import extent_of_tables
+from taco_gdal.model.package import MetadataPackage
+from taco_gdal.model.pit import pit_schema
+from taco_gdal.write._copy import source_size
+from taco_gdal.write._layout import Layout
+
+__all__ = ["Part", "plan_parts", "root_sizes", "subset_package"]
+
+IntArray = npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class Part:
+    """One output of ``create()``: where it goes and which level-0 rows it holds."""
+
+    path: Path
+    rows: IntArray | None
+    """Level-0 rows, or None for the whole dataset."""
+
+
+def root_sizes(layout: Layout) -> IntArray:
+    """Bytes of sample data under each level-0 row (sum of its FILE descendants)."""
+    sizes = [
+        np.fromiter(
+            (
+                source_size(src) if kind == FILE else 0
+                for src, kind in zip(layout.sources[k], layout.types[k], strict=True)
+            ),
+            dtype=np.int64,
+            count=len(layout.types[k]),
+        )
+        for k in range(len(layout.levels))
+    ]
+    for k in range(layout.depth, 0, -1):
+        parents = np.repeat(np.arange(len(sizes[k - 1])), layout.counts[k - 1])
+        np.add.at(sizes[k - 1], parents, sizes[k])
+    return sizes[0]
+
+
+def _split_by_size(rows: IntArray, sizes: IntArray, max_size: int) -> list[IntArray]:
+    """Greedy, order-preserving chunks whose data stays under ``max_size`` when possible."""
+    chunks: list[list[int]] = []
+    current: list[int] = []
+    total = 0
+    for row in rows.tolist():
+        size = int(sizes[row])
+        if current and total + size > max_size:
+            chunks.append(current)
+            current, total = [], 0
+        current.append(row)
+        total += size
+    if current:
+        chunks.append(current)
+    return [np.asarray(c, dtype=np.int64) for c in chunks]
+
+
+def sanitize(text: str) -> str:
+    """A value usable in a file name (reference rule: ``/\\:*?"<>|'`` and spaces -> ``_``).
+
+    Example:
+        >>> sanitize("Ocean/Sea Lakes")
+        'Ocean_Sea_Lakes'
+    """
+    cleaned = re.sub(r"[/\\:*?\"<>|']", "_", text)
+    return re.sub(r"[_\s]+", "_", cleaned).strip("_")
+
+
+def _groups(table: pa.Table, columns: Sequence[str]) -> dict[str, IntArray]:
+    missing = [c for c in columns if c not in table.column_names]
+    if missing:
+        raise TacoValidationError(
+            f"group_by column(s) {missing} not in level0; available: {sorted(table.column_names)}"
+        )
+    values = [table.column(c).to_pylist() for c in columns]
+    keys: dict[str, list[int]] = {}
+    raw_of: dict[str, str] = {}
+    for row, parts in enumerate(zip(*values, strict=True)):
+        raw = "_".join(str(v) for v in parts)
+        key = sanitize(raw) or "none"
+        if raw_of.setdefault(key, raw) != raw:
+            raise TacoValidationError(
+                f"group_by values {raw_of[key]!r} and {raw!r} give the same file name part {key!r}"
+            )
+        keys.setdefault(key, []).append(row)
+    return {k: np.asarray(v, dtype=np.int64) for k, v in keys.items()}
+
+
+def _named(base: Path, chunks: list[IntArray], whole: bool) -> list[Part]:
+    if len(chunks) == 1:
+        return [Part(base, None if whole else chunks[0])]
+    return [
+        Part(base.with_name(f"{base.stem}_part{i:04d}{base.suffix}"), chunk)
+        for i, chunk in enumerate(chunks, start=1)
+    ]
+
+
+def plan_parts(
+    layout: Layout, output: Path, max_size: int | None, group_by: Sequence[str] | None
+) -> list[Part]:
+    """The parts ``create()`` writes.
+
+    ``{stem}{ext}`` alone; ``{stem}_part0001{ext}``... when the data exceeds
+    ``max_size``; ``{stem}_{value}{ext}`` per group (``_partNNNN`` added when a
+    group exceeds ``max_size``).
+    """
+    everything = np.arange(len(layout.ids[0]), dtype=np.int64)
+    sizes = root_sizes(layout) if max_size is not None else None
+    groups = {"": everything} if group_by is None else _groups(layout.levels[0], group_by)
+    parts: list[Part] = []
+    for key, rows in groups.items():
+        base = output if not key else output.with_name(f"{output.stem}_{key}{output.suffix}")
+        chunks = [rows] if sizes is None else _split_by_size(rows, sizes, max_size or 0)
+        parts.extend(_named(base, chunks, whole=group_by is None))
+    return parts
+
+
+def _subset_levels(layout: Layout, rows0: IntArray) -> list[pa.Table]:
+    tables: list[pa.Table] = []
+    rows = rows0
+    for k, table in enumerate(layout.levels):
+        if k == 0:
+            parents = np.arange(len(rows), dtype=np.int64)
+        else:
+            starts, counts = layout.starts[k - 1][rows], layout.counts[k - 1][rows]
+            parents = np.repeat(np.arange(len(rows), dtype=np.int64), counts)
+            first = np.repeat(np.cumsum(counts) - counts, counts)
+            rows = np.repeat(starts, counts) + (np.arange(int(counts.sum())) - first)
+        subset = table.take(pa.array(rows, pa.int64()))
+        n = subset.num_rows
+        subset = subset.set_column(
+            subset.schema.get_field_index(CURRENT_ID), CURRENT_ID, pa.array(np.arange(n))
+        )
+        subset = subset.set_column(
+            subset.schema.get_field_index(PARENT_ID), PARENT_ID, pa.array(parents)
+        )
+        tables.append(subset)
+    return tables
+
+
+def subset_package(package: MetadataPackage, layout: Layout, rows0: IntArray) -> MetadataPackage:
+    """The dataset made of level-0 rows ``rows0`` and their descendants.
+
+    ``taco:pit_schema`` (counts) and ``extent`` are recomputed for the subset;
+    the other COLLECTION keys are kept.
+    """
+    tables = _subset_levels(layout, rows0)
+    collection = copy.deepcopy(package.collection)
+    collection["extent"] = extent_of_tables(tables).to_dict()
+    collection[PIT_SCHEMA_KEY] = pit_schema(tables)
+    return MetadataPackage(levels=tables, collection=collection)
