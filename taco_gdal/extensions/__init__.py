@@ -1,4 +1,9 @@
-"""Metadata extensions: declare an Arrow schema, compute rows (spec 7.1.2)."""
+"""Metadata extensions: declare an Arrow schema, compute rows (spec 7.1.2).
+
+Sample extensions: :class:`STAC`, :class:`ISTAC`, :class:`Split`,
+:class:`Scaling`, :class:`GeotiffStats`.  Tortilla extension: :class:`MajorTOM`.
+Taco extensions: :class:`Labels`, :class:`Publications`.
+"""
 
 from __future__ import annotations
 
@@ -8,5 +13,28 @@ from taco_gdal.extensions.base import (
     TacoExtension,
     TortillaExtension,
 )
+from taco_gdal.extensions.geotiff_stats import GeotiffStats
+from taco_gdal.extensions.istac import ISTAC
+from taco_gdal.extensions.labels import LabelClass, Labels
+from taco_gdal.extensions.majortom import MajorTOM
+from taco_gdal.extensions.publications import Publication, Publications
+from taco_gdal.extensions.scaling import Scaling
+from taco_gdal.extensions.split import Split
+from taco_gdal.extensions.stac import STAC
 
-__all__ = ["Extension", "SampleExtension", "TacoExtension", "TortillaExtension"]
+__all__ = [
+    "ISTAC",
+    "STAC",
+    "Extension",
+    "GeotiffStats",
+    "LabelClass",
+    "Labels",
+    "MajorTOM",
+    "Publication",
+    "Publications",
+    "SampleExtension",
+    "Scaling",
+    "Split",
+    "TacoExtension",
+    "TortillaExtension",
+]

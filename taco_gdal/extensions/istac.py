@@ -1,0 +1,120 @@
+"""ISTAC sample extension: footprint, times and centroid of irregular data (swaths, vectors)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+import pyarrow as pa
+import shapely
+
+from taco_gdal.errors import TacoValidationError
+from taco_gdal.extensions._geo import lonlat_of, point_wkb, to_microseconds
+from taco_gdal.extensions.base import SampleExtension
+from taco_gdal.extensions.stac import Time
+
+if TYPE_CHECKING:
+    from taco_gdal.model.sample import Sample
+
+__all__ = ["ISTAC", "geometry_centroid"]
+
+_TIME: Final = pa.timestamp("us")
+_SCHEMA: Final = {
+    "istac:crs": pa.string(),
+    "istac:geometry": pa.binary(),
+    "istac:time_start": _TIME,
+    "istac:time_end": _TIME,
+    "istac:time_middle": _TIME,
+    "istac:centroid": pa.binary(),
+}
+_DESCRIPTIONS: Final = {
+    "istac:crs": "Coordinate reference system of istac:geometry.",
+    "istac:geometry": "Footprint in the source CRS (WKB).",
+    "istac:time_start": "Start of the acquisition (UTC).",
+    "istac:time_end": "End of the acquisition (UTC).",
+    "istac:time_middle": "Middle of the acquisition (UTC).",
+    "istac:centroid": "Centroid of the footprint in EPSG:4326 (WKB point).",
+}
+
+
+def geometry_centroid(crs: str, geometry: bytes, where: str = "ISTAC") -> bytes:
+    """WKB point (EPSG:4326) of the centroid of a WKB geometry given in ``crs``.
+
+    Example:
+        >>> import shapely
+        >>> square = shapely.to_wkb(shapely.box(0, 0, 2, 2))
+        >>> shapely.from_wkb(geometry_centroid("EPSG:4326", square)).wkt
+        'POINT (1 1)'
+    """
+    try:
+        geom = shapely.from_wkb(geometry)
+    except (shapely.errors.GEOSException, TypeError, ValueError) as exc:
+        raise TacoValidationError(f"{where}: geometry is not valid WKB: {exc}") from exc
+    if geom is None or geom.is_empty:
+        raise TacoValidationError(f"{where}: geometry is empty")
+    center = geom.centroid
+    return point_wkb(*lonlat_of(crs, center.x, center.y, where))
+
+
+@dataclass(frozen=True)
+class ISTAC(SampleExtension):
+    """Spatio-temporal metadata of irregular data (``istac:*`` fields).
+
+    ``geometry`` is WKB in ``crs``; ``centroid`` (EPSG:4326) is computed from it
+    when not given; ``time_middle`` defaults to the midpoint of start and end.
+
+    Example:
+        >>> import shapely
+        >>> ext = ISTAC("EPSG:4326", shapely.to_wkb(shapely.box(0, 0, 1, 1)), time_start=0)
+        >>> list(ext.get_schema())[:2]
+        ['istac:crs', 'istac:geometry']
+    """
+
+    crs: str | None = None
+    geometry: bytes | None = None
+    time_start: Time | None = None
+    time_end: Time | None = None
+    time_middle: Time | None = None
+    centroid: bytes | None = None
+    schema_only: bool = False
+
+    def __post_init__(self) -> None:
+        if self.schema_only:
+            return
+        if not isinstance(self.crs, str) or not self.crs:
+            raise TacoValidationError(f"ISTAC.crs: expected a CRS string, found {self.crs!r}")
+        if not isinstance(self.geometry, bytes):
+            raise TacoValidationError(
+                f"ISTAC.geometry: expected WKB bytes, found {type(self.geometry).__name__}"
+            )
+        start = to_microseconds(self.time_start, "ISTAC.time_start")
+        if start is None:
+            raise TacoValidationError("ISTAC.time_start: required, found None")
+        end = to_microseconds(self.time_end, "ISTAC.time_end")
+        if end is not None and end < start:
+            raise TacoValidationError(f"ISTAC: time_start {start} is after time_end {end}")
+        middle = to_microseconds(self.time_middle, "ISTAC.time_middle")
+        if middle is None and end is not None:
+            middle = (start + end) // 2
+        centroid = self.centroid or geometry_centroid(self.crs, self.geometry)
+        object.__setattr__(self, "time_start", start)
+        object.__setattr__(self, "time_end", end)
+        object.__setattr__(self, "time_middle", middle)
+        object.__setattr__(self, "centroid", centroid)
+
+    def get_schema(self) -> dict[str, pa.DataType]:
+        return dict(_SCHEMA)
+
+    def get_field_descriptions(self) -> dict[str, str]:
+        return dict(_DESCRIPTIONS)
+
+    def _compute(self, sample: Sample) -> pa.Table:
+        values: dict[str, Any] = {
+            "istac:crs": self.crs,
+            "istac:geometry": self.geometry,
+            "istac:time_start": self.time_start,
+            "istac:time_end": self.time_end,
+            "istac:time_middle": self.time_middle,
+            "istac:centroid": self.centroid,
+        }
+        return pa.table({k: [v] for k, v in values.items()}, schema=self.arrow_schema())

@@ -1,0 +1,176 @@
+"""STAC sample extension: CRS, shape, geotransform, times and centroid of a regular raster."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final
+
+import pyarrow as pa
+
+from taco_gdal.errors import TacoIOError, TacoValidationError
+from taco_gdal.extensions._geo import lonlat_of, point_wkb, to_microseconds
+from taco_gdal.extensions.base import SampleExtension
+from taco_gdal.format.vsi import to_vsi
+
+if TYPE_CHECKING:
+    from taco_gdal.model.sample import Sample
+
+__all__ = ["STAC", "raster_centroid"]
+
+_TIME: Final = pa.timestamp("us")
+_SCHEMA: Final = {
+    "stac:crs": pa.string(),
+    "stac:tensor_shape": pa.list_(pa.int64()),
+    "stac:geotransform": pa.list_(pa.float64()),
+    "stac:time_start": _TIME,
+    "stac:centroid": pa.binary(),
+    "stac:time_end": _TIME,
+    "stac:time_middle": _TIME,
+}
+_DESCRIPTIONS: Final = {
+    "stac:crs": "Coordinate reference system (EPSG code, WKT2 or PROJ string).",
+    "stac:tensor_shape": "Raster dimensions [bands, height, width].",
+    "stac:geotransform": "GDAL affine geotransform (6 numbers).",
+    "stac:time_start": "Start of the acquisition (UTC).",
+    "stac:centroid": "Centre of the raster in EPSG:4326 (WKB point).",
+    "stac:time_end": "End of the acquisition (UTC).",
+    "stac:time_middle": "Middle of the acquisition (UTC).",
+}
+
+Time = int | datetime
+
+
+def raster_centroid(
+    crs: str, geotransform: Sequence[float], rows: int, cols: int, where: str = "STAC"
+) -> bytes:
+    """WKB point (EPSG:4326) of the centre of a ``rows`` x ``cols`` raster.
+
+    Example:
+        >>> import shapely
+        >>> wkb = raster_centroid("EPSG:4326", (10, 0.1, 0, 50, 0, -0.1), 10, 20)
+        >>> shapely.from_wkb(wkb).wkt
+        'POINT (11 49.5)'
+    """
+    x0, dx_col, dx_row, y0, dy_col, dy_row = (float(v) for v in geotransform)
+    x = x0 + dx_col * cols / 2 + dx_row * rows / 2
+    y = y0 + dy_col * cols / 2 + dy_row * rows / 2
+    return point_wkb(*lonlat_of(crs, x, y, where))
+
+
+@dataclass(frozen=True)
+class STAC(SampleExtension):
+    """Spatio-temporal metadata of a regular raster (``stac:*`` fields).
+
+    ``centroid`` is computed from ``geotransform`` and the last two entries of
+    ``tensor_shape`` when not given; ``time_middle`` is the midpoint of start and
+    end when both are given.  Times are ``int`` microseconds since 1970 (UTC)
+    or ``datetime`` (naive means UTC).
+
+    Example:
+        >>> ext = STAC("EPSG:4326", (1, 10, 10), (0, 1, 0, 10, 0, -1), time_start=0)
+        >>> ext.get_schema()["stac:tensor_shape"]
+        ListType(list<item: int64>)
+    """
+
+    crs: str | None = None
+    tensor_shape: Sequence[int] | None = None
+    geotransform: Sequence[float] | None = None
+    time_start: Time | None = None
+    centroid: bytes | None = None
+    time_end: Time | None = None
+    time_middle: Time | None = None
+    schema_only: bool = False
+
+    def __post_init__(self) -> None:
+        if self.schema_only:
+            return
+        if not isinstance(self.crs, str) or not self.crs:
+            raise TacoValidationError(f"STAC.crs: expected a CRS string, found {self.crs!r}")
+        shape = [int(v) for v in self.tensor_shape or ()]
+        if len(shape) < 2 or any(v <= 0 for v in shape):
+            raise TacoValidationError(
+                f"STAC.tensor_shape: expected >= 2 positive sizes, found {self.tensor_shape!r}"
+            )
+        transform = [float(v) for v in self.geotransform or ()]
+        if len(transform) != 6:
+            raise TacoValidationError(
+                f"STAC.geotransform: expected 6 numbers, found {self.geotransform!r}"
+            )
+        start = to_microseconds(self.time_start, "STAC.time_start")
+        if start is None:
+            raise TacoValidationError("STAC.time_start: required, found None")
+        end = to_microseconds(self.time_end, "STAC.time_end")
+        if end is not None and end < start:
+            raise TacoValidationError(f"STAC: time_start {start} is after time_end {end}")
+        middle = to_microseconds(self.time_middle, "STAC.time_middle")
+        if middle is None and end is not None:
+            middle = (start + end) // 2
+        centroid = self.centroid
+        if centroid is None:
+            centroid = raster_centroid(self.crs, transform, shape[-2], shape[-1])
+        for name, value in (
+            ("tensor_shape", tuple(shape)),
+            ("geotransform", tuple(transform)),
+            ("time_start", start),
+            ("time_end", end),
+            ("time_middle", middle),
+            ("centroid", centroid),
+        ):
+            object.__setattr__(self, name, value)
+
+    @classmethod
+    def from_raster(
+        cls,
+        path: str | os.PathLike[str],
+        time_start: Time,
+        time_end: Time | None = None,
+        time_middle: Time | None = None,
+    ) -> STAC:
+        """Read CRS, ``(bands, height, width)`` and geotransform of a raster with rasterio.
+
+        Raises:
+            TacoIOError: the raster cannot be opened.
+            TacoValidationError: it has no CRS.
+
+        Example:
+            >>> STAC.from_raster("tile.tif", time_start=0)  # doctest: +SKIP
+        """
+        import rasterio
+        from rasterio.errors import RasterioIOError
+
+        gdal_path = to_vsi(path)
+        try:
+            with rasterio.open(gdal_path) as src:
+                crs = src.crs
+                shape = (src.count, src.height, src.width)
+                transform = src.transform.to_gdal()
+        except RasterioIOError as exc:
+            raise TacoIOError(f"STAC.from_raster: cannot open {gdal_path!r}: {exc}") from exc
+        if crs is None:
+            raise TacoValidationError(
+                f"STAC.from_raster: {gdal_path!r} has no CRS; use ISTAC or set the CRS"
+            )
+        text = crs.to_string()
+        return cls(text, shape, transform, time_start, None, time_end, time_middle)
+
+    def get_schema(self) -> dict[str, pa.DataType]:
+        return dict(_SCHEMA)
+
+    def get_field_descriptions(self) -> dict[str, str]:
+        return dict(_DESCRIPTIONS)
+
+    def _compute(self, sample: Sample) -> pa.Table:
+        values: dict[str, Any] = {
+            "stac:crs": self.crs,
+            "stac:tensor_shape": list(self.tensor_shape or ()),
+            "stac:geotransform": list(self.geotransform or ()),
+            "stac:time_start": self.time_start,
+            "stac:centroid": self.centroid,
+            "stac:time_end": self.time_end,
+            "stac:time_middle": self.time_middle,
+        }
+        schema = self.arrow_schema()
+        return pa.table({k: [v] for k, v in values.items()}, schema=schema)
