@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import logging
+import time
+from contextlib import AbstractContextManager, nullcontext
 from types import TracebackType
-from typing import Any
+from typing import Any, Final
 
 from osgeo import gdal
 
 from taco_gdal.errors import TacoFormatError, TacoIOError
+from taco_gdal.format.vsi import is_remote
+from taco_gdal.io import pinning
+from taco_gdal.io.profile import metadata_env
 
 __all__ = ["VSIFile", "file_size", "read_all", "read_range"]
 
 log = logging.getLogger(__name__)
+
+READ_ATTEMPTS: Final = 3
+"""Attempts at a remote range read whose connection broke mid-body (HTTP status
+errors are retried by GDAL itself, see :mod:`taco_gdal.io.profile`)."""
 
 
 def _gdal_message() -> str:
@@ -31,14 +40,31 @@ class VSIFile:
     def __init__(self, path: str, mode: str = "rb") -> None:
         self.path = path
         self.mode = mode
+        self.remote = is_remote(path)
+        self._handle: Any = None
+        if self.remote and mode == "rb":
+            pinning.verify(path)  # TacoChangedError if the container is not the one pinned
         gdal.ErrorReset()
-        try:
-            handle = gdal.VSIFOpenL(path, mode)
-        except RuntimeError as exc:  # raised instead of returning None under UseExceptions()
-            raise TacoIOError(f"cannot open {path!r} (mode {mode!r}): {exc}") from exc
+        with self._scope():
+            try:
+                handle = gdal.VSIFOpenL(path, mode)
+            except RuntimeError as exc:  # raised instead of returning None under UseExceptions()
+                self._forget_remote()
+                raise TacoIOError(f"cannot open {path!r} (mode {mode!r}): {exc}") from exc
         if handle is None:
-            raise TacoIOError(f"cannot open {path!r} (mode {mode!r}){_gdal_message()}")
-        self._handle: Any = handle
+            message = _gdal_message()
+            self._forget_remote()
+            raise TacoIOError(f"cannot open {path!r} (mode {mode!r}){message}")
+        self._handle = handle
+
+    def _scope(self) -> AbstractContextManager[object]:
+        """Retry/timeout options around every GDAL call on a remote file."""
+        return metadata_env() if self.remote else nullcontext()
+
+    def _forget_remote(self) -> None:
+        """Drop what GDAL cached about this remote file (a failure, or partial bytes)."""
+        if self.remote:
+            gdal.VSICurlPartialClearCache(pinning.container_of(self.path))
 
     def __enter__(self) -> VSIFile:
         return self
@@ -55,20 +81,53 @@ class VSIFile:
         if self._handle is not None:
             gdal.VSIFCloseL(self._handle)
             self._handle = None
+            if self.remote and self.mode != "rb":  # we changed it: its old pin is void
+                pinning.pins.forget(pinning.container_of(self.path))
 
     def size(self) -> int:
         """Size of the file in bytes (seek to the end)."""
-        self._seek(0, 2)
-        return int(gdal.VSIFTellL(self._handle))
+        with self._scope():
+            self._seek(0, 2)
+            return int(gdal.VSIFTellL(self._handle))
 
     def _seek(self, offset: int, whence: int = 0) -> None:
         if gdal.VSIFSeekL(self._handle, offset, whence) != 0:
             raise TacoIOError(f"cannot seek to byte {offset} of {self.path!r}{_gdal_message()}")
 
     def read_at(self, offset: int, size: int) -> bytes:
-        """Up to ``size`` bytes at ``offset`` (fewer only at the end of the file)."""
+        """Up to ``size`` bytes at ``offset`` (fewer only at the end of the file).
+
+        A remote read that comes back short although the file is long enough
+        (the connection broke mid-body) is retried with GDAL's cache of the file
+        cleared; if every attempt is short, :class:`TacoIOError` names the URL.
+        Partial bytes are never returned.
+        """
         if size == 0:
             return b""
+        with self._scope():
+            for attempt in range(1, READ_ATTEMPTS + 1):
+                data = self._read_once(offset, size)
+                expected = size if len(data) == size else min(size, self.size() - offset)
+                if len(data) >= expected:
+                    return data
+                self._forget_remote()  # GDAL keeps the partial block otherwise
+                if not self.remote or attempt == READ_ATTEMPTS:
+                    break
+                log.warning(
+                    "short read of %s (%d of %d bytes at %d), retrying",
+                    self.path,
+                    len(data),
+                    expected,
+                    offset,
+                )
+                time.sleep(0.2 * 2 ** (attempt - 1))
+        raise TacoIOError(
+            f"reading {size} bytes at offset {offset} of {self.path!r}: expected {expected} "
+            f"bytes, the connection delivered {len(data)} (broken mid-body?) "
+            f"after {attempt} attempt(s){_gdal_message()}"
+        )
+
+    def _read_once(self, offset: int, size: int) -> bytes:
         self._seek(offset)
         gdal.ErrorReset()
         try:

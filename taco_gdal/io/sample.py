@@ -1,0 +1,90 @@
+"""Open one sample with the read profile: one GET, verified bytes, pinned container.
+
+:func:`open_sample` is how taco_gdal opens a sample, and what it offers users
+who want the same behaviour for a ``internal:gdal_vsi`` path:
+
+1. the container is checked against its pin (:mod:`taco_gdal.io.pinning`), so a
+   file replaced on the server raises :class:`~taco_gdal.errors.TacoChangedError`
+   instead of yielding bytes from the wrong offsets;
+2. a remote sample of at most :data:`~taco_gdal.io.profile.INGEST_LIMIT` bytes
+   is fetched whole with one ranged GET through
+   :class:`~taco_gdal.io.vsi.VSIFile`, which retries a broken transfer and
+   refuses partial bytes; the bytes land in GDAL's block cache;
+3. the dataset is opened under :func:`~taco_gdal.io.profile.sample_env`, so
+   GDAL's own open reads the sample from that cache (no second request).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import rasterio
+from rasterio.errors import RasterioIOError
+from rasterio.io import DatasetReader
+
+from taco_gdal.errors import TacoIOError
+from taco_gdal.format.vsi import SUBFILE_PREFIX, is_remote, parse_subfile, to_vsi
+from taco_gdal.io import pinning
+from taco_gdal.io.profile import INGEST_LIMIT, sample_env
+from taco_gdal.io.vsi import VSIFile
+
+__all__ = ["fetch_sample", "open_sample", "sample_size"]
+
+
+def sample_size(vsi_path: str) -> int | None:
+    """The size a ``/vsisubfile/`` path states, ``None`` for other paths."""
+    if vsi_path.startswith(SUBFILE_PREFIX):
+        return parse_subfile(vsi_path).size
+    return None
+
+
+def fetch_sample(vsi_path: str, size: int) -> None:
+    """Bring the first ``size`` bytes of ``vsi_path`` into GDAL's cache, verified.
+
+    Raises:
+        TacoIOError: the bytes could not all be read (names the URL).
+    """
+    with VSIFile(vsi_path) as f:
+        f.read_exact(0, size, "sample")
+
+
+@contextmanager
+def open_sample(
+    path: str | os.PathLike[str], size: int | None = None, pin: pinning.Pin | None = None
+) -> Iterator[DatasetReader]:
+    """Open a sample with rasterio under the read profile.
+
+    Args:
+        path: a sample path (``internal:gdal_vsi``), URL or local file.
+        size: the sample's size in bytes; when not given, taken from a
+            ``/vsisubfile/`` path, or from the pin of a loose remote file.
+        pin: the container state to verify against (default: the process-wide
+            pin recorded when the container was first read).
+
+    Raises:
+        TacoChangedError: the container changed since it was pinned.
+        TacoIOError: the sample could not be read or opened (names the path).
+
+    Example:
+        >>> with open_sample(row_vsi_path) as src:  # doctest: +SKIP
+        ...     pixels = src.read()
+    """
+    vsi = to_vsi(path)
+    if size is None:
+        size = sample_size(vsi)
+    remote = is_remote(vsi)
+    if remote:
+        state = pinning.verify(vsi, pin)
+        if size is None and state is not None and state.path == vsi:  # a loose remote file
+            size = state.size
+    with sample_env(size):
+        if remote and size is not None and 0 < size <= INGEST_LIMIT:
+            fetch_sample(vsi, size)
+        try:
+            dataset = rasterio.open(vsi)
+        except RasterioIOError as exc:
+            raise TacoIOError(f"cannot open sample {vsi!r}: {exc}") from exc
+        with dataset:
+            yield dataset

@@ -1,0 +1,157 @@
+"""Requests and bytes per remote file, from GDAL's own network statistics.
+
+GDAL (>= 3.2, present in 3.6.2) counts every HTTP request its ``/vsicurl/``
+family makes when ``CPL_VSIL_NETWORK_STATS_ENABLED`` is on, and reports them as
+JSON (``gdal.NetworkStatsGetAsSerializedJSON``).  :func:`network_stats` turns that
+on for a block and reports what the block cost, per file.  Reads through
+``/vsisubfile/`` are counted against the container they read from.
+
+The counters are process-wide, not per thread: a report covers every request
+made by the process while the block ran.  Blocks may nest or overlap; each
+reports its own difference.
+
+Example:
+    >>> from taco_gdal.io.telemetry import network_stats
+    >>> with network_stats() as stats:  # doctest: +SKIP
+    ...     ds = taco_gdal.load("https://host/data.tacozip")
+    >>> stats.requests(), stats.bytes_downloaded  # doctest: +SKIP
+    (3, 41234)
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from osgeo import gdal
+
+from taco_gdal.env import Env, get_config
+
+__all__ = ["FileTraffic", "NetworkStats", "network_stats", "snapshot"]
+
+_OPTION: Final = "CPL_VSIL_NETWORK_STATS_ENABLED"
+_lock = threading.Lock()
+_active = 0
+_owned = False
+
+
+@dataclass(frozen=True, slots=True)
+class FileTraffic:
+    """Requests (per HTTP method) and downloaded bytes for one remote file."""
+
+    path: str
+    requests: Mapping[str, int]
+    bytes_downloaded: int
+
+    @property
+    def total_requests(self) -> int:
+        return sum(self.requests.values())
+
+
+def _walk(node: Mapping[str, Any], out: dict[str, dict[str, list[int]]]) -> None:
+    """Collect ``methods`` of every file node; file nodes already aggregate their actions."""
+    for path, file_node in node.get("files", {}).items():
+        slot = out.setdefault(path, {})
+        for method, counts in file_node.get("methods", {}).items():
+            pair = slot.setdefault(method, [0, 0])
+            pair[0] += int(counts.get("count", 0))
+            pair[1] += int(counts.get("downloaded_bytes", 0))
+    for child in node.get("actions", {}).values():
+        _walk(child, out)
+
+
+def snapshot() -> dict[str, FileTraffic]:
+    """GDAL's cumulative counters now, per file (empty while statistics are off)."""
+    text = gdal.NetworkStatsGetAsSerializedJSON()
+    tree: Mapping[str, Any] = json.loads(text) if text else {}
+    raw: dict[str, dict[str, list[int]]] = {}
+    for handler in tree.get("handlers", {}).values():
+        _walk(handler, raw)
+    return {
+        path: FileTraffic(
+            path,
+            {method: pair[0] for method, pair in methods.items()},
+            sum(pair[1] for pair in methods.values()),
+        )
+        for path, methods in raw.items()
+    }
+
+
+def _difference(after: FileTraffic, before: FileTraffic | None) -> FileTraffic:
+    if before is None:
+        return after
+    methods = {
+        m: n - before.requests.get(m, 0)
+        for m, n in after.requests.items()
+        if n - before.requests.get(m, 0)
+    }
+    return FileTraffic(after.path, methods, after.bytes_downloaded - before.bytes_downloaded)
+
+
+@dataclass
+class NetworkStats:
+    """What a :func:`network_stats` block cost; ``files`` is filled when the block ends."""
+
+    files: dict[str, FileTraffic] = field(default_factory=dict)
+    _start: dict[str, FileTraffic] = field(default_factory=dict, repr=False)
+
+    def current(self) -> dict[str, FileTraffic]:
+        """The traffic since the block started, per file (also usable inside the block)."""
+        now = snapshot()
+        out = {p: _difference(t, self._start.get(p)) for p, t in now.items()}
+        return {p: t for p, t in out.items() if t.total_requests or t.bytes_downloaded}
+
+    def requests(self, method: str | None = None, path: str | None = None) -> int:
+        """Requests of ``method`` (all methods if ``None``) to files ending with ``path``."""
+        return sum(
+            t.requests.get(method, 0) if method else t.total_requests
+            for p, t in self.files.items()
+            if path is None or p.endswith(path)
+        )
+
+    @property
+    def bytes_downloaded(self) -> int:
+        return sum(t.bytes_downloaded for t in self.files.values())
+
+
+def _enable() -> None:
+    global _active, _owned
+    with _lock:
+        if _active == 0 and (get_config(_OPTION) or "NO").upper() not in {"YES", "ON", "TRUE"}:
+            with Env(**{_OPTION: "YES"}):
+                gdal.NetworkStatsReset()  # re-reads the option: statistics on, counters zero
+            _owned = True
+        _active += 1
+
+
+def _disable() -> None:
+    global _active, _owned
+    with _lock:
+        _active -= 1
+        if _active == 0 and _owned:
+            with Env(**{_OPTION: None}):
+                gdal.NetworkStatsReset()  # option unset: statistics off again
+            _owned = False
+
+
+@contextmanager
+def network_stats() -> Iterator[NetworkStats]:
+    """Count GDAL's HTTP requests and bytes per file during a block.
+
+    Example:
+        >>> with network_stats() as stats:
+        ...     pass
+        >>> stats.requests()
+        0
+    """
+    _enable()
+    stats = NetworkStats(_start=snapshot())
+    try:
+        yield stats
+    finally:
+        stats.files = stats.current()
+        _disable()
