@@ -87,3 +87,15 @@ SOURCES_KEY: Final = "taco:sources"
 SUBSET_OF_KEY: Final = "taco:subset_of"
 SUBSET_DATE_KEY: Final = "taco:subset_date"
 TACO_VERSION: Final = "2.0.0"
+
+# --- spatio-temporal columns the reader's filters look for (spec 7.2.2) ---------
+ISTAC_GEOMETRY: Final = "istac:geometry"
+ISTAC_CRS: Final = "istac:crs"
+STAC_CENTROID: Final = "stac:centroid"
+ISTAC_CENTROID: Final = "istac:centroid"
+ISTAC_TIME_START: Final = "istac:time_start"
+STAC_TIME_START: Final = "stac:time_start"
+GEOMETRY_COLUMNS: Final = (ISTAC_GEOMETRY, STAC_CENTROID, ISTAC_CENTROID)
+"""WKB columns, in the order ``geometry_col="auto"`` tries them."""
+TIME_START_COLUMNS: Final = (ISTAC_TIME_START, STAC_TIME_START)
+"""Timestamp columns, in the order ``time_col="auto"`` tries them."""

@@ -1,0 +1,107 @@
+"""Text and HTML summaries of a TacoDataset (``repr`` and Jupyter's ``_repr_html_``).
+
+Both are built from COLLECTION metadata and the query steps only: showing a
+dataset never runs its query.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from taco_gdal.read.dataset import TacoDataset
+
+__all__ = ["dataset_html", "dataset_text", "hierarchy_lines"]
+
+_MAX_IDS = 6
+
+
+def _ids(values: list[Any]) -> str:
+    shown = ", ".join(str(v) for v in values[:_MAX_IDS])
+    return shown + (f", ... ({len(values)})" if len(values) > _MAX_IDS else "")
+
+
+def hierarchy_lines(pit: dict[str, Any]) -> list[str]:
+    """One line per level from ``taco:pit_schema``."""
+    root = pit.get("root") or {}
+    lines = [f"level0: {root.get('n', '?')} x {root.get('type', '?')}"]
+    for depth, patterns in sorted((pit.get("hierarchy") or {}).items(), key=lambda kv: int(kv[0])):
+        for pattern in patterns or []:
+            ids = list(pattern.get("id") or [])
+            types = list(pattern.get("type") or [])
+            kinds = sorted(set(types))
+            lines.append(
+                f"level{depth}: {pattern.get('n', '?')} rows, children [{_ids(ids)}] "
+                f"({'/'.join(kinds)})"
+            )
+    return lines
+
+
+def _extent(ds: TacoDataset) -> str:
+    extent = ds.extent or {}
+    spatial = extent.get("spatial")
+    temporal = extent.get("temporal")
+    parts = []
+    if spatial:
+        parts.append(f"bbox {list(spatial)}")
+    if temporal:
+        parts.append(f"{temporal[0]} .. {temporal[1]}")
+    return ", ".join(parts) or "unknown"
+
+
+def _summary(ds: TacoDataset) -> list[tuple[str, str]]:
+    rows = [
+        ("format", f"{ds.format.upper()}  {ds.path}"),
+        ("version", str(ds.version)),
+        ("description", str(ds.title or ds.description or "")),
+        ("tasks", ", ".join(ds.tasks)),
+        ("licenses", ", ".join(ds.licenses)),
+        ("extent", _extent(ds)),
+    ]
+    if ds.keywords:
+        rows.append(("keywords", ", ".join(ds.keywords)))
+    return rows
+
+
+def _steps(ds: TacoDataset) -> list[str]:
+    return list(ds._steps)
+
+
+def dataset_text(ds: TacoDataset) -> str:
+    """Plain-text summary (``repr``)."""
+    lines = [f"<TacoDataset {ds.id!r}>"]
+    lines += [f"  {key}: {value}" for key, value in _summary(ds)]
+    lines.append("  hierarchy:")
+    lines += [f"    {line}" for line in hierarchy_lines(ds.pit_schema)]
+    steps = _steps(ds)
+    if steps:
+        lines.append("  query (lazy, read .data to run):")
+        lines += [f"    {i + 1}. {step}" for i, step in enumerate(steps)]
+    return "\n".join(lines)
+
+
+_STYLE = (
+    "<style>.taco-ds{font-family:sans-serif;font-size:13px}"
+    ".taco-ds table{border-collapse:collapse}.taco-ds th{text-align:left;padding:2px 10px 2px 0;"
+    "color:#555;vertical-align:top}.taco-ds td{padding:2px 0}.taco-ds code{font-size:12px}"
+    ".taco-ds h4{margin:4px 0}</style>"
+)
+
+
+def dataset_html(ds: TacoDataset) -> str:
+    """Self-contained HTML summary for Jupyter (``_repr_html_``)."""
+    esc = html.escape
+    rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in _summary(ds))
+    levels = "".join(
+        f"<li><code>{esc(line)}</code></li>" for line in hierarchy_lines(ds.pit_schema)
+    )
+    steps = _steps(ds)
+    query = ""
+    if steps:
+        items = "".join(f"<li><code>{esc(step)}</code></li>" for step in steps)
+        query = f"<h4>Query (lazy: read <code>.data</code> to run)</h4><ol>{items}</ol>"
+    return (
+        f'{_STYLE}<div class="taco-ds"><h4>TacoDataset <code>{esc(str(ds.id))}</code></h4>'
+        f"<table>{rows}</table><h4>Hierarchy</h4><ul>{levels}</ul>{query}</div>"
+    )

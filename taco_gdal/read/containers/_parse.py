@@ -1,0 +1,123 @@
+"""Shared by the containers: coalesced range reads, parquet and JSON from bytes."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from taco_gdal.errors import TacoFormatError
+from taco_gdal.format.header import HeaderEntry
+from taco_gdal.format.names import ID, MAX_DEPTH, PIT_SCHEMA_KEY, TYPE
+from taco_gdal.io.vsi import VSIFile
+
+__all__ = ["collection_depth", "parse_collection", "parse_level", "read_entries"]
+
+log = logging.getLogger(__name__)
+
+_MAX_GAP = 4 * 1024 * 1024
+"""Entries further apart than this are read separately rather than in one range."""
+
+
+def _groups(entries: Sequence[HeaderEntry]) -> list[list[int]]:
+    order = sorted(range(len(entries)), key=lambda i: entries[i].offset)
+    groups: list[list[int]] = []
+    end = -1
+    for i in order:
+        if groups and entries[i].offset - end <= _MAX_GAP:
+            groups[-1].append(i)
+            end = max(end, entries[i].end)
+        else:
+            groups.append([i])
+            end = entries[i].end
+    return groups
+
+
+def read_entries(
+    f: VSIFile, entries: Sequence[HeaderEntry], labels: Sequence[str]
+) -> list[pa.Buffer]:
+    """The bytes of every entry, with as few range reads as possible.
+
+    Adjacent entries (TACO metadata is contiguous at the end of the archive)
+    come back from one read; each entry is a zero-copy slice of it.
+
+    Raises:
+        TacoFormatError: an entry reaches past the end of the file; the message
+            names the entry, its byte range and the file size.
+    """
+    out: list[pa.Buffer | None] = [None] * len(entries)
+    for group in _groups(entries):
+        start = min(entries[i].offset for i in group)
+        stop = max(entries[i].end for i in group)
+        log.debug("read %s bytes at %s of %s", stop - start, start, f.path)
+        data = f.read_at(start, stop - start)
+        if len(data) < stop - start:
+            size = f.size()
+            bad = next(i for i in group if entries[i].end > size)
+            raise TacoFormatError(
+                f"{f.path}: {labels[bad]} should occupy bytes {entries[bad].offset}.."
+                f"{entries[bad].end} but the file has only {size} bytes (truncated file, "
+                "or a header pointing past the end)"
+            )
+        buffer = pa.py_buffer(data)
+        for i in group:
+            out[i] = buffer.slice(entries[i].offset - start, entries[i].length)
+    return [b for b in out if b is not None]
+
+
+def parse_level(data: pa.Buffer | bytes, where: str) -> pa.Table:
+    """A level table from parquet bytes; ``id`` and ``type`` must be there.
+
+    Raises:
+        TacoFormatError: not parquet, or a required column is missing.
+    """
+    try:
+        table = pq.read_table(pa.BufferReader(data))
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise TacoFormatError(f"{where}: expected a parquet file, cannot parse it: {exc}") from exc
+    missing = [name for name in (ID, TYPE) if name not in table.column_names]
+    if missing:
+        raise TacoFormatError(
+            f"{where}: required column {missing[0]!r} is missing; the table has columns "
+            f"{table.column_names}"
+        )
+    return table
+
+
+def parse_collection(data: pa.Buffer | bytes, where: str) -> dict[str, Any]:
+    """COLLECTION.json from bytes.
+
+    Raises:
+        TacoFormatError: not UTF-8 JSON, or not a JSON object.
+    """
+    try:
+        value = json.loads(memoryview(data).tobytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise TacoFormatError(f"{where}: expected UTF-8 JSON, cannot parse it: {exc}") from exc
+    if not isinstance(value, dict):
+        raise TacoFormatError(f"{where}: expected a JSON object, found {type(value).__name__}")
+    return value
+
+
+def collection_depth(collection: dict[str, Any], where: str) -> int | None:
+    """Deepest level index according to ``taco:pit_schema`` (``None`` when absent)."""
+    pit = collection.get(PIT_SCHEMA_KEY)
+    if not isinstance(pit, dict):
+        return None
+    hierarchy = pit.get("hierarchy") or {}
+    try:
+        depth = max((int(key) for key in hierarchy), default=0)
+    except (TypeError, ValueError) as exc:
+        raise TacoFormatError(
+            f"{where}: {PIT_SCHEMA_KEY}.hierarchy keys must be level numbers, found "
+            f"{list(hierarchy)}"
+        ) from exc
+    if not 0 <= depth <= MAX_DEPTH:
+        raise TacoFormatError(
+            f"{where}: {PIT_SCHEMA_KEY} describes depth {depth}, expected 0..{MAX_DEPTH}"
+        )
+    return depth

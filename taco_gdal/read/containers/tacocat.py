@@ -1,0 +1,149 @@
+"""TACOCAT: the metadata of many TACO ZIPs consolidated in one place.
+
+Three forms are recognised:
+
+* the binary ``__TACOCAT__`` file of the specification (128-byte header, then
+  the level parquet files and COLLECTION.json back to back): two reads, the
+  header and one range;
+* a ``.tacocat/`` folder (``level0.parquet`` ..., ``COLLECTION.json``), as
+  tacotoolbox >= 0.19 writes it;
+* a folder that contains ``.tacocat/COLLECTION.json``.
+
+Rows keep ``internal:source_file``, the name of the ZIP that holds the sample;
+GDAL paths are ``/vsisubfile/{offset}_{size},{base}/{source_file}`` where the
+base defaults to the folder holding the TACOCAT and ``base_path`` overrides it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from taco_gdal.errors import TacoFormatError, TacoIOError
+from taco_gdal.format import vsi
+from taco_gdal.format.names import (
+    COLLECTION_FILE,
+    SOURCE_FILE,
+    TACOCAT_DIR,
+    TACOCAT_FILE,
+    level_file,
+)
+from taco_gdal.format.tacocat import MAGIC, TACOCAT_HEADER_SIZE, TacoCatHeader
+from taco_gdal.io.vsi import VSIFile, read_all
+from taco_gdal.read.containers._parse import (
+    collection_depth,
+    parse_collection,
+    parse_level,
+    read_entries,
+)
+from taco_gdal.read.containers.base import Probe, VsiRule, path_exists
+from taco_gdal.read.containers.folder import read_level_files
+
+__all__ = ["TacoCatContainer"]
+
+_NESTED = f"{TACOCAT_DIR}/{COLLECTION_FILE}"
+
+
+def _read_binary(probe: Probe) -> tuple[list[pa.Table], dict[str, Any], list[str]]:
+    path = probe.path
+    with VSIFile(path) as f:
+        head = probe.head()
+        if len(head) < TACOCAT_HEADER_SIZE:
+            head = f.read_at(0, TACOCAT_HEADER_SIZE)
+        header = TacoCatHeader.unpack(head, path)
+        for i, entry in enumerate(header.levels):
+            if entry.length == 0:
+                raise TacoFormatError(
+                    f"{path}: __TACOCAT__ declares max depth {header.max_depth} but the entry "
+                    f"of {level_file(i)} (slot {i}) is empty"
+                )
+        labels = [f"{level_file(i)} (__TACOCAT__ slot {i})" for i in range(len(header.levels))]
+        labels.append(f"{COLLECTION_FILE} (__TACOCAT__ slot 6)")
+        buffers = read_entries(f, [*header.levels, header.collection], labels)
+    sources = [f"{path}: {label}" for label in labels]
+    levels = [
+        parse_level(buffer, where) for buffer, where in zip(buffers[:-1], sources[:-1], strict=True)
+    ]
+    return levels, parse_collection(buffers[-1], sources[-1]), sources[:-1]
+
+
+def _read_folder(folder: str) -> tuple[list[pa.Table], dict[str, Any], list[str]]:
+    where = vsi.join(folder, COLLECTION_FILE)
+    collection = parse_collection(read_all(where), where)
+    levels, sources = read_level_files(folder, collection_depth(collection, where))
+    return levels, collection, sources
+
+
+def _check_sources(
+    levels: Sequence[pa.Table], sources: Sequence[str], base: str, where: str
+) -> None:
+    for table, source in zip(levels, sources, strict=True):
+        if SOURCE_FILE not in table.column_names:
+            raise TacoFormatError(
+                f"{source}: a TACOCAT level table needs column {SOURCE_FILE!r}; the table has "
+                f"columns {table.column_names}"
+            )
+    if vsi.is_remote(base):
+        return  # checked when a sample is read: one request per ZIP would be too many here
+    names = pc.unique(levels[0].column(SOURCE_FILE)).to_pylist()
+    for name in names:
+        if name is None:
+            raise TacoFormatError(f"{sources[0]}: {SOURCE_FILE} is null in some rows")
+        if not path_exists(vsi.join(base, name)):
+            raise TacoIOError(
+                f"{where}: source ZIP {name!r} named in {SOURCE_FILE} not found at "
+                f"{vsi.join(base, name)} (pass base_path= if the ZIPs are elsewhere)"
+            )
+
+
+@dataclass(frozen=True)
+class TacoCatContainer:
+    """A consolidated TACOCAT index over many TACO ZIPs.
+
+    Example:
+        >>> from taco_gdal.read.containers.base import Probe
+        >>> cat = TacoCatContainer.open(Probe("/data/.tacocat", ".tacocat"))  # doctest: +SKIP
+        >>> cat.vsi_rule
+        VsiRule(kind='source_file', root='/data')
+    """
+
+    format: ClassVar[str] = "tacocat"
+    priority: ClassVar[int] = 10
+
+    path: str
+    levels: Sequence[pa.Table]
+    collection: dict[str, Any]
+    vsi_rule: VsiRule
+    sources: Sequence[str]
+
+    @classmethod
+    def claims(cls, probe: Probe) -> bool:
+        return probe.name in (TACOCAT_FILE, TACOCAT_DIR) or probe.name.endswith(TACOCAT_DIR)
+
+    @classmethod
+    def detect(cls, probe: Probe) -> bool:
+        exists, is_dir = probe.stat()
+        if exists and not is_dir:
+            return probe.head().startswith(MAGIC)
+        return probe.exists(_NESTED)
+
+    @classmethod
+    def open(cls, probe: Probe, base_path: str | None = None) -> TacoCatContainer:
+        path = probe.path
+        exists, is_dir = probe.stat()
+        if probe.name == TACOCAT_FILE or (exists and not is_dir):
+            levels, collection, sources = _read_binary(probe)
+            default_base = vsi.parent(path)
+        elif probe.name.endswith(TACOCAT_DIR):
+            levels, collection, sources = _read_folder(path)
+            default_base = vsi.parent(path)
+        else:
+            levels, collection, sources = _read_folder(vsi.join(path, TACOCAT_DIR))
+            default_base = path
+        base = default_base if base_path is None else vsi.to_vsi(base_path).rstrip("/")
+        _check_sources(levels, sources, base, path)
+        return cls(path, levels, collection, VsiRule("source_file", base), sources)

@@ -1,0 +1,87 @@
+"""TACO ZIP (``.tacozip`` / ``.zip``): opened from its TACO_HEADER alone.
+
+Two reads, whatever the size of the archive: the first bytes (the 157-byte
+TACO_HEADER, shared with format detection), then one range covering every
+``METADATA/levelK.parquet`` and ``COLLECTION.json`` (they sit next to each
+other at the end of the archive).  The central directory is never read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import pyarrow as pa
+
+from taco_gdal.errors import TacoFormatError
+from taco_gdal.format.header import HEADER_NAME, HEADER_SIZE, NAME_OFFSET, parse_header
+from taco_gdal.format.names import COLLECTION_FILE, ZIP_SUFFIXES, level_member
+from taco_gdal.format.zip import LFH_SIGNATURE
+from taco_gdal.io.vsi import VSIFile
+from taco_gdal.read.containers._parse import parse_collection, parse_level, read_entries
+from taco_gdal.read.containers.base import Probe, VsiRule
+
+__all__ = ["ZipContainer"]
+
+
+def _looks_like_taco_zip(head: bytes) -> bool:
+    return (
+        len(head) >= NAME_OFFSET + len(HEADER_NAME)
+        and int.from_bytes(head[:4], "little") == LFH_SIGNATURE
+        and head[NAME_OFFSET : NAME_OFFSET + len(HEADER_NAME)] == HEADER_NAME
+    )
+
+
+@dataclass(frozen=True)
+class ZipContainer:
+    """A TACO ZIP archive.
+
+    Example:
+        >>> from taco_gdal.read.containers.base import Probe
+        >>> zc = ZipContainer.open(Probe("/data/x.tacozip", "x.tacozip"))  # doctest: +SKIP
+        >>> zc.vsi_rule
+        VsiRule(kind='subfile', root='/data/x.tacozip')
+    """
+
+    format: ClassVar[str] = "zip"
+    priority: ClassVar[int] = 20
+
+    path: str
+    levels: Sequence[pa.Table]
+    collection: dict[str, Any]
+    vsi_rule: VsiRule
+    sources: Sequence[str]
+
+    @classmethod
+    def claims(cls, probe: Probe) -> bool:
+        return probe.name.lower().endswith(ZIP_SUFFIXES)
+
+    @classmethod
+    def detect(cls, probe: Probe) -> bool:
+        return _looks_like_taco_zip(probe.head())
+
+    @classmethod
+    def open(cls, probe: Probe, base_path: str | None = None) -> ZipContainer:
+        path = probe.path
+        with VSIFile(path) as f:
+            head = probe.head()
+            if len(head) < HEADER_SIZE:
+                head = f.read_at(0, HEADER_SIZE)
+            header = parse_header(head, path)
+            entries = [e for e in header.entries if e.length > 0]
+            if len(entries) < 2:
+                raise TacoFormatError(
+                    f"{path}: TACO_HEADER must list level0.parquet and {COLLECTION_FILE} "
+                    f"(at least 2 non-empty entries), found {len(entries)}"
+                )
+            labels = [f"{level_member(i)} (TACO_HEADER entry {i})" for i in range(len(entries))]
+            labels[-1] = f"{COLLECTION_FILE} (TACO_HEADER entry {len(entries) - 1})"
+            buffers = read_entries(f, entries, labels)
+        sources = [f"{path}: {label}" for label in labels]
+        levels = [
+            parse_level(buffer, where)
+            for buffer, where in zip(buffers[:-1], sources[:-1], strict=True)
+        ]
+        collection = parse_collection(buffers[-1], sources[-1])
+        return cls(path, levels, collection, VsiRule("subfile", path), sources[:-1])

@@ -1,0 +1,138 @@
+"""TacoDataFrame: a materialised level, as pandas (or geopandas) with ``read()``.
+
+``TacoDataFrame`` is a :class:`pandas.DataFrame`; when the level has a WKB
+geometry column (``istac:geometry``, ``stac:centroid``, ``istac:centroid``)
+the frame is a :class:`TacoGeoDataFrame`, which is both a ``TacoDataFrame``
+and a :class:`geopandas.GeoDataFrame` whose geometry columns hold shapely
+objects.  Slicing, filtering and column selection keep the class (and
+``read()``), falling back from geo to plain when no geometry column is left.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import shapely
+from pyproj.exceptions import CRSError
+
+from taco_gdal.errors import TacoFormatError
+from taco_gdal.format.names import GEOMETRY_COLUMNS, ISTAC_CRS, ISTAC_GEOMETRY
+from taco_gdal.read.query import is_hidden
+
+if TYPE_CHECKING:
+    from taco_gdal.read._duck import Session
+
+__all__ = ["FrameContext", "TacoDataFrame", "TacoGeoDataFrame", "to_frame"]
+
+_CENTROID_CRS = "EPSG:4326"
+
+
+@dataclass(frozen=True)
+class FrameContext:
+    """Where a frame came from: the dataset session, its level, active level filters."""
+
+    session: Session
+    level: int
+    level_views: Mapping[int, str] = field(default_factory=dict)
+
+
+class TacoDataFrame(pd.DataFrame):
+    """A level of a TACO dataset; ``read(key)`` navigates into a sample.
+
+    Example:
+        >>> tdf = taco_gdal.load("dataset.tacozip").data  # doctest: +SKIP
+        >>> tdf.read(0)  # doctest: +SKIP
+        '/vsisubfile/6828_622,/data/dataset.tacozip'
+    """
+
+    _metadata: ClassVar[list[str]] = ["_taco"]
+    _taco: FrameContext | None = None
+
+    @property
+    def _constructor(self) -> Any:
+        return TacoDataFrame
+
+    def read(self, key: int | str) -> str | TacoDataFrame:
+        """Navigate to a sample by position (``int``) or id (``str``).
+
+        Returns:
+            The GDAL path of a FILE sample (opens with ``rasterio.open`` /
+            ``gdal.Open``), or the children of a FOLDER sample as a
+            TacoDataFrame, read from its ``__meta__`` with one range read and
+            restricted to the children that survive the dataset's active filters.
+
+        Raises:
+            TacoNavigationError: no such position or id (the message lists what exists).
+        """
+        from taco_gdal.read.navigation import read
+
+        return read(self, key)
+
+
+class TacoGeoDataFrame(TacoDataFrame, gpd.GeoDataFrame):  # type: ignore[misc]
+    """A :class:`TacoDataFrame` with shapely geometry columns (a GeoDataFrame)."""
+
+    _metadata: ClassVar[list[str]] = ["_geometry_column_name", "_taco"]
+
+    @classmethod
+    def _geodataframe_constructor_with_fallback(cls, *args: Any, **kwargs: Any) -> Any:
+        frame = cls(*args, **kwargs)
+        if not (frame.dtypes == "geometry").any():
+            return TacoDataFrame(frame)
+        return frame
+
+    @property
+    def _constructor(self) -> Any:
+        return self._geodataframe_constructor_with_fallback
+
+
+def _crs_of(table: pa.Table, column: str) -> str | None:
+    if column != ISTAC_GEOMETRY:
+        return _CENTROID_CRS
+    if ISTAC_CRS not in table.column_names:
+        return None
+    values = [v for v in table.column(ISTAC_CRS).unique().to_pylist() if v is not None]
+    return str(values[0]) if len(values) == 1 else None
+
+
+def _is_wkb(table: pa.Table, column: str) -> bool:
+    kind = table.schema.field(column).type
+    return column in GEOMETRY_COLUMNS and (
+        pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
+    )
+
+
+def _geoseries(table: pa.Table, column: str, where: str) -> gpd.GeoSeries:
+    values = np.asarray(table.column(column).to_numpy(zero_copy_only=False), dtype=object)
+    try:
+        geometries = shapely.from_wkb(values, on_invalid="raise")
+    except shapely.errors.GEOSException as exc:
+        raise TacoFormatError(f"{where}: column {column!r} holds invalid WKB: {exc}") from exc
+    try:
+        return gpd.GeoSeries(geometries, crs=_crs_of(table, column), name=column)
+    except CRSError:  # an istac:crs that pyproj cannot parse: keep geometries, no CRS
+        return gpd.GeoSeries(geometries, name=column)
+
+
+def to_frame(table: pa.Table, context: FrameContext | None, where: str = "") -> TacoDataFrame:
+    """Arrow result -> TacoDataFrame / TacoGeoDataFrame (helper columns dropped)."""
+    table = table.drop_columns([c for c in table.column_names if is_hidden(c)])
+    geometry = [c for c in table.column_names if _is_wkb(table, c)]
+    plain = table.drop_columns(geometry).to_pandas()
+    frame: TacoDataFrame
+    if not geometry:
+        frame = TacoDataFrame(plain)
+    else:
+        positions = {name: table.column_names.index(name) for name in geometry}
+        for name in sorted(geometry, key=positions.__getitem__):
+            plain.insert(positions[name], name, _geoseries(table, name, where))
+        active = next(c for c in GEOMETRY_COLUMNS if c in geometry)
+        frame = TacoGeoDataFrame(plain, geometry=active)  # type: ignore[call-overload]
+    object.__setattr__(frame, "_taco", context)
+    return frame

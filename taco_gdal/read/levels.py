@@ -1,0 +1,218 @@
+"""Level tables as the reader queries them: row-position ids and decoded points.
+
+``prepare_levels`` makes every level table satisfy one invariant, whatever
+wrote it:
+
+* ``internal:current_id`` is the row position in the level (the spec's
+  definition), ``internal:parent_id`` the row position of the parent in the
+  previous level (level 0: itself).  Files written before tacotoolbox 0.21
+  have no ``current_id``; TACOCAT tables store ids local to each source ZIP
+  (matched with ``internal:source_file``); both are renumbered here, so a
+  join on ``parent_id = current_id`` can never pair rows of different sources.
+  A missing ``parent_id`` is derived from ``internal:relative_path``.
+* every WKB column of :data:`~taco_gdal.format.names.GEOMETRY_COLUMNS` that
+  holds only 2D points gets two helper columns ``__taco_x:<col>`` and
+  ``__taco_y:<col>`` (decoded with numpy, no parsing per row), which let a
+  bounding-box filter discard most rows before calling ``ST_Intersects``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from taco_gdal.errors import TacoFormatError
+from taco_gdal.format.names import (
+    CURRENT_ID,
+    GEOMETRY_COLUMNS,
+    ID,
+    PARENT_ID,
+    RELATIVE_PATH,
+    SOURCE_FILE,
+)
+from taco_gdal.read.query import HIDDEN_PREFIX
+
+__all__ = ["add_point_columns", "point_columns", "prepare_level", "prepare_levels"]
+
+_WKB_POINT_SIZE = 21
+_WKB_POINT_HEADER = b"\x01\x01\x00\x00\x00"  # little endian, type 1 (2D point)
+
+
+def point_columns(column: str) -> tuple[str, str]:
+    """Names of the decoded x/y helper columns of a point column."""
+    return f"{HIDDEN_PREFIX}x:{column}", f"{HIDDEN_PREFIX}y:{column}"
+
+
+def _ids(table: pa.Table, name: str, where: str) -> np.ndarray | None:
+    if name not in table.column_names:
+        return None
+    column = table.column(name)
+    if not pa.types.is_integer(column.type) or column.null_count:
+        raise TacoFormatError(
+            f"{where}: column {name!r} must hold integers without nulls, found type "
+            f"{column.type} with {column.null_count} nulls"
+        )
+    return np.asarray(column.to_numpy(), dtype=np.int64)
+
+
+def _set(table: pa.Table, name: str, values: np.ndarray) -> pa.Table:
+    array = pa.array(values, type=pa.int64())
+    if name in table.column_names:
+        return table.set_column(table.column_names.index(name), name, array)
+    return table.append_column(name, array)
+
+
+def _strings(table: pa.Table, name: str) -> np.ndarray:
+    return np.asarray(table.column(name).to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _lookup(
+    keys: Sequence[np.ndarray], wanted: Sequence[np.ndarray], what: str, where: str
+) -> np.ndarray:
+    """Row positions of ``wanted`` among ``keys`` (composite keys allowed)."""
+    if len(keys) == 1:
+        index: pd.Index = pd.Index(keys[0])
+        query: pd.Index = pd.Index(wanted[0])
+    else:
+        index = pd.MultiIndex.from_arrays(list(keys))
+        query = pd.MultiIndex.from_arrays(list(wanted))
+    if not index.is_unique:
+        raise TacoFormatError(f"{where}: the previous level has duplicate keys for {what}")
+    positions = np.asarray(index.get_indexer(query), dtype=np.int64)
+    if positions.size and positions.min() < 0:
+        row = int(np.argmin(positions))
+        raise TacoFormatError(
+            f"{where}: row {row} has {what} {[k[row] for k in wanted]} that matches no row of "
+            "the previous level"
+        )
+    return positions
+
+
+def _parent_positions(
+    table: pa.Table, previous: pa.Table, previous_old: np.ndarray, where: str
+) -> np.ndarray:
+    stored = _ids(table, PARENT_ID, where)
+    by_source = SOURCE_FILE in table.column_names and SOURCE_FILE in previous.column_names
+    if stored is not None:
+        if not by_source and np.array_equal(previous_old, np.arange(previous.num_rows)):
+            if stored.size and (stored.min() < 0 or stored.max() >= previous.num_rows):
+                bad = int(np.argmax((stored < 0) | (stored >= previous.num_rows)))
+                raise TacoFormatError(
+                    f"{where}: row {bad} has {PARENT_ID} {stored[bad]}, but the previous level "
+                    f"has {previous.num_rows} rows"
+                )
+            return stored
+        keys, wanted = [previous_old], [stored]
+        what = PARENT_ID
+    elif RELATIVE_PATH in table.column_names:
+        keys, wanted = [_folder_paths(previous)], [_parent_paths(table)]
+        what = f"parent of {RELATIVE_PATH}"
+    else:
+        raise TacoFormatError(
+            f"{where}: cannot link rows to their parents: neither {PARENT_ID!r} nor "
+            f"{RELATIVE_PATH!r} is present; the table has columns {table.column_names}"
+        )
+    if by_source:
+        keys = [_strings(previous, SOURCE_FILE), *keys]
+        wanted = [_strings(table, SOURCE_FILE), *wanted]
+    return _lookup(keys, wanted, what, where)
+
+
+def _folder_paths(table: pa.Table) -> np.ndarray:
+    """Each row's path under DATA/ ending with '/', as its children's paths start."""
+    name = RELATIVE_PATH if RELATIVE_PATH in table.column_names else ID
+    paths = pc.utf8_rtrim(table.column(name).cast(pa.string()), characters="/")
+    return _as_objects(pc.binary_join_element_wise(paths, "/", ""))
+
+
+def _parent_paths(table: pa.Table) -> np.ndarray:
+    trimmed = pc.utf8_rtrim(table.column(RELATIVE_PATH).cast(pa.string()), characters="/")
+    parents = pc.replace_substring_regex(trimmed, pattern="[^/]*$", replacement="")
+    return _as_objects(parents)
+
+
+def _as_objects(values: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    return np.asarray(values.to_numpy(zero_copy_only=False), dtype=object)
+
+
+def _decode_points(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray] | None:
+    """x and y of a WKB column that holds only little-endian 2D points (else None)."""
+    array = column.combine_chunks()
+    if isinstance(array, pa.ChunkedArray):  # pragma: no cover - empty chunked input
+        array = pa.concat_arrays(array.chunks) if array.num_chunks else pa.array([], pa.binary())
+    if not (pa.types.is_binary(array.type) or pa.types.is_large_binary(array.type)):
+        return None
+    n = len(array)
+    if n == 0:
+        return np.empty(0), np.empty(0)
+    offset_type = np.int64 if pa.types.is_large_binary(array.type) else np.int32
+    offsets = np.frombuffer(array.buffers()[1], dtype=offset_type)[
+        array.offset : array.offset + n + 1
+    ]
+    data = np.frombuffer(array.buffers()[2], dtype=np.uint8)
+    valid = np.asarray(array.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    starts = offsets[:-1][valid].astype(np.int64)
+    if not np.all(np.diff(offsets)[valid] == _WKB_POINT_SIZE):
+        return None
+    records = data[starts[:, None] + np.arange(_WKB_POINT_SIZE)]
+    header = np.frombuffer(_WKB_POINT_HEADER, dtype=np.uint8)
+    if not np.all(records[:, : len(header)] == header):
+        return None
+    x = np.full(n, np.nan)
+    y = np.full(n, np.nan)
+    x[valid] = records[:, 5:13].copy().view("<f8")[:, 0]
+    y[valid] = records[:, 13:21].copy().view("<f8")[:, 0]
+    return x, y
+
+
+def add_point_columns(table: pa.Table) -> pa.Table:
+    for name in GEOMETRY_COLUMNS:
+        if name not in table.column_names:
+            continue
+        decoded = _decode_points(table.column(name))
+        if decoded is None:
+            continue
+        for helper, values in zip(point_columns(name), decoded, strict=True):
+            table = table.append_column(helper, pa.array(values, type=pa.float64()))
+    return table
+
+
+def prepare_level(
+    table: pa.Table, level: int, previous: tuple[pa.Table, np.ndarray] | None, where: str
+) -> tuple[pa.Table, np.ndarray]:
+    """One level table with row-position ids; also returns its stored ids (for the next level).
+
+    Args:
+        table: the level as stored.
+        level: its index.
+        previous: the prepared previous level and its stored ``current_id`` values.
+        where: named in error messages.
+    """
+    positions = np.arange(table.num_rows, dtype=np.int64)
+    stored = _ids(table, CURRENT_ID, where)
+    old = positions if stored is None else stored
+    if level == 0 or previous is None:
+        parents = positions
+    else:
+        parents = _parent_positions(table, previous[0], previous[1], where)
+    table = _set(_set(table, CURRENT_ID, positions), PARENT_ID, parents)
+    return add_point_columns(table), old
+
+
+def prepare_levels(levels: Sequence[pa.Table], sources: Sequence[str]) -> list[pa.Table]:
+    """Every level of a container prepared with :func:`prepare_level`.
+
+    Raises:
+        TacoFormatError: ids are not integers, or a parent cannot be found.
+    """
+    out: list[pa.Table] = []
+    previous: tuple[pa.Table, np.ndarray] | None = None
+    for level, (table, where) in enumerate(zip(levels, sources, strict=True)):
+        prepared, old = prepare_level(table, level, previous, where)
+        out.append(prepared)
+        previous = (prepared, old)
+    return out

@@ -1,0 +1,69 @@
+"""``load()``: from a path (or several) to a TacoDataset."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+
+from taco_gdal.errors import TacoValidationError
+from taco_gdal.format.vsi import to_vsi
+from taco_gdal.read.containers import registry
+from taco_gdal.read.containers.base import Probe
+from taco_gdal.read.dataset import TacoDataset
+
+__all__ = ["load"]
+
+log = logging.getLogger(__name__)
+
+PathLike = str | os.PathLike[str]
+
+
+def load(path: PathLike | Sequence[PathLike], base_path: PathLike | None = None) -> TacoDataset:
+    """Open a TACO dataset; a list of paths is loaded and concatenated.
+
+    Formats are detected from the name, then from the content: a ZIP
+    (``.tacozip``/``.zip``, or a file starting with a TACO_HEADER), a FOLDER
+    (with ``COLLECTION.json``), a TACOCAT (a ``__TACOCAT__`` file, a
+    ``.tacocat`` folder, or a folder containing ``.tacocat/COLLECTION.json``),
+    or a format added by a container plugin.  Paths may be local,
+    ``pathlib.Path``, ``http(s)://``, ``s3://``, ``gs://``, ``az://`` or GDAL
+    VSI paths.  Only metadata is read, through GDAL.
+
+    Args:
+        path: one location, or a list of them (concatenated with
+            :func:`taco_gdal.concat` in ``intersection`` mode).
+        base_path: TACOCAT only: where the source ZIPs are (default: the
+            folder holding the TACOCAT).
+
+    Raises:
+        TacoIOError: the location does not exist or cannot be read.
+        TacoFormatError: it is not a TACO dataset, or its bytes are wrong
+            (truncated archive, header past the end, parquet without ``id``).
+        TacoValidationError: an empty list, or ``base_path`` for a non-TACOCAT.
+
+    Example:
+        >>> import taco_gdal
+        >>> ds = taco_gdal.load("s3://bucket/dataset.tacozip")  # doctest: +SKIP
+        >>> ds.data.read(0)  # doctest: +SKIP
+        '/vsisubfile/1201_622,/vsis3/bucket/dataset.tacozip'
+    """
+    if isinstance(path, Sequence) and not isinstance(path, str):
+        paths = list(path)
+        if not paths:
+            raise TacoValidationError("load() needs a path or a non-empty list of paths, got []")
+        if len(paths) == 1:
+            return load(paths[0], base_path)
+        from taco_gdal.read.concat import concat
+
+        return concat([load(p, base_path) for p in paths])
+    given = os.fspath(path)
+    probe = Probe(to_vsi(given), given)
+    container_class = registry.detect(probe)
+    if base_path is not None and container_class.format != "tacocat":
+        raise TacoValidationError(
+            f"base_path applies to TACOCAT datasets only; {given} is a {container_class.format}"
+        )
+    log.info("loading %s as %s", probe.path, container_class.format)
+    container = container_class.open(probe, None if base_path is None else os.fspath(base_path))
+    return TacoDataset.from_container(container)

@@ -1,0 +1,212 @@
+"""``TacoDataFrame.read(key)``: from a row to its GDAL path or to its children.
+
+A FOLDER row's ``internal:gdal_vsi`` points at its ``__meta__`` parquet (a
+``/vsisubfile/`` range inside an archive, or a file in a folder), which holds
+the metadata of its direct children.  It is read with one range read through
+GDAL, and one DuckDB query gives the children their GDAL paths, their
+``internal:current_id`` / ``parent_id`` (matched by id among the rows of the
+next level whose parent is this row) and, when a filter was applied at that
+level, drops the children that did not survive it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from taco_gdal.errors import TacoFormatError, TacoIOError, TacoNavigationError, TacoQueryError
+from taco_gdal.format import vsi
+from taco_gdal.format.names import (
+    CURRENT_ID,
+    FILE,
+    FOLDER,
+    GDAL_VSI,
+    ID,
+    LOCAL_META,
+    PARENT_ID,
+    RELATIVE_PATH,
+    SOURCE_FILE,
+    TYPE,
+)
+from taco_gdal.io.vsi import VSIFile, read_all
+from taco_gdal.read.containers._parse import parse_level
+from taco_gdal.read.containers.base import VsiRule
+from taco_gdal.read.dataframe import FrameContext, TacoDataFrame, to_frame
+from taco_gdal.read.query import gdal_vsi_sql, not_padding_sql, quote_ident
+
+__all__ = ["read", "read_meta"]
+
+_PREVIEW = 5
+
+
+def _ids_preview(frame: TacoDataFrame) -> str:
+    if ID not in frame.columns:
+        return "no id column"
+    ids = [str(v) for v in frame[ID].head(_PREVIEW)]
+    more = ", ..." if len(frame) > _PREVIEW else ""
+    return f"ids: {', '.join(ids)}{more}"
+
+
+def _where(frame: TacoDataFrame) -> str:
+    context = frame._taco
+    if context is None:
+        return "this frame"
+    return f"level {context.level} of {context.session.where}"
+
+
+def _position(frame: TacoDataFrame, key: object) -> int:
+    count = len(frame)
+    if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
+        position = int(key)
+        if not -count <= position < count:
+            raise TacoNavigationError(
+                f"position {position} is out of range: {_where(frame)} has {count} samples "
+                f"(positions 0..{count - 1}); {_ids_preview(frame)}"
+            )
+        return position % count
+    if isinstance(key, str):
+        if ID not in frame.columns:
+            raise TacoQueryError(f"read({key!r}) needs an {ID!r} column; {_where(frame)} has none")
+        matches = np.flatnonzero(frame[ID].to_numpy() == key)
+        if matches.size == 0:
+            raise TacoNavigationError(
+                f"no sample with id {key!r} in {_where(frame)} ({count} samples; "
+                f"{_ids_preview(frame)})"
+            )
+        return int(matches[0])
+    raise TacoNavigationError(
+        f"read() takes a position (int) or an id (str), got {type(key).__name__} {key!r}"
+    )
+
+
+def read(frame: TacoDataFrame, key: int | str) -> str | TacoDataFrame:
+    """See :meth:`TacoDataFrame.read`."""
+    missing = [c for c in (TYPE, GDAL_VSI) if c not in frame.columns]
+    if missing:
+        raise TacoQueryError(
+            f"read() needs columns {[TYPE, GDAL_VSI]}; {_where(frame)} lacks {missing} "
+            "(a sql() query must keep them to navigate)"
+        )
+    row = frame.iloc[_position(frame, key)]
+    kind = row[TYPE]
+    if kind == FILE:
+        return str(row[GDAL_VSI])
+    if kind != FOLDER:
+        raise TacoFormatError(
+            f"sample {row.get(ID)!r} in {_where(frame)} has type {kind!r}; expected FILE or FOLDER"
+        )
+    if frame._taco is None:
+        raise TacoQueryError("read() of a FOLDER needs a frame that came from a TacoDataset")
+    return _children(frame._taco, {str(k): v for k, v in row.items()})
+
+
+def read_meta(path: str, sample: str) -> tuple[pa.Table, VsiRule]:
+    """The ``__meta__`` table at a FOLDER row's GDAL path, and the rule for its children's paths.
+
+    One read: a ``/vsisubfile/`` range of the archive, or the ``__meta__`` file.
+    """
+    where = f"{path} (__meta__ of sample {sample!r})"
+    if path.startswith(vsi.SUBFILE_PREFIX):
+        span = vsi.parse_subfile(path)
+        with VSIFile(span.container) as f:
+            data = f.read_exact(span.offset, span.size, f"__meta__ of sample {sample!r}")
+        return parse_level(data, where), VsiRule("subfile", span.container)
+    if not path.endswith("/" + LOCAL_META):
+        raise TacoFormatError(
+            f"{where}: a FOLDER sample's {GDAL_VSI} must be a /vsisubfile/ range or end with "
+            f"/{LOCAL_META}"
+        )
+    return parse_level(read_all(path), where), VsiRule("folder", vsi.parent(path))
+
+
+def _children(context: FrameContext, row: dict[str, Any]) -> TacoDataFrame:
+    session = context.session
+    level = context.level + 1
+    sample = str(row.get(ID))
+    if level >= len(session.levels):
+        raise TacoFormatError(
+            f"sample {sample!r} at level {context.level} of {session.where} is a FOLDER but the "
+            f"dataset has no level {level}"
+        )
+    try:
+        meta, rule = read_meta(str(row[GDAL_VSI]), sample)
+    except TacoIOError as exc:
+        if row.get(SOURCE_FILE) is not None:
+            raise TacoIOError(
+                f"{session.where}: cannot read sample {sample!r} from its TACOCAT source ZIP "
+                f"{row[SOURCE_FILE]!r}: {exc}"
+            ) from exc
+        raise
+    parent = row.get(CURRENT_ID)
+    filtered = context.level_views.get(level)
+    if parent is None and filtered is not None:
+        raise TacoQueryError(
+            f"a filter is active at level {level} of {session.where}; navigating it needs the "
+            f"{CURRENT_ID!r} column, which the current view dropped"
+        )
+    name = session.table_name(session.new_name("meta"))
+    session.register(name, meta)
+    try:
+        sql, params = _children_sql(
+            session.levels[level],
+            session.column_names(session.levels[level]),
+            name,
+            meta.column_names,
+            rule,
+            parent=None if parent is None else int(parent),
+            source_file=row.get(SOURCE_FILE),
+            filtered=filtered,
+        )
+        result = session.fetch(sql, params, what=f"read({sample!r})")
+    finally:
+        session.unregister(name)
+    return to_frame(result, FrameContext(session, level, context.level_views), session.where)
+
+
+def _children_sql(
+    level_table: str,
+    level_columns: list[str],
+    meta_table: str,
+    meta_columns: list[str],
+    rule: VsiRule,
+    *,
+    parent: int | None,
+    source_file: object,
+    filtered: str | None,
+) -> tuple[str, dict[str, object]]:
+    q = quote_ident
+    replaced = {CURRENT_ID, PARENT_ID, SOURCE_FILE, GDAL_VSI}
+    joined = [c for c in (CURRENT_ID, PARENT_ID, RELATIVE_PATH) if c in level_columns]
+    if parent is not None:
+        replaced.update(joined)
+    drop = ['"__taco_pos"', '"__taco_vsi"'] + [q(c) for c in meta_columns if c in replaced]
+    own = [c for c in meta_columns if c != RELATIVE_PATH]
+    vsi_expr = gdal_vsi_sql(rule, own, where=f"__meta__ in {rule.root}")
+    params: dict[str, object] = {}
+    select = [f"m.* EXCLUDE ({', '.join(drop)})"]
+    joins = ""
+    if parent is not None:
+        params["parent"] = parent
+        select += [f"l.{q(c)}" for c in joined]
+        columns = ", ".join(q(c) for c in [ID, *joined])
+        joins = (
+            f" LEFT JOIN (SELECT {columns} FROM {q(level_table)} WHERE {q(PARENT_ID)} = $parent)"
+            f" AS l ON l.{q(ID)} = m.{q(ID)}"
+        )
+    if source_file is not None:
+        params["source_file"] = source_file
+        select.append(f"$source_file AS {q(SOURCE_FILE)}")
+    select.append(f'm."__taco_vsi" AS {q(GDAL_VSI)}')
+    where = not_padding_sql(f"m.{q(ID)}")
+    if filtered is not None:
+        where += (
+            f" AND m.{q(ID)} IN (SELECT {q(ID)} FROM {q(filtered)} WHERE {q(PARENT_ID)} = $parent)"
+        )
+    sql = (
+        f'SELECT {", ".join(select)} FROM (SELECT *, row_number() OVER () AS "__taco_pos", '
+        f'{vsi_expr} AS "__taco_vsi" FROM {q(meta_table)}) AS m{joins} WHERE {where} '
+        'ORDER BY "__taco_pos"'
+    )
+    return sql, params

@@ -1,0 +1,184 @@
+"""The SQL taco_gdal writes: every view the reader creates is built here.
+
+Identifiers are always quoted with :func:`quote_ident`; user values never enter
+SQL text (filters bind them as connection variables, see ``filters.py``).  The
+only literals written into views are container locations, through
+:func:`sql_string`.
+
+``internal:gdal_vsi`` is built by one expression, :func:`gdal_vsi_sql`, for
+every container kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from taco_gdal.errors import TacoFormatError
+from taco_gdal.format.names import (
+    CURRENT_ID,
+    FOLDER,
+    GDAL_VSI,
+    ID,
+    LOCAL_META,
+    OFFSET,
+    PADDING_PREFIX,
+    PARENT_ID,
+    RELATIVE_PATH,
+    SIZE,
+    SOURCE_FILE,
+    TYPE,
+)
+from taco_gdal.format.vsi import SUBFILE_PREFIX
+from taco_gdal.read.containers.base import VsiRule
+
+__all__ = [
+    "HIDDEN_PREFIX",
+    "bound_query_sql",
+    "filtered_view_sql",
+    "gdal_vsi_sql",
+    "is_hidden",
+    "level_view_sql",
+    "not_padding_sql",
+    "quote_ident",
+    "sql_string",
+    "survivors_view_sql",
+]
+
+HIDDEN_PREFIX = "__taco_"
+"""Helper columns the reader adds (decoded point coordinates); never shown to users."""
+
+_POSITION = '"__taco_pos"'
+
+
+def quote_ident(name: str) -> str:
+    """``name`` as a quoted SQL identifier.
+
+    Example:
+        >>> quote_ident('internal:gdal_vsi')
+        '"internal:gdal_vsi"'
+    """
+    return '"' + name.replace('"', '""') + '"'
+
+
+def sql_string(text: str) -> str:
+    """``text`` as a SQL string literal.
+
+    Example:
+        >>> sql_string("it's")
+        "'it''s'"
+    """
+    return "'" + text.replace("'", "''") + "'"
+
+
+def is_hidden(column: str) -> bool:
+    """True for the reader's helper columns (``__taco_*``)."""
+    return column.startswith(HIDDEN_PREFIX)
+
+
+def not_padding_sql(id_column: str = quote_ident(ID)) -> str:
+    """Predicate that drops padding samples (``__TACOPAD__N``).
+
+    ``starts_with`` rather than ``LIKE``: ``_`` is a ``LIKE`` wildcard.
+    """
+    return f"NOT starts_with({id_column}, {sql_string(PADDING_PREFIX)})"
+
+
+def _require(columns: Collection[str], needed: Sequence[str], rule: VsiRule, where: str) -> None:
+    missing = [name for name in needed if name not in columns]
+    if missing:
+        raise TacoFormatError(
+            f"{where}: building {GDAL_VSI} for a {rule.kind} container needs columns "
+            f"{list(needed)}; missing {missing}"
+        )
+
+
+def gdal_vsi_sql(rule: VsiRule, columns: Collection[str], where: str = "level table") -> str:
+    """The one SQL expression that builds ``internal:gdal_vsi`` for a row.
+
+    * ``subfile``: ``/vsisubfile/{offset}_{size},{rule.root}`` (ZIP, and the
+      children of any archive member);
+    * ``source_file``: ``/vsisubfile/{offset}_{size},{rule.root}/{internal:source_file}``
+      (TACOCAT: the sample lives in the source ZIP named by the row);
+    * ``folder``: ``{rule.root}/{internal:relative_path or id}``, plus ``/__meta__``
+      for FOLDER rows (their local metadata file);
+    * ``stored``: the row already carries it (concatenated datasets).
+
+    Example:
+        >>> rule = VsiRule("subfile", "/data/x.tacozip")
+        >>> print(gdal_vsi_sql(rule, ["internal:offset", "internal:size"]))
+        '/vsisubfile/' || "internal:offset" || '_' || "internal:size" || ',/data/x.tacozip'
+    """
+    head = f"{sql_string(SUBFILE_PREFIX)} || {quote_ident(OFFSET)} || '_' || {quote_ident(SIZE)}"
+    if rule.kind == "subfile":
+        _require(columns, (OFFSET, SIZE), rule, where)
+        return f"{head} || {sql_string(',' + rule.root)}"
+    if rule.kind == "source_file":
+        _require(columns, (OFFSET, SIZE, SOURCE_FILE), rule, where)
+        base = "," + rule.root.rstrip("/") + "/"
+        return f"{head} || {sql_string(base)} || {quote_ident(SOURCE_FILE)}"
+    if rule.kind == "folder":
+        _require(columns, (ID, TYPE), rule, where)
+        name = quote_ident(RELATIVE_PATH if RELATIVE_PATH in columns else ID)
+        return (
+            f"{sql_string(rule.root.rstrip('/') + '/')} || rtrim({name}, '/') || "
+            f"CASE WHEN {quote_ident(TYPE)} = {sql_string(FOLDER)} "
+            f"THEN {sql_string('/' + LOCAL_META)} ELSE '' END"
+        )
+    _require(columns, (GDAL_VSI,), rule, where)
+    return quote_ident(GDAL_VSI)
+
+
+def level_view_sql(view: str, table: str, rule: VsiRule, columns: Sequence[str]) -> str:
+    """``CREATE TEMP VIEW levelK``: the level table, padding hidden, ``internal:gdal_vsi`` last."""
+    vsi = gdal_vsi_sql(rule, columns, where=view)
+    select = "*"
+    if GDAL_VSI in columns:
+        select = f"* EXCLUDE ({quote_ident(GDAL_VSI)})"
+    return (
+        f"CREATE TEMP VIEW {quote_ident(view)} AS SELECT {select}, {vsi} AS "
+        f"{quote_ident(GDAL_VSI)} FROM {quote_ident(table)} WHERE {not_padding_sql()}"
+    )
+
+
+def bound_query_sql(view: str, current: str, query: str) -> str:
+    """A user query over ``data``, where ``data`` is bound to the current view.
+
+    The name is bound with a common table expression around the untouched
+    query, so chained queries nest instead of rewriting SQL text.
+    """
+    body = query.strip().rstrip(";").rstrip()
+    return (
+        f"CREATE TEMP VIEW {quote_ident(view)} AS WITH {quote_ident('data')} AS "
+        f"(SELECT * FROM {quote_ident(current)}) SELECT * FROM (\n{body}\n) AS "
+        f"{quote_ident('__taco_query')}"
+    )
+
+
+def filtered_view_sql(view: str, source: str, predicate: str) -> str:
+    """``source`` restricted by ``predicate`` (order preserved: a plain ``WHERE``)."""
+    return (
+        f"CREATE TEMP VIEW {quote_ident(view)} AS SELECT * FROM {quote_ident(source)} "
+        f"WHERE {predicate}"
+    )
+
+
+def survivors_view_sql(
+    view: str, parents: str, children: str, *, match_source_file: bool = False
+) -> str:
+    """Rows of ``parents`` with at least one row in ``children`` (a semi-join).
+
+    Parents keep their order (a join does not promise it, so the position is
+    numbered first and restored).  With ``match_source_file`` the join also
+    requires equal ``internal:source_file`` (TACOCAT).
+    """
+    condition = f"c.{quote_ident(PARENT_ID)} = p.{quote_ident(CURRENT_ID)}"
+    if match_source_file:
+        condition += (
+            f" AND c.{quote_ident(SOURCE_FILE)} IS NOT DISTINCT FROM p.{quote_ident(SOURCE_FILE)}"
+        )
+    return (
+        f"CREATE TEMP VIEW {quote_ident(view)} AS SELECT * EXCLUDE ({_POSITION}) FROM "
+        f"(SELECT *, row_number() OVER () AS {_POSITION} FROM {quote_ident(parents)}) AS p "
+        f"WHERE EXISTS (SELECT 1 FROM {quote_ident(children)} AS c WHERE {condition}) "
+        f"ORDER BY {_POSITION}"
+    )
