@@ -109,6 +109,7 @@ def fetch_pin(path: str) -> Pin:
 
 
 def _changed(pin: Pin, size: int, etag: str | None) -> TacoChangedError:
+    gdal.VSICurlPartialClearCache(pin.path)  # keep no block of the new version: ask again next time
     found = f"size {size}" + (f", ETag {etag}" if etag is not None else "")
     pinned = f"size {pin.size}" + (f", ETag {pin.etag}" if pin.etag is not None else "")
     return TacoChangedError(

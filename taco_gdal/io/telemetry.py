@@ -1,14 +1,19 @@
 """Requests and bytes per remote file, from GDAL's own network statistics.
 
-GDAL (>= 3.2, present in 3.6.2) counts every HTTP request its ``/vsicurl/``
+GDAL (>= 3.2, present in 3.6.2) counts the HTTP requests its ``/vsicurl/``
 family makes when ``CPL_VSIL_NETWORK_STATS_ENABLED`` is on, and reports them as
-JSON (``gdal.NetworkStatsGetAsSerializedJSON``).  :func:`network_stats` turns that
-on for a block and reports what the block cost, per file.  Reads through
+JSON (``gdal.NetworkStatsGetAsSerializedJSON``).  :func:`network_stats` reports
+what a block cost, per file (the difference of the counters); reads through
 ``/vsisubfile/`` are counted against the container they read from.
 
-The counters are process-wide, not per thread: a report covers every request
-made by the process while the block ran.  Blocks may nest or overlap; each
-reports its own difference.
+How GDAL 3.6 switches statistics on (measured): the option is read once, at the
+first request after ``NetworkStatsReset()``, on the thread making that request,
+and the answer holds for the whole process until the next reset.  So the
+outermost block resets with the option set thread-locally (its own first
+request switches counting on), and resets again on exit with the option unset
+(counting goes off at the next request).  While a block is open every thread's
+requests are counted.  Blocks may nest; each reports its own difference.  A
+process that has the option set globally is left alone (no reset).
 
 Example:
     >>> from taco_gdal.io.telemetry import network_stats
@@ -35,8 +40,8 @@ __all__ = ["FileTraffic", "NetworkStats", "network_stats", "snapshot"]
 
 _OPTION: Final = "CPL_VSIL_NETWORK_STATS_ENABLED"
 _lock = threading.Lock()
-_active = 0
-_owned = False
+_depth = 0
+_owner = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,24 +123,28 @@ class NetworkStats:
         return sum(t.bytes_downloaded for t in self.files.values())
 
 
-def _enable() -> None:
-    global _active, _owned
+def _globally_on() -> bool:
+    return (get_config(_OPTION) or "NO").upper() in {"YES", "ON", "TRUE", "1"}
+
+
+def _enter() -> None:
+    global _depth, _owner
     with _lock:
-        if _active == 0 and (get_config(_OPTION) or "NO").upper() not in {"YES", "ON", "TRUE"}:
+        if _depth == 0 and not _globally_on():
             with Env(**{_OPTION: "YES"}):
-                gdal.NetworkStatsReset()  # re-reads the option: statistics on, counters zero
-            _owned = True
-        _active += 1
+                gdal.NetworkStatsReset()
+            _owner = True
+        _depth += 1
 
 
-def _disable() -> None:
-    global _active, _owned
+def _exit() -> None:
+    global _depth, _owner
     with _lock:
-        _active -= 1
-        if _active == 0 and _owned:
+        _depth -= 1
+        if _depth == 0 and _owner:
             with Env(**{_OPTION: None}):
-                gdal.NetworkStatsReset()  # option unset: statistics off again
-            _owned = False
+                gdal.NetworkStatsReset()
+            _owner = False
 
 
 @contextmanager
@@ -148,10 +157,13 @@ def network_stats() -> Iterator[NetworkStats]:
         >>> stats.requests()
         0
     """
-    _enable()
-    stats = NetworkStats(_start=snapshot())
+    _enter()
     try:
-        yield stats
+        with Env(**{_OPTION: "YES"}):
+            stats = NetworkStats(_start=snapshot())
+            try:
+                yield stats
+            finally:
+                stats.files = stats.current()
     finally:
-        stats.files = stats.current()
-        _disable()
+        _exit()

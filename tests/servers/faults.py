@@ -25,12 +25,14 @@ class Fault:
     after_bytes: int = 0
     methods: frozenset[str] = frozenset({"GET", "HEAD"})
 
-    def matches(self, method: str, path: str) -> bool:
-        return method in self.methods and path.endswith(self.path)
+    def matches(self, method: str, path: str, kind: FaultKind, length: int | None) -> bool:
+        if kind != self.kind or method not in self.methods or not path.endswith(self.path):
+            return False
+        return kind != "drop" or (length is not None and length > self.after_bytes)
 
 
 class FaultPlan:
-    """Faults waiting to fire; each request takes at most one (first planned first)."""
+    """Faults waiting to fire; a request takes at most one of each kind (first planned first)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -44,11 +46,16 @@ class FaultPlan:
         with self._lock:
             self._faults.clear()
 
-    def take(self, method: str, path: str) -> Fault | None:
-        """The fault this request must suffer, counting it as used."""
+    def take(
+        self, method: str, path: str, kind: FaultKind, length: int | None = None
+    ) -> Fault | None:
+        """The fault of ``kind`` this request must suffer, counting it as used.
+
+        A drop fault only takes a body longer than its ``after_bytes``.
+        """
         with self._lock:
             for fault in self._faults:
-                if fault.matches(method, path):
+                if fault.matches(method, path, kind, length):
                     if fault.times is not None:
                         fault.times -= 1
                         if fault.times <= 0:

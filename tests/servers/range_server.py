@@ -71,13 +71,13 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if owner.delay > 0:
                 time.sleep(owner.delay)
-            fault = owner.faults.take(self.command, path)
-            if fault is not None and fault.kind == "status":
+            fault = owner.faults.take(self.command, path, "status")
+            if fault is not None:
                 self._send_bytes(fault.status, f"injected {fault.status}\n".encode(), {})
             elif owner.upstream is not None:
-                self._proxy(owner.upstream, fault)
+                self._proxy(owner.upstream, path)
             else:
-                self._serve_file(path, fault)
+                self._serve_file(path)
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
         finally:
@@ -99,10 +99,12 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_bytes(self, status: int, body: bytes, headers: dict[str, str]) -> None:
         self._start(status, headers, len(body))
         if self.command != "HEAD":
-            self._write(iter([body]), None)
+            self._write(iter([body]), len(body), None)
 
-    def _write(self, blocks: Iterator[bytes], fault: Fault | None) -> None:
-        limit = fault.after_bytes if fault is not None and fault.kind == "drop" else None
+    def _write(self, blocks: Iterator[bytes], length: int, path: str | None) -> None:
+        """Send the body; ``path`` given: a planned drop fault may cut it short."""
+        fault = None if path is None else self.server.owner.faults.take("GET", path, "drop", length)
+        limit = None if fault is None else fault.after_bytes
         for block in blocks:
             if limit is not None and self._sent + len(block) >= limit:
                 self.wfile.write(block[: max(0, limit - self._sent)])
@@ -117,7 +119,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         self.connection.shutdown(socket.SHUT_RDWR)
 
-    def _serve_file(self, path: str, fault: Fault | None) -> None:
+    def _serve_file(self, path: str) -> None:
         target = self.server.owner.resolve(path)
         if target is None or not target.is_file():
             self._send_bytes(404, b"not found\n", {})
@@ -141,10 +143,10 @@ class _Handler(BaseHTTPRequestHandler):
             status = 206
             headers["Content-Range"] = f"bytes {span.first}-{span.last}/{size}"
         self._start(status, headers, max(0, span.length))
-        if self.command != "HEAD" and size:
-            self._write(_file_blocks(target, span), fault)
+        if self.command == "GET" and size:
+            self._write(_file_blocks(target, span), span.length, path)
 
-    def _proxy(self, upstream: tuple[str, int], fault: Fault | None) -> None:
+    def _proxy(self, upstream: tuple[str, int], path: str) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
         headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}
@@ -159,7 +161,8 @@ class _Handler(BaseHTTPRequestHandler):
         announced = int(answer.getheader("Content-Length") or len(data))
         self._start(answer.status, kept, announced if self.command == "HEAD" else len(data))
         if self.command != "HEAD" and data:
-            self._write(iter([data[i : i + _BLOCK] for i in range(0, len(data), _BLOCK)]), fault)
+            blocks = iter([data[i : i + _BLOCK] for i in range(0, len(data), _BLOCK)])
+            self._write(blocks, len(data), path if self.command == "GET" else None)
 
 
 def _file_blocks(path: Path, span: ByteRange) -> Iterator[bytes]:

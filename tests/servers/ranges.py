@@ -49,8 +49,8 @@ def parse_range(header: str | None, size: int) -> ByteRange | None:
         return None
     first = int(first_text)
     last = int(last_text) if last_text else size - 1
-    if last < first:
-        return None
+    if last_text and last < first:
+        return None  # invalid: ignore the header
     if first >= size:
         raise Unsatisfiable(spec)
     return ByteRange(first, min(last, size - 1))
