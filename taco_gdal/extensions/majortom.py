@@ -42,8 +42,17 @@ def _labels(count: int, zero: int, plus: str, minus: str) -> list[str]:
 
 @dataclass(frozen=True)
 class _Row:
+    """Western edges of the cells of one latitude row; labels are made on demand."""
+
     lons: FloatArray
-    labels: list[str]
+    indices: IntArray
+    """Position of each kept column in the full row (columns may be filtered by longitude)."""
+    zero: int
+    """Full-row position of the column starting at longitude 0."""
+
+    def label(self, column: int) -> str:
+        offset = int(self.indices[column]) - self.zero
+        return f"{offset:04d}R" if offset >= 0 else f"{-offset:04d}L"
 
 
 @dataclass(frozen=True)
@@ -65,7 +74,7 @@ class MajorTOM(TortillaExtension):
     schema_only: bool = False
     _lats: FloatArray = field(init=False, repr=False, compare=False)
     _row_labels: list[str] = field(init=False, repr=False, compare=False)
-    _rows: list[_Row] = field(init=False, repr=False, compare=False)
+    _rows: dict[int, _Row] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.dist_km > 0:
@@ -78,26 +87,32 @@ class MajorTOM(TortillaExtension):
         keep = (lats_all >= low) & (lats_all <= high)
         lats = lats_all[keep]
         row_labels = [label for label, k in zip(labels_all, keep, strict=True) if k]
-        rows = [self._row(float(lat)) for lat in lats]
         object.__setattr__(self, "_lats", lats)
         object.__setattr__(self, "_row_labels", row_labels)
-        object.__setattr__(self, "_rows", rows)
+        object.__setattr__(self, "_rows", {})  # filled on demand: ~2000 rows at 10 km
 
-    def _row(self, lat: float) -> _Row:
+    def _row(self, index: int) -> _Row:
+        row = self._rows.get(index)
+        if row is not None:
+            return row
+        lat = float(self._lats[index])
         circumference = 2.0 * math.pi * EARTH_RADIUS_KM * math.cos(math.radians(lat))
         count = max(1, math.ceil(circumference / self.dist_km))
         lons = np.sort(np.mod(np.linspace(-180.0, 180.0, count + 1)[:-1], 360) - 180)
         hits = np.flatnonzero(lons == 0.0)
         zero = int(hits[0]) if hits.size else int(np.argmin(np.abs(lons)))
-        labels = _labels(lons.size, zero, "R", "L")
+        indices = np.arange(lons.size, dtype=np.int64)
         low, high = self.longitude_range
         if low > -180.0 or high < 180.0:
             keep = (lons >= low) & (lons <= high)
-            labels = [label for label, k in zip(labels, keep, strict=True) if k]
-            lons = lons[keep]
-        if lons.size == 0:
-            return _Row(np.array([-180.0]), ["0000R"])
-        return _Row(lons, labels)
+            lons, indices = lons[keep], indices[keep]
+        row = (
+            _Row(lons, indices, zero)
+            if lons.size
+            else _Row(np.array([-180.0]), np.array([0], dtype=np.int64), 0)
+        )
+        self._rows[index] = row
+        return row
 
     def cells(self, lats: FloatArray, lons: FloatArray) -> list[str]:
         """Codes of the cells containing each ``(lat, lon)``."""
@@ -107,11 +122,11 @@ class MajorTOM(TortillaExtension):
         prefix = f"{int(self.dist_km):04d}km"
         codes = []
         for r, lon in zip(row_index.tolist(), lons.tolist(), strict=True):
-            row = self._rows[r]
+            row = self._row(r)
             c = int(np.searchsorted(row.lons, lon, side="left")) - 1
             if c < 0:
                 c = row.lons.size - 1
-            codes.append(f"{prefix}{self.sep}{self._row_labels[r]}{self.sep}{row.labels[c]}")
+            codes.append(f"{prefix}{self.sep}{self._row_labels[r]}{self.sep}{row.label(c)}")
         return codes
 
     def cell(self, lat: float, lon: float) -> str:
