@@ -91,6 +91,18 @@ class TacoGeoDataFrame(TacoDataFrame, gpd.GeoDataFrame):  # type: ignore[misc]
     def _constructor(self) -> Any:
         return self._geodataframe_constructor_with_fallback
 
+    def __getitem__(self, key: Any) -> Any:
+        result = super().__getitem__(key)
+        if type(result) is pd.DataFrame:  # geopandas downcasts when no geometry is left
+            result.__class__ = TacoDataFrame
+            object.__setattr__(result, "_taco", self._taco)
+        return result
+
+    def __delitem__(self, key: Any) -> None:
+        super().__delitem__(key)
+        if type(self) is pd.DataFrame:  # pragma: no branch - geopandas downcast self
+            self.__class__ = TacoDataFrame
+
 
 def _crs_of(table: pa.Table, column: str) -> str | None:
     if column != ISTAC_GEOMETRY:

@@ -1,0 +1,129 @@
+"""load(): every form of every container, paths of every kind, metadata properties."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import taco_gdal.read as reader
+from taco_gdal.errors import TacoFormatError, TacoIOError, TacoValidationError
+from tests.integration.read.conftest import RefDataset
+
+
+def test_detects_format(ref: RefDataset) -> None:
+    ds = reader.load(ref.path)
+    expected = "tacocat" if ref.format.startswith("tacocat") else ref.format
+    assert ds.format == expected
+    assert ds.max_depth == ref.depth
+
+
+def test_collection_properties(ref: RefDataset) -> None:
+    ds = reader.load(ref.path)
+    assert ds.id == f"ref_{ref.shape}"
+    assert ds.version == "0.1.0"
+    assert ds.description == f"reference-writer dataset, shape {ref.shape}"
+    assert ds.title == f"Reference {ref.shape}"
+    assert ds.tasks == ["classification"]
+    assert ds.licenses == ["CC-BY-4.0"]
+    assert ds.keywords == ["reference", ref.shape]
+    assert ds.providers[0]["name"] == "taco_gdal tests"
+    assert ds.curators == []
+    assert ds.pit_schema["root"]["type"] == ("FILE" if ref.shape == "flat" else "FOLDER")
+    assert set(ds.field_schema) == {f"level{k}" for k in range(ref.depth + 1)}
+    assert ds.extent is not None and len(ds.extent["spatial"]) == 4
+    assert ds.collection["id"] == ds.id
+    ds.collection["id"] = "changed"  # a copy
+    assert ds.id == f"ref_{ref.shape}"
+
+
+def test_accepts_str_path_and_vsi(reference: Callable[[str, str], RefDataset]) -> None:
+    zipped = reference("2level", "zip").path
+    for given in (zipped, str(zipped), f"file://{zipped}", str(zipped)):
+        assert len(reader.load(given).data) == 3
+    relative = reader.load(
+        Path(zipped).relative_to(Path.cwd()) if zipped.is_relative_to(Path.cwd()) else zipped
+    )
+    assert len(relative.data) == 3
+
+
+def test_zip_detected_by_content_without_suffix(
+    reference: Callable[[str, str], RefDataset], tmp_path: Path
+) -> None:
+    renamed = tmp_path / "dataset.bin"
+    renamed.write_bytes(reference("flat", "zip").path.read_bytes())
+    ds = reader.load(renamed)
+    assert ds.format == "zip"
+    assert ds.data["internal:gdal_vsi"][0].endswith(f",{renamed}")
+
+
+def test_binary_tacocat_detected_by_content(
+    reference: Callable[[str, str], RefDataset], tmp_path: Path
+) -> None:
+    binary = reference("2level", "tacocat-binary").path
+    renamed = binary.parent / "catalog.bin"
+    renamed.write_bytes(binary.read_bytes())
+    ds = reader.load(renamed)
+    assert ds.format == "tacocat"
+    assert len(ds.data) == 3
+
+
+def test_list_is_concatenated(reference: Callable[[str, str], RefDataset]) -> None:
+    path = reference("2level", "zip").path
+    both = reader.load([path, path])
+    assert len(both.data) == 6
+    assert reader.load([path]).format == "zip"
+
+
+def test_empty_list_raises() -> None:
+    with pytest.raises(TacoValidationError, match="non-empty list"):
+        reader.load([])
+
+
+def test_missing_path_raises(tmp_path: Path) -> None:
+    with pytest.raises(TacoIOError, match="no such file or folder"):
+        reader.load(tmp_path / "nothing.here")
+
+
+def test_not_a_taco(tmp_path: Path) -> None:
+    (tmp_path / "x.txt").write_text("hello")
+    with pytest.raises(TacoFormatError, match="not a TACO dataset"):
+        reader.load(tmp_path / "x.txt")
+    with pytest.raises(TacoFormatError, match="found a folder"):
+        reader.load(tmp_path)
+
+
+def test_base_path_only_for_tacocat(reference: Callable[[str, str], RefDataset]) -> None:
+    with pytest.raises(TacoValidationError, match="TACOCAT"):
+        reader.load(reference("flat", "zip").path, base_path="/tmp")
+
+
+def test_base_path_moves_the_zips(
+    reference: Callable[[str, str], RefDataset], tmp_path: Path
+) -> None:
+    cat = reference("2level", "tacocat")
+    index = tmp_path / "index"
+    (index / ".tacocat").mkdir(parents=True)
+    for item in (cat.path / ".tacocat").iterdir():
+        (index / ".tacocat" / item.name).write_bytes(item.read_bytes())
+    ds = reader.load(index / ".tacocat", base_path=cat.path)
+    vsi = ds.data["internal:gdal_vsi"].tolist()
+    assert all(v.startswith("/vsisubfile/") and f",{cat.path}/" in v for v in vsi)
+    with pytest.raises(TacoIOError, match="source ZIP"):
+        reader.load(index / ".tacocat")
+
+
+def test_repr_and_html(reference: Callable[[str, str], RefDataset]) -> None:
+    ds = reader.load(reference("3level", "zip").path).filter_bbox(0, -90, 180, 90)
+    text = repr(ds)
+    assert "ref_3level" in text and "level2" in text and "filter_bbox" in text
+    page = ds._repr_html_()
+    assert page.startswith("<style>") and "ref_3level" in page and "<li>" in page
+    assert "<script" not in page
+
+
+def test_collection_json_is_what_was_written(reference: Callable[[str, str], RefDataset]) -> None:
+    folder = reference("flat", "folder").path
+    assert reader.load(folder).collection == json.loads((folder / "COLLECTION.json").read_text())
