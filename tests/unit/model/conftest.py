@@ -1,4 +1,4 @@
-"""Fixtures of the data-model tests: one small file every sample can point to, and a Taco factory."""
+"""Fixtures of the data-model tests: a small file samples can point to, a Taco factory."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from taco_gdal.model import Sample, Taco, Tortilla
+from taco_gdal.model import Taco, Tortilla
 
 COLLECTION: dict[str, Any] = {
     "id": "demo",

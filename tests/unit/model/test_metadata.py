@@ -11,7 +11,6 @@ import pyarrow as pa
 import pytest
 
 from taco_gdal.model import MetadataPackage, Sample, Taco, Tortilla, collection_json_bytes
-from tests.unit.model._trees import tree
 
 MakeTaco = Callable[..., Taco]
 

@@ -30,7 +30,7 @@ def flat(blob: Path) -> Tortilla:
 
 @pytest.mark.parametrize("bad", ["Demo", "demo set", "démo", "", "a.b", 3])
 def test_dataset_id_rule(flat: Tortilla, make_taco: MakeTaco, bad: object) -> None:
-    with pytest.raises(TacoValidationError, match="^id: expected lowercase"):
+    with pytest.raises(TacoValidationError, match=r"^id: expected lowercase"):
         make_taco(flat, id=bad)
 
 
