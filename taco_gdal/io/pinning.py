@@ -121,8 +121,10 @@ def _changed(pin: Pin, size: int, etag: str | None) -> TacoChangedError:
 def verify(path: str, expected: Pin | None = None, registry: PinRegistry = pins) -> Pin | None:
     """Check that the remote container of ``path`` is the one that was pinned.
 
-    The first call for a container records its pin; later calls compare with it
-    (or with ``expected``).  Local files are not pinned (``None`` is returned).
+    The first call for a container records its pin (with the ETag, except when
+    GDAL already knew the size: then the pin is taken from GDAL's cache, size
+    only, without a request); later calls compare with it (or with
+    ``expected``).  Local files are not pinned (``None`` is returned).
 
     Raises:
         TacoChangedError: the size or the ETag differs from the pin.
@@ -132,9 +134,11 @@ def verify(path: str, expected: Pin | None = None, registry: PinRegistry = pins)
     if not is_remote(container):
         return None
     pin = expected if expected is not None else registry.get(container)
-    if pin is None:
-        return registry.record(fetch_pin(container))
     size = _cached_size(container)
+    if pin is None:
+        if size is not None:  # GDAL has asked the server already: pin what it knows, for free
+            return registry.record(Pin(container, size, None))
+        return registry.record(fetch_pin(container))
     if size is not None:  # GDAL still trusts its cached size: compare that, no request
         if size != pin.size:
             raise _changed(pin, size, None)
