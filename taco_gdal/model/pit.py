@@ -148,12 +148,42 @@ def _pattern(n: int, group: pa.Table) -> dict[str, Any]:
     return {"n": n, "type": group.column(TYPE).to_pylist(), "id": group.column(ID).to_pylist()}
 
 
+def _folder_ids(patterns: list[dict[str, Any]]) -> list[str]:
+    """FOLDER ids of ``patterns``, in order, each once."""
+    found: dict[str, None] = {}
+    for pattern in patterns:
+        for child_id, kind in zip(pattern["id"], pattern["type"], strict=True):
+            if kind == FOLDER:
+                found.setdefault(child_id)
+    return list(found)
+
+
+def _patterns(table: pa.Table, parents: pa.Table, folder_ids: list[str]) -> list[dict[str, Any]]:
+    """One pattern per folder id: all rows of ``table`` under parents with that id."""
+    patterns = []
+    for folder_id in folder_ids:
+        matching = parents.filter(pc.equal(parents.column(ID), folder_id))
+        if matching.num_rows == 0:
+            continue
+        mask = pc.is_in(table.column(PARENT_ID), value_set=matching.column(CURRENT_ID))
+        children = table.filter(mask)
+        if children.num_rows:
+            patterns.append(_pattern(children.num_rows, _canonical_group(children)))
+    return patterns
+
+
 def pit_schema(tables: list[pa.Table]) -> dict[str, Any]:
     """``taco:pit_schema`` of the level tables, the reference writer's algorithm.
 
     ``{"root": {"n", "type"}, "shape": [n0, max children per level...],
     "hierarchy": {"1": [pattern], "2": [one pattern per FOLDER id of hierarchy
     "1"'s pattern], ...}}``; a pattern is ``{"n": rows, "type": [...], "id": [...]}``.
+
+    Like the reference, depth ``d >= 2`` follows only the FOLDER ids of the
+    *first* pattern of depth ``d-1``.  Where that first pattern has no FOLDER
+    but the level has rows (a deeper branch under a later pattern), the
+    reference would drop depth ``d`` and readers would not see the level; here
+    the FOLDER ids of all depth ``d-1`` patterns are used instead.
 
     Example:
         >>> t = pa.table({"id": ["a"], "type": ["FILE"]})
@@ -172,18 +202,10 @@ def pit_schema(tables: list[pa.Table]) -> dict[str, Any]:
         if depth == 1:
             hierarchy["1"] = [_pattern(table.num_rows, _canonical_group(table))]
             continue
-        previous = hierarchy.get(str(depth - 1), [{}])[0]
-        patterns = []
-        for child_id, kind in zip(previous.get("id", []), previous.get("type", []), strict=True):
-            if kind != FOLDER:
-                continue
-            matching = parents.filter(pc.equal(parents.column(ID), child_id))
-            if matching.num_rows == 0:
-                continue
-            mask = pc.is_in(table.column(PARENT_ID), value_set=matching.column(CURRENT_ID))
-            children = table.filter(mask)
-            if children.num_rows:
-                patterns.append(_pattern(children.num_rows, _canonical_group(children)))
+        previous = hierarchy.get(str(depth - 1), [])
+        patterns = _patterns(table, parents, _folder_ids(previous[:1]))
+        if not patterns:  # the first pattern has no folders, yet this level has rows
+            patterns = _patterns(table, parents, _folder_ids(previous))
         if patterns:
             hierarchy[str(depth)] = patterns
     return {"root": root, "shape": shape, "hierarchy": hierarchy}

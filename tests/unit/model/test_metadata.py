@@ -11,6 +11,7 @@ import pyarrow as pa
 import pytest
 
 from taco_gdal.model import MetadataPackage, Sample, Taco, Tortilla, collection_json_bytes
+from tests.unit.model._trees import tree
 
 MakeTaco = Callable[..., Taco]
 
@@ -211,3 +212,18 @@ def test_same_rows_and_pit_schema_as_tacotoolbox(blob: Path, make_taco: MakeTaco
         assert sorted((n, t) for n, t, _ in fields) == sorted(
             (n, t) for n, t, _ in ref_fields[level]
         )
+
+
+def test_pit_schema_keeps_a_level_the_first_pattern_does_not_reach(
+    blob: Path, make_taco: MakeTaco
+) -> None:
+    shape = [("a", ["x"]), ("b", [("y", ["z"])])]  # depth 3 only under 'b'
+    root = tree(blob, [("r0", shape), ("r1", shape)])
+    pit = make_taco(root).metadata().collection["taco:pit_schema"]
+    assert pit["shape"] == [2, 2, 1, 1]
+    assert pit["hierarchy"]["2"] == [
+        {"n": 2, "type": ["FILE"], "id": ["x"]},
+        {"n": 2, "type": ["FOLDER"], "id": ["y"]},
+    ]
+    # tacotoolbox 0.26.9 follows only hierarchy["2"][0] (no FOLDER) and drops depth 3
+    assert pit["hierarchy"]["3"] == [{"n": 2, "type": ["FILE"], "id": ["z"]}]
