@@ -286,4 +286,6 @@ def concat(
         session,
         _collection(datasets, [ds.path for ds in datasets], levels),
         format=formats.pop() if len(formats) == 1 else "mixed",
+        # __meta__ files list every child; the concatenated levels hold the survivors
+        level_views={level: f"level{level}" for level in range(1, len(levels))},
     )

@@ -34,7 +34,7 @@ import rasterio
 from rasterio.transform import from_origin
 
 from taco_gdal.format.header import HeaderEntry
-from taco_gdal.format.names import COLLECTION_FILE, TACOCAT_DIR, TACOCAT_FILE, level_file
+from taco_gdal.format.names import COLLECTION_FILE, TACOCAT_DIR, TACOCAT_FILE
 from taco_gdal.format.tacocat import TACOCAT_HEADER_SIZE, TacoCatHeader
 
 T0 = datetime(2023, 1, 1)
