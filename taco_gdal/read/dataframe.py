@@ -98,10 +98,10 @@ class TacoGeoDataFrame(TacoDataFrame, gpd.GeoDataFrame):  # type: ignore[misc]
             object.__setattr__(result, "_taco", self._taco)
         return result
 
-    def __delitem__(self, key: Any) -> None:
+    def __delitem__(self, key: Any) -> None:  # type: ignore[misc]
         super().__delitem__(key)
         if type(self) is pd.DataFrame:  # pragma: no branch - geopandas downcast self
-            self.__class__ = TacoDataFrame
+            self.__class__ = TacoDataFrame  # type: ignore[assignment]
 
 
 def _crs_of(table: pa.Table, column: str) -> str | None:

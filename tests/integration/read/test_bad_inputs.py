@@ -108,10 +108,10 @@ def test_folder_parquet_without_id(reference: Reference, tmp_path: Path) -> None
 def test_not_parquet_and_not_json(reference: Reference, tmp_path: Path) -> None:
     folder = _copy(reference("flat", "folder").path, tmp_path / "copy")
     (folder / "METADATA" / "level0.parquet").write_bytes(b"not parquet at all")
-    with pytest.raises(TacoFormatError, match="level0.parquet: expected a parquet file"):
+    with pytest.raises(TacoFormatError, match=r"level0\.parquet: expected a parquet file"):
         reader.load(folder)
     (folder / "COLLECTION.json").write_text("{broken")
-    with pytest.raises(TacoFormatError, match="COLLECTION.json: expected UTF-8 JSON"):
+    with pytest.raises(TacoFormatError, match=r"COLLECTION\.json: expected UTF-8 JSON"):
         reader.load(folder)
 
 
@@ -153,7 +153,7 @@ def test_binary_tacocat_truncated(reference: Reference, tmp_path: Path) -> None:
     folder = _copy(ref.path.parent, tmp_path / "cat")
     target = folder / "__TACOCAT__"
     target.write_bytes(data[: header.collection.offset + 3])
-    with pytest.raises(TacoFormatError, match="COLLECTION.json.*only"):
+    with pytest.raises(TacoFormatError, match=r"COLLECTION\.json.*only"):
         reader.load(target)
 
 

@@ -73,7 +73,7 @@ def test_column_modes(reference: Reference) -> None:
         filled = reader.concat([ds, fewer], column_mode="fill_missing")
     scores = filled.data["score"]
     assert scores.iloc[:5].notna().all() and scores.iloc[5:].isna().all()
-    with pytest.raises(TacoSchemaError, match="strict.*Only in some.*score.*Common to all"):
+    with pytest.raises(TacoSchemaError, match=r"strict.*Only in some.*score.*Common to all"):
         reader.concat([ds, fewer], column_mode="strict")
     same = reader.concat([ds, ds], column_mode="strict")
     assert len(same.data) == 10

@@ -80,7 +80,7 @@ def test_position_out_of_range(ref: RefDataset) -> None:
 
 def test_bad_key_type(reference: Callable[[str, str], RefDataset]) -> None:
     data = reader.load(reference("flat", "zip").path).data
-    with pytest.raises(TacoNavigationError, match="position .int. or an id .str."):
+    with pytest.raises(TacoNavigationError, match=r"position \(int\) or an id \(str\)"):
         data.read(1.5)  # type: ignore[arg-type]
 
 
