@@ -8,6 +8,7 @@ field; level tables are built column by column from those values with one
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any, Final
 
 import pyarrow as pa
@@ -16,6 +17,7 @@ from taco_gdal.errors import TacoSchemaError
 
 __all__ = ["column_from_values", "infer_type", "is_null_type", "type_name"]
 
+_NAIVE_TIMESTAMP: Final = pa.timestamp("us")
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
 
@@ -29,12 +31,11 @@ _FAST_TYPES: Final[dict[type, pa.DataType]] = {
 }
 
 
-def infer_type(value: Any, where: str = "") -> pa.DataType:
+def infer_type(value: Any) -> pa.DataType:
     """The Arrow type pyarrow infers for one Python value.
 
     Args:
         value: any value ``pa.array`` accepts (scalars, lists, dicts, datetimes, numpy values).
-        where: context for the error message (sample and field).
 
     Raises:
         TacoSchemaError: pyarrow cannot represent the value.
@@ -53,13 +54,15 @@ def infer_type(value: Any, where: str = "") -> pa.DataType:
         return pa.int64()
     if value is None:
         return pa.null()
+    if kind is datetime and value.tzinfo is None:
+        return _NAIVE_TIMESTAMP
     if isinstance(value, pa.Scalar):
         return value.type
     try:
         return pa.array([value]).type
     except (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, TypeError) as exc:
         raise TacoSchemaError(
-            f"{where}: expected a value Arrow can store, found {kind.__name__} {value!r}: {exc}"
+            f"expected a value Arrow can store, found {kind.__name__} {value!r}: {exc}"
         ) from exc
 
 

@@ -34,6 +34,9 @@ __all__ = ["Sample", "SampleTypeArg"]
 SampleTypeArg = Literal["auto", "FILE", "FOLDER"]
 
 _CORE_FIELDS: Final = (ID, TYPE, PATH)
+_CHECKED_KEYS: set[str] = set()
+"""Keys already known to be valid: the same few keys repeat over 100k samples."""
+_CHECKED_KEYS_MAX: Final = 10_000
 
 
 def _remove_file(path: str) -> None:
@@ -126,22 +129,23 @@ class Sample:
         return f"sample {self.id!r}"
 
     def _attach(self, path: object, temp_dir: str | os.PathLike[str] | None) -> str:
-        from taco_gdal.model.tortilla import Tortilla
-
-        if isinstance(path, Tortilla):
-            path._freeze()
-            self._tortilla = path
-            self._size = path.size
-            return FOLDER
-        if isinstance(path, bytes | bytearray | memoryview):
-            self._path = self._write_temp(bytes(path), temp_dir)
-            self._size = len(path)
-            return FILE
         if isinstance(path, str | os.PathLike):
             text = os.fspath(path)
             if isinstance(text, str):
                 self._path, self._size = self._locate(text)
                 return FILE
+        elif isinstance(path, bytes | bytearray | memoryview):
+            self._path = self._write_temp(bytes(path), temp_dir)
+            self._size = len(path)
+            return FILE
+        else:
+            from taco_gdal.model.tortilla import Tortilla  # circular: Tortilla holds Samples
+
+            if isinstance(path, Tortilla):
+                path._freeze()
+                self._tortilla = path
+                self._size = path.size
+                return FOLDER
         raise TacoValidationError(
             f"{self._where()}: path must be a str, os.PathLike, bytes or Tortilla, "
             f"found {type(path).__name__}"
@@ -149,12 +153,15 @@ class Sample:
 
     def _locate(self, text: str) -> tuple[str, int]:
         """GDAL-usable path and size of a local or remote file; raises if unreachable."""
-        gdal_path = to_vsi(text)
-        if gdal_path.startswith("/vsi"):
-            try:
-                return gdal_path, file_size(gdal_path)
-            except TacoIOError as exc:
-                raise TacoIOError(f"{self._where()}: path {text!r}: {exc}") from exc
+        if text.startswith("/vsi") or "://" in text:
+            gdal_path = to_vsi(text)
+            if gdal_path.startswith("/vsi"):
+                try:
+                    return gdal_path, file_size(gdal_path)
+                except TacoIOError as exc:
+                    raise TacoIOError(f"{self._where()}: path {text!r}: {exc}") from exc
+        else:
+            gdal_path = os.path.abspath(os.path.expanduser(text) if text[:1] == "~" else text)
         try:
             info = os.stat(gdal_path)
         except OSError as exc:
@@ -277,27 +284,33 @@ class Sample:
         types: Mapping[str, pa.DataType] | None,
         descriptions: Mapping[str, str] | None = None,
     ) -> None:
-        where = self._where()
-        resolved: dict[str, tuple[Any, pa.DataType]] = {}
+        current = self._values
+        resolved: list[tuple[str, Any, pa.DataType]] = []
         for key, value in values.items():
-            check_key(key, where)
-            if key in self._values:
+            if key not in _CHECKED_KEYS:
+                check_key(key, self._where())
+                if len(_CHECKED_KEYS) < _CHECKED_KEYS_MAX:
+                    _CHECKED_KEYS.add(key)
+            if key in current:
                 raise TacoSchemaError(
-                    f"{where}: field {key!r} already exists (type {self._types[key]}); "
+                    f"{self._where()}: field {key!r} already exists (type {self._types[key]}); "
                     "pop() it first to replace it"
                 )
             if isinstance(value, pa.Scalar):
-                resolved[key] = (value.as_py(), value.type)
+                resolved.append((key, value.as_py(), value.type))
             elif types is not None:
-                resolved[key] = (value, types[key])
+                resolved.append((key, value, types[key]))
             else:
-                resolved[key] = (value, infer_type(value, f"{where}, field {key!r}"))
-        for key, (value, data_type) in resolved.items():
-            self._values[key] = value
+                try:
+                    resolved.append((key, value, infer_type(value)))
+                except TacoSchemaError as exc:
+                    raise TacoSchemaError(f"{self._where()}, field {key!r}: {exc}") from exc
+        for key, value, data_type in resolved:
+            current[key] = value
             self._types[key] = data_type
         if descriptions:
             merged = dict(self._descriptions or {})
-            merged.update({k: v for k, v in descriptions.items() if k in resolved})
+            merged.update({k: v for k, v in descriptions.items() if k in values})
             self._descriptions = merged
 
     def _add_table(self, table: pa.Table, descriptions: Mapping[str, str] | None) -> None:
