@@ -70,7 +70,11 @@ def parquet_options(
         >>> parquet_options(LEVEL_OPTIONS, {"compression_level": 3})["compression_level"]
         3
     """
-    merged = {**defaults, **{k: v for k, v in (overrides or {}).items() if k not in _IGNORED}}
+    given = {k: v for k, v in (overrides or {}).items() if k not in _IGNORED}
+    merged = dict(defaults)
+    if "compression" in given and "compression_level" not in given:
+        merged.pop("compression_level", None)  # the default level belongs to zstd
+    merged.update(given)
     if not supports_cdc():
         merged.pop(CDC_OPTION, None)
     known = _write_table_parameters()
@@ -80,6 +84,10 @@ def parquet_options(
             f"unknown parquet option(s) {unknown}: expected keywords of pyarrow.parquet."
             f"write_table such as compression, compression_level, row_group_size"
         )
+    try:
+        parquet_bytes(pa.table({"probe": [1]}), merged)
+    except (pa.ArrowException, TypeError, ValueError) as exc:
+        raise TacoValidationError(f"invalid parquet options {given}: {exc}") from exc
     return merged
 
 

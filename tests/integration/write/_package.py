@@ -7,14 +7,14 @@ FOLDER.
 
 from __future__ import annotations
 
-from typing import Any, Union
+from typing import Any
 
 import pyarrow as pa
 
 from taco_gdal.format import names
 from taco_gdal.model.package import MetadataPackage
 
-Node = tuple[str, Union[str, None, list["Node"]]]
+Node = tuple[str, "str | list[Node] | None"]
 
 
 def _collection(levels: list[pa.Table]) -> dict[str, Any]:
