@@ -7,7 +7,12 @@ objects survive beyond the ``Sample`` objects the user made.
 Level tables (``levels[i]``), columns in this order:
 
 * ``id`` (string), ``type`` (string, ``FILE``/``FOLDER``)
-* the user and extension columns of that level, in their schema order
+* the user and extension columns of that level, in their schema order:
+  insertion order (sample fields in the order they were added, then tortilla
+  extension columns), taken from the first tortilla of the level, at *every*
+  level.  tacotoolbox 0.26.9 sorts level-1+ columns alphabetically; taco_gdal
+  does not, so a dataset reads back in the order it was described (readers
+  select columns by name, so both orders load in either reader).
 * ``internal:current_id`` (int64, 0..n-1, row position in the level)
 * ``internal:parent_id`` (int64; level 0: equal to current_id; level k>0: the
   parent's ``internal:current_id`` in level k-1)
