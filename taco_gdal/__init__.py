@@ -6,6 +6,8 @@ that ``rasterio.open``, ``gdal.Open`` and QGIS read without extraction.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from taco_gdal._log import verbose
 from taco_gdal.env import Env
 from taco_gdal.errors import (
@@ -22,11 +24,70 @@ from taco_gdal.errors import (
     TacoWarning,
 )
 
+if TYPE_CHECKING:
+    from taco_gdal import extensions
+    from taco_gdal.model import Curator, Extent, Provider, Sample, Taco, Tortilla
+    from taco_gdal.read import TacoDataFrame, TacoDataset, concat, load
+    from taco_gdal.write import (
+        create,
+        create_tacocat,
+        create_tacollection,
+        export,
+        folder2zip,
+        zip2folder,
+    )
+
 __version__ = "0.1.0"
 
+# Heavier entry points (pyarrow, DuckDB, geopandas) load on first use, so that
+# ``import taco_gdal`` stays cheap and import cycles cannot form.
+_LAZY = {
+    "Sample": "taco_gdal.model",
+    "Tortilla": "taco_gdal.model",
+    "Taco": "taco_gdal.model",
+    "Provider": "taco_gdal.model",
+    "Curator": "taco_gdal.model",
+    "Extent": "taco_gdal.model",
+    "create": "taco_gdal.write",
+    "create_tacocat": "taco_gdal.write",
+    "create_tacollection": "taco_gdal.write",
+    "export": "taco_gdal.write",
+    "folder2zip": "taco_gdal.write",
+    "zip2folder": "taco_gdal.write",
+    "load": "taco_gdal.read",
+    "concat": "taco_gdal.read",
+    "TacoDataset": "taco_gdal.read",
+    "TacoDataFrame": "taco_gdal.read",
+    "extensions": "taco_gdal.extensions",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'taco_gdal' has no attribute {name!r}")
+    import importlib
+
+    module = importlib.import_module(module_name)
+    value = module if module_name.endswith(name) else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
 __all__ = [
+    "Curator",
     "Env",
+    "Extent",
+    "Provider",
+    "Sample",
+    "Taco",
     "TacoChangedError",
+    "TacoDataFrame",
+    "TacoDataset",
     "TacoError",
     "TacoExistsError",
     "TacoFormatError",
@@ -37,6 +98,16 @@ __all__ = [
     "TacoSchemaError",
     "TacoValidationError",
     "TacoWarning",
+    "Tortilla",
     "__version__",
+    "concat",
+    "create",
+    "create_tacocat",
+    "create_tacollection",
+    "export",
+    "extensions",
+    "folder2zip",
+    "load",
     "verbose",
+    "zip2folder",
 ]
