@@ -8,6 +8,7 @@ Example:
 from __future__ import annotations
 
 from taco_gdal.write._size import parse_size
+from taco_gdal.write.convert import folder2zip, zip2folder
 from taco_gdal.write.create import create
 from taco_gdal.write.folder_container import write_folder
 from taco_gdal.write.tacocat import create_tacocat
@@ -18,7 +19,9 @@ __all__ = [
     "create",
     "create_tacocat",
     "create_tacollection",
+    "folder2zip",
     "parse_size",
     "write_folder",
     "write_zip",
+    "zip2folder",
 ]

@@ -155,7 +155,8 @@ def create_tacocat(
         raise TacoValidationError(f"TACOCAT inputs need distinct file names, got {names}")
     targets = [folder / TACOCAT_DIR, folder / TACOCAT_FILE]
     for target in targets:
-        check_target(target, overwrite)
+        if folder.is_dir():
+            check_target(target, overwrite)
     options = parquet_options(TACOCAT_OPTIONS, parquet_kwargs)
     with progress_bar(len(paths), "reading metadata", quiet, unit="file") as bar:
         metas = []
@@ -169,6 +170,7 @@ def create_tacocat(
     blobs = [parquet_bytes(t, options) for t in levels]
     blobs.append(collection_bytes(merge_collections(collections, names)))
     log.info("writing TACOCAT of %d ZIPs into %s", len(paths), folder)
+    folder.mkdir(parents=True, exist_ok=True)
     with atomic_directory(targets[0], overwrite) as staging:
         for level, blob in enumerate(blobs[:-1]):
             (staging / level_file(level)).write_bytes(blob)
