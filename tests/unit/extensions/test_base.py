@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pyarrow as pa
 import pytest
 
@@ -11,7 +13,7 @@ from taco_gdal.model import Sample, Tortilla
 
 
 class _Ext(SampleExtension):
-    def __init__(self, result: object, schema_only: bool = False) -> None:
+    def __init__(self, result: Any, schema_only: bool = False) -> None:
         self.result, self.schema_only = result, schema_only
 
     def get_schema(self) -> dict[str, pa.DataType]:
@@ -19,7 +21,7 @@ class _Ext(SampleExtension):
 
     def _compute(self, sample: Sample) -> pa.Table:
         assert not self.schema_only
-        return self.result  # type: ignore[return-value]
+        return self.result
 
 
 def test_result_is_cast_to_the_declared_types() -> None:

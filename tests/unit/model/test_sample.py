@@ -8,6 +8,7 @@ import os
 import weakref
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -21,6 +22,8 @@ from taco_gdal.errors import (
 )
 from taco_gdal.extensions import SampleExtension, Split
 from taco_gdal.model import Sample, Tortilla
+
+STAC_CRS: dict[str, Any] = {"stac:crs": "EPSG:4326"}
 
 # --- paths --------------------------------------------------------------------------------
 
@@ -170,7 +173,7 @@ def test_keyword_metadata_types_inferred(blob: Path) -> None:
         shape=[1, 2],
         when=datetime(2024, 1, 1),
         none=None,
-        **{"stac:crs": "EPSG:4326"},
+        **STAC_CRS,
     )
     types = dict(zip(sample.schema.names, sample.schema.types, strict=True))
     assert types == {
@@ -202,7 +205,8 @@ def test_invalid_or_reserved_keys(blob: Path, key: str) -> None:
         Sample("a", blob).extend_with({key: 1})
     if key not in ("id", "type", "path"):  # those names are Sample() parameters
         with pytest.raises(TacoValidationError, match="key"):
-            Sample("a", blob, **{key: 1})
+            kwargs: dict[str, Any] = {key: 1}
+            Sample("a", blob, **kwargs)
 
 
 def test_unrepresentable_value(blob: Path) -> None:
