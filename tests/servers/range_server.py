@@ -19,6 +19,7 @@ import http.client
 import os
 import posixpath
 import socket
+import ssl
 import threading
 import time
 import urllib.parse
@@ -41,6 +42,7 @@ _HOP_BY_HOP = frozenset(
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # else small last segments wait for delayed ACKs (40 ms)
     server: _Server
 
     def log_message(self, format: str, *args: object) -> None:  # the RequestLog is the log
@@ -205,26 +207,40 @@ class RangeServer:
         self.log = RequestLog()
         self.faults = FaultPlan()
         self._server: _Server | None = None
-        self._thread: threading.Thread | None = None
+        self._tls_server: _Server | None = None
+        self._threads: list[threading.Thread] = []
 
     # --- lifecycle ------------------------------------------------------------
-    def start(self) -> RangeServer:
+    def _listen(self, context: ssl.SSLContext | None) -> _Server:
         server = _Server((HOST, 0), _Handler)
         server.owner = self
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, name="range-server")
-        self._thread.daemon = True
-        self._thread.start()
+        if context is not None:
+            server.socket = context.wrap_socket(server.socket, server_side=True)
+        thread = threading.Thread(target=server.serve_forever, name="range-server", daemon=True)
+        thread.start()
+        self._threads.append(thread)
+        return server
+
+    def start(self) -> RangeServer:
+        self._server = self._listen(None)
         return self
 
+    def start_tls(self, cert: str | os.PathLike[str], key: str | os.PathLike[str]) -> str:
+        """Also listen with TLS (same files, log, delay and faults); return the https URL."""
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        self._tls_server = self._listen(context)
+        return f"https://{HOST}:{self._tls_server.server_address[1]}"
+
     def stop(self) -> None:
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=10)
-            self._thread = None
+        for server in (self._server, self._tls_server):
+            if server is not None:
+                server.shutdown()
+                server.server_close()
+        self._server = self._tls_server = None
+        for thread in self._threads:
+            thread.join(timeout=10)
+        self._threads.clear()
 
     def __enter__(self) -> RangeServer:
         return self.start()
