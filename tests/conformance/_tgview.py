@@ -1,0 +1,96 @@
+"""Bring taco_gdal's reading into the canonical view of ``_refdump``.
+
+taco_gdal's ``TacoDataFrame`` is a pandas (or geopandas) frame: WKB columns
+hold shapely geometries, list columns numpy arrays, timestamps
+``pd.Timestamp``.  ``frame_rows`` turns those back into the plain Python values
+pyarrow's ``to_pylist`` gives for the same Parquet column (WKB bytes,
+lists, ``datetime``), so both readers meet in one form.  Sample bytes are read
+through GDAL (``VSIFOpenL``), the way every taco_gdal user reads them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import shapely
+
+from taco_gdal.io.vsi import read_all
+from tests.conformance import _refdump
+
+__all__ = ["dump", "frame_rows", "gdal_bytes", "level_rows"]
+
+
+def _plain(value: Any) -> Any:
+    if value is None or value is pd.NaT or value is pd.NA:
+        return None
+    if isinstance(value, shapely.Geometry):
+        return shapely.to_wkb(value)
+    if isinstance(value, pd.Timestamp):
+        return value.to_pydatetime()
+    if isinstance(value, np.datetime64):
+        return None if np.isnat(value) else pd.Timestamp(value).to_pydatetime()
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()]
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dt.datetime | bytes | str | int | float | bool):
+        return value
+    return value
+
+
+def frame_rows(frame: Any) -> tuple[list[str], list[dict[str, Any]]]:
+    """Column names and rows (plain Python values) of a taco_gdal TacoDataFrame."""
+    if not isinstance(frame, pd.DataFrame):
+        return _refdump.arrow_frame_rows(frame)
+    names = [str(c) for c in frame.columns]
+    rows = [
+        {name: _plain(value) for name, value in zip(names, record, strict=True)}
+        for record in frame.itertuples(index=False, name=None)
+    ]
+    return names, rows
+
+
+def gdal_bytes(path: str) -> bytes:
+    """All bytes of a GDAL path (``/vsisubfile/...``, a local path, ...), via VSIFOpenL."""
+    return read_all(path)
+
+
+def dump(ds: Any, filters: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """``_refdump.dump`` for a taco_gdal TacoDataset (bytes read through GDAL)."""
+    return _refdump.dump(ds, gdal_bytes, filters, strict=True, frame_rows=frame_rows)
+
+
+def level_rows(ds: Any, level: int) -> list[dict[str, Any]]:
+    """The consolidated rows of ``level`` as taco_gdal shows them, with their bytes.
+
+    Each row: ``id``, ``type``, ``values`` (user columns) and, for FILE rows,
+    ``sha256``/``size`` of the bytes behind ``internal:gdal_vsi``: the same
+    shape as ``_refdump.consolidated_from_tree`` gives from navigation.
+    """
+    import hashlib
+
+    names, rows = frame_rows(ds.sql(f"SELECT * FROM level{level}").data)
+    user = [c for c in names if not c.startswith("internal:") and c not in ("id", "type")]
+    out = []
+    for row in rows:
+        if str(row["id"]).startswith(_refdump.PADDING_PREFIX):
+            continue
+        item: dict[str, Any] = {
+            "id": row["id"],
+            "type": row["type"],
+            "values": {c: _refdump.jsonable(row[c]) for c in user},
+        }
+        if row["type"] == "FILE":
+            data = gdal_bytes(row[_refdump.GDAL_VSI])
+            item["sha256"] = hashlib.sha256(data).hexdigest()
+            item["size"] = len(data)
+        out.append(item)
+    return out
