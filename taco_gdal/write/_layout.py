@@ -53,13 +53,15 @@ def check_relative_path(path: str, where: str) -> str:
         >>> check_relative_path("tile0/s1/b0", "level2 row 0")
         'tile0/s1/b0'
     """
-    parts = path.rstrip("/").split("/")
+    inner = "/" + path.rstrip("/") + "/"
     bad = (
         not path
-        or path.startswith("/")
+        or path[0] == "/"
         or "\\" in path
         or "\x00" in path
-        or any(part in ("", ".", "..") for part in parts)
+        or "//" in inner
+        or "/./" in inner
+        or "/../" in inner
     )
     if bad:
         raise TacoFormatError(

@@ -19,7 +19,7 @@ from taco_gdal.write._size import parse_size
 from taco_gdal.write._sources import is_zip_path
 from taco_gdal.write.folder_container import check_folder_name, write_folder
 from taco_gdal.write.tacocat import create_tacocat
-from taco_gdal.write.zip_container import write_zip
+from taco_gdal.write.zip_container import write_layout, write_zip
 
 __all__ = ["OutputFormat", "create", "resolve_format"]
 
@@ -152,19 +152,19 @@ def _write_parts(
 ) -> list[Path]:
     writer = write_zip if fmt == "zip" else write_folder
     written: list[Path] = []
+    options: dict[str, Any] = {
+        "overwrite": overwrite,
+        "quiet": quiet,
+        "parquet_kwargs": parquet_kwargs,
+    }
     try:
         for index, part in enumerate(parts, start=1):
             log.info("part %d/%d: %s", index, len(parts), part.path.name)
+            if part.rows is None and fmt == "zip":
+                written.append(write_layout(layout, package, part.path, **options))
+                continue
             subset = package if part.rows is None else subset_package(package, layout, part.rows)
-            written.append(
-                writer(
-                    subset,
-                    part.path,
-                    overwrite=overwrite,
-                    quiet=quiet,
-                    parquet_kwargs=parquet_kwargs,
-                )
-            )
+            written.append(writer(subset, part.path, **options))
         if consolidating:
             create_tacocat(written, written[0].parent, overwrite=overwrite, quiet=quiet)
     except BaseException:

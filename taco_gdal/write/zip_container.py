@@ -74,7 +74,8 @@ def _write_files(writer: ZipWriter, layout: Layout, measured: _Measured, bar: An
         if source is None:
             info = writer.add_bytes(name, b"")
         else:
-            info = writer.add_file(name, to_vsi(source))
+            local = source.startswith("/") and not source.startswith("/vsi")
+            info = writer.add_file(name, source if local else to_vsi(source))
         measured.record(ref, info)
         bar.update(1)
 
@@ -129,11 +130,26 @@ def write_zip(
         >>> write_zip(taco.metadata(), "dataset.tacozip")  # doctest: +SKIP
         PosixPath('/abs/dataset.tacozip')
     """
+    return write_layout(
+        Layout(package), package, output, overwrite=overwrite, quiet=quiet,
+        parquet_kwargs=parquet_kwargs,
+    )  # fmt: skip
+
+
+def write_layout(
+    layout: Layout,
+    package: MetadataPackage,
+    output: str | os.PathLike[str],
+    *,
+    overwrite: bool = False,
+    quiet: bool = False,
+    parquet_kwargs: Mapping[str, Any] | None = None,
+) -> Path:
+    """:func:`write_zip` for a package whose :class:`Layout` is already built."""
     if len(package.levels) > MAX_LEVELS:
         raise TacoValidationError(
             f"a TACO ZIP holds at most {MAX_LEVELS} levels, the dataset has {len(package.levels)}"
         )
-    layout = Layout(package)
     level_options = parquet_options(LEVEL_OPTIONS, parquet_kwargs)
     meta_options = parquet_options(LOCAL_META_OPTIONS, parquet_kwargs)
     measured = _Measured(layout)
