@@ -111,6 +111,7 @@ ENTRIES: tuple[Entry, ...] = (
     ),
     Entry("v0261_padded_zip", "0.26.1", "padded", "zip", None, "__TACOPAD__0 rows (0-byte)"),
     Entry("v0261_padded_folder", "0.26.1", "padded", "folder", None, "__TACOPAD__0 rows"),
+    Entry("v0261_padded_tacocat", "0.26.1", "padded", "tacocat", "2KB", "__TACOPAD__0 rows"),
     Entry(
         "v0269_misplaced_zip",
         "0.26.9",

@@ -44,10 +44,12 @@ __all__ = [
     "arrow_frame_rows",
     "consolidated_from_tree",
     "dump",
+    "file_rows",
     "frame_table",
     "jsonable",
     "read_vsi_bytes",
     "rows_of",
+    "strip_paths",
 ]
 
 PADDING_PREFIX = "__TACOPAD__"
@@ -123,9 +125,10 @@ def read_vsi_bytes(path: str) -> bytes:
 
 
 class _Walker:
-    def __init__(self, read_bytes: ReadBytes, frame_rows: FrameRows) -> None:
+    def __init__(self, read_bytes: ReadBytes, frame_rows: FrameRows, keep_paths: bool) -> None:
         self.read_bytes = read_bytes
         self.frame_rows = frame_rows
+        self.keep_paths = keep_paths
         self.columns: dict[str, list[str]] = {}
         self.padding = 0
 
@@ -156,6 +159,8 @@ class _Walker:
             data = self.read_bytes(target)
             item["sha256"] = hashlib.sha256(data).hexdigest()
             item["size"] = len(data)
+            if self.keep_paths:
+                item["vsi"] = target
         else:
             item["children"] = self.frame(target, depth + 1)
         return item
@@ -180,19 +185,22 @@ def dump(
     filters: list[dict[str, Any]] | None = None,
     strict: bool = True,
     frame_rows: FrameRows = arrow_frame_rows,
+    keep_paths: bool = False,
 ) -> dict[str, Any]:
     """The canonical view of a loaded dataset ``ds`` (module docstring).
 
     Filter results are sorted ids (a cascade filter's row order is not defined).
     With ``strict=False`` a filter the reader cannot run is recorded as
     ``{"ids": None, "error": "..."}`` instead of raising: old readers cannot run
-    cascade filters on files without ``internal:current_id``.
+    cascade filters on files without ``internal:current_id``.  ``keep_paths``
+    adds each FILE row's GDAL path as ``"vsi"`` (paths differ between writers
+    and machines, so they are left out of views that are compared).
 
     Example:
         >>> view = dump(tacoreader.load("flat.tacozip"))  # doctest: +SKIP
         >>> [row["id"] for row in view["tree"]]  # doctest: +SKIP
     """
-    walker = _Walker(read_bytes, frame_rows)
+    walker = _Walker(read_bytes, frame_rows, keep_paths)
     tree = walker.frame(ds.data, 0)
     view: dict[str, Any] = {
         "collection": json.loads(json.dumps(ds.collection)),
@@ -214,6 +222,28 @@ def dump(
     return view
 
 
+def strip_paths(tree: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``tree`` without the ``"vsi"`` keys ``keep_paths`` added."""
+    out = []
+    for row in tree:
+        item = {k: v for k, v in row.items() if k not in ("vsi", "children")}
+        if "children" in row:
+            item["children"] = strip_paths(row["children"])
+        out.append(item)
+    return out
+
+
+def file_rows(tree: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """FILE rows of ``tree`` in depth-first order."""
+    out = []
+    for row in tree:
+        if "children" in row:
+            out.extend(file_rows(row["children"]))
+        else:
+            out.append(row)
+    return out
+
+
 def consolidated_from_tree(tree: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
     """Rows per level, in depth-first order grouped by parent (the consolidated order).
 
@@ -223,7 +253,9 @@ def consolidated_from_tree(tree: list[dict[str, Any]]) -> list[list[dict[str, An
     levels: list[list[dict[str, Any]]] = []
     current = tree
     while current:
-        levels.append([{k: v for k, v in row.items() if k != "children"} for row in current])
+        levels.append(
+            [{k: v for k, v in row.items() if k not in ("children", "vsi")} for row in current]
+        )
         current = [child for row in current for child in row.get("children", [])]
     return levels
 
