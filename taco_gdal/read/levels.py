@@ -154,19 +154,31 @@ def _decode_points(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray] | N
         array.offset : array.offset + n + 1
     ]
     data = np.frombuffer(array.buffers()[2], dtype=np.uint8)
-    valid = np.asarray(array.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    starts = offsets[:-1][valid].astype(np.int64)
-    if not np.all(np.diff(offsets)[valid] == _WKB_POINT_SIZE):
+    if not np.all(np.diff(offsets)[_valid(array)] == _WKB_POINT_SIZE):
         return None
-    records = data[starts[:, None] + np.arange(_WKB_POINT_SIZE)]
+    if array.null_count == 0:
+        start = int(offsets[0])
+        records = data[start : start + n * _WKB_POINT_SIZE].reshape(n, _WKB_POINT_SIZE)
+    else:
+        starts = offsets[:-1][_valid(array)].astype(np.int64)
+        records = data[starts[:, None] + np.arange(_WKB_POINT_SIZE)]
     header = np.frombuffer(_WKB_POINT_HEADER, dtype=np.uint8)
     if not np.all(records[:, : len(header)] == header):
         return None
-    x = np.full(n, np.nan)
-    y = np.full(n, np.nan)
-    x[valid] = records[:, 5:13].copy().view("<f8")[:, 0]
-    y[valid] = records[:, 13:21].copy().view("<f8")[:, 0]
-    return x, y
+    x = records[:, 5:13].copy().view("<f8")[:, 0]
+    y = records[:, 13:21].copy().view("<f8")[:, 0]
+    if array.null_count == 0:
+        return x, y
+    full_x, full_y = np.full(n, np.nan), np.full(n, np.nan)
+    full_x[_valid(array)] = x
+    full_y[_valid(array)] = y
+    return full_x, full_y
+
+
+def _valid(array: pa.Array) -> np.ndarray | slice:
+    if array.null_count == 0:
+        return slice(None)
+    return np.asarray(array.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def add_point_columns(table: pa.Table) -> pa.Table:

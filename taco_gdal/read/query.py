@@ -165,7 +165,7 @@ def filtered_view_sql(view: str, source: str, predicate: str) -> str:
 def survivors_view_sql(
     view: str, parents: str, children: str, *, match_source_file: bool = False
 ) -> str:
-    """Rows of ``parents`` with at least one row in ``children`` (a semi-join).
+    """Rows of ``parents`` with at least one row in ``children`` (an uncorrelated semi-join).
 
     Parents keep their order (a join does not promise it, so the position is
     numbered first and restored).  With ``match_source_file`` the join also
@@ -177,8 +177,7 @@ def survivors_view_sql(
             f" AND c.{quote_ident(SOURCE_FILE)} IS NOT DISTINCT FROM p.{quote_ident(SOURCE_FILE)}"
         )
     return (
-        f"CREATE TEMP VIEW {quote_ident(view)} AS SELECT * EXCLUDE ({_POSITION}) FROM "
+        f"CREATE TEMP VIEW {quote_ident(view)} AS SELECT p.* EXCLUDE ({_POSITION}) FROM "
         f"(SELECT *, row_number() OVER () AS {_POSITION} FROM {quote_ident(parents)}) AS p "
-        f"WHERE EXISTS (SELECT 1 FROM {quote_ident(children)} AS c WHERE {condition}) "
-        f"ORDER BY {_POSITION}"
+        f"SEMI JOIN {quote_ident(children)} AS c ON {condition} ORDER BY p.{_POSITION}"
     )
