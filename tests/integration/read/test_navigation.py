@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 import rasterio
 from osgeo import gdal
 
 import taco_gdal.read as reader
-from taco_gdal.errors import TacoNavigationError
+from taco_gdal.errors import TacoIOError, TacoNavigationError
 from taco_gdal.io.vsi import read_all
 from taco_gdal.read import TacoDataFrame
 from tests.integration.read.conftest import Node, RefDataset
@@ -89,3 +91,29 @@ def test_dataset_read_shortcut(reference: Callable[[str, str], RefDataset]) -> N
     child = ds.read("tile1")
     assert isinstance(child, TacoDataFrame)
     assert child.read("b").endswith("/DATA/tile1/b")
+
+
+def test_frame_operations_keep_read(reference: Callable[[str, str], RefDataset]) -> None:
+    data = reader.load(reference("3level", "folder").path).data
+    for frame in (
+        data.copy(),
+        data.sort_values("id", ascending=False),
+        data.reset_index(drop=True),
+    ):
+        assert isinstance(frame, TacoDataFrame)
+        assert isinstance(frame.read("region1"), TacoDataFrame)
+
+
+def test_tacocat_source_removed_after_load(
+    reference: Callable[[str, str], RefDataset], tmp_path: Path
+) -> None:
+    ref = reference("2level", "tacocat")
+    folder = tmp_path / "cat"
+    shutil.copytree(ref.path, folder)
+    ds = reader.load(folder)
+    data = ds.data
+    victim = folder / data["internal:source_file"].iloc[1]
+    victim.unlink()
+    with pytest.raises(TacoIOError) as info:
+        data.read(1)
+    assert victim.name in str(info.value) and "TACOCAT source ZIP" in str(info.value)
