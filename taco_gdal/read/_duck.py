@@ -116,6 +116,8 @@ class Session:
         self._columns: dict[str, list[tuple[str, str]]] = {}
         self.levels: list[str] = []
         """Registered level tables, level 0 first (their views are ``level0`` ...)."""
+        self.rows: list[int] = []
+        """Rows of each level table (padding included)."""
         self._finalizer = weakref.finalize(self, _close, self.conn, self._registered)
 
     def new_name(self, stem: str) -> str:

@@ -19,6 +19,7 @@ from datetime import date, datetime
 from types import TracebackType
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from taco_gdal.format.names import FIELD_SCHEMA_KEY, PIT_SCHEMA_KEY
@@ -27,22 +28,30 @@ from taco_gdal.read._duck import Session
 from taco_gdal.read._html import dataset_html, dataset_text
 from taco_gdal.read.containers.base import Container, VsiRule
 from taco_gdal.read.dataframe import FrameContext, TacoDataFrame, to_frame
-from taco_gdal.read.levels import prepare_levels
+from taco_gdal.read.levels import prepare_level
+from taco_gdal.read.navigation import child_counts
 from taco_gdal.read.query import bound_query_sql, level_view_sql, quote_ident
 
-__all__ = ["TacoDataset", "install_levels"]
+__all__ = ["TacoDataset", "install_level", "install_levels"]
+
+
+def install_level(session: Session, table: pa.Table, rule: VsiRule) -> None:
+    """Register the next level table and create its ``levelK`` view on ``session``."""
+    level = len(session.levels)
+    name = session.table_name(f"level{level}")
+    session.register(name, table)
+    session.execute(
+        level_view_sql(f"level{level}", name, rule, table.column_names),
+        what=f"creating view level{level}",
+    )
+    session.levels.append(name)
+    session.rows.append(table.num_rows)
 
 
 def install_levels(session: Session, tables: Sequence[pa.Table], rule: VsiRule) -> None:
     """Register the level tables and create the ``level0`` ... views on ``session``."""
-    for level, table in enumerate(tables):
-        name = session.table_name(f"level{level}")
-        session.register(name, table)
-        session.execute(
-            level_view_sql(f"level{level}", name, rule, table.column_names),
-            what=f"creating view level{level}",
-        )
-        session.levels.append(name)
+    for table in tables:
+        install_level(session, table, rule)
 
 
 class TacoDataset:
@@ -78,8 +87,15 @@ class TacoDataset:
     def from_container(cls, container: Container) -> TacoDataset:
         """A dataset over an opened container (what :func:`taco_gdal.load` returns)."""
         session = Session(container.path)
-        tables = prepare_levels(container.levels, container.sources)
-        install_levels(session, tables, container.vsi_rule)
+        previous: tuple[pa.Table, np.ndarray] | None = None
+        for level, (table, where) in enumerate(
+            zip(container.levels, container.sources, strict=True)
+        ):
+            prepared, stored = prepare_level(
+                table, level, previous, where, lambda k: child_counts(session, k)
+            )
+            install_level(session, prepared, container.vsi_rule)
+            previous = (prepared, stored)
         return cls(session, container.collection, format=container.format)
 
     def _derive(
@@ -170,10 +186,7 @@ class TacoDataset:
 
     def level_counts(self) -> list[int]:
         """Rows stored at each level (padding included, filters ignored)."""
-        return [
-            int(self._session.conn.execute(f"SELECT count(*) FROM {quote_ident(t)}").fetchone()[0])  # type: ignore[index]
-            for t in self._session.levels
-        ]
+        return list(self._session.rows)
 
     @property
     def columns(self) -> list[str]:

@@ -18,7 +18,7 @@ wrote it:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -36,7 +36,13 @@ from taco_gdal.format.names import (
 )
 from taco_gdal.read.query import HIDDEN_PREFIX
 
-__all__ = ["add_point_columns", "point_columns", "prepare_level", "prepare_levels"]
+__all__ = [
+    "ChildCounts",
+    "add_point_columns",
+    "point_columns",
+    "prepare_level",
+    "prepare_levels",
+]
 
 _WKB_POINT_SIZE = 21
 _WKB_POINT_HEADER = b"\x01\x01\x00\x00\x00"  # little endian, type 1 (2D point)
@@ -92,8 +98,25 @@ def _lookup(
     return positions
 
 
+ChildCounts = Callable[[int], np.ndarray]
+"""Given a level, the number of children of each of its rows (read from ``__meta__`` files)."""
+
+
+def _from_counts(table: pa.Table, counts: np.ndarray, where: str) -> np.ndarray:
+    if int(counts.sum()) != table.num_rows:
+        raise TacoFormatError(
+            f"{where}: the __meta__ files of the previous level list {int(counts.sum())} "
+            f"children, but this level has {table.num_rows} rows"
+        )
+    return np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+
+
 def _parent_positions(
-    table: pa.Table, previous: pa.Table, previous_old: np.ndarray, where: str
+    table: pa.Table,
+    previous: pa.Table,
+    previous_old: np.ndarray,
+    where: str,
+    child_counts: tuple[ChildCounts, int] | None = None,
 ) -> np.ndarray:
     stored = _ids(table, PARENT_ID, where)
     by_source = SOURCE_FILE in table.column_names and SOURCE_FILE in previous.column_names
@@ -111,6 +134,9 @@ def _parent_positions(
     elif RELATIVE_PATH in table.column_names:
         keys, wanted = [_folder_paths(previous)], [_parent_paths(table)]
         what = f"parent of {RELATIVE_PATH}"
+    elif child_counts is not None:
+        counter, parent_level = child_counts
+        return _from_counts(table, counter(parent_level), where)
     else:
         raise TacoFormatError(
             f"{where}: cannot link rows to their parents: neither {PARENT_ID!r} nor "
@@ -194,7 +220,11 @@ def add_point_columns(table: pa.Table) -> pa.Table:
 
 
 def prepare_level(
-    table: pa.Table, level: int, previous: tuple[pa.Table, np.ndarray] | None, where: str
+    table: pa.Table,
+    level: int,
+    previous: tuple[pa.Table, np.ndarray] | None,
+    where: str,
+    child_counts: ChildCounts | None = None,
 ) -> tuple[pa.Table, np.ndarray]:
     """One level table with row-position ids; also returns its stored ids (for the next level).
 
@@ -203,6 +233,9 @@ def prepare_level(
         level: its index.
         previous: the prepared previous level and its stored ``current_id`` values.
         where: named in error messages.
+        child_counts: last resort when a level has neither ``parent_id`` nor
+            ``relative_path``: children per row of the previous level, from
+            its ``__meta__`` files (rows are grouped by parent, in order).
     """
     positions = np.arange(table.num_rows, dtype=np.int64)
     stored = _ids(table, CURRENT_ID, where)
@@ -210,12 +243,15 @@ def prepare_level(
     if level == 0 or previous is None:
         parents = positions
     else:
-        parents = _parent_positions(table, previous[0], previous[1], where)
+        counter = None if child_counts is None else (child_counts, level - 1)
+        parents = _parent_positions(table, previous[0], previous[1], where, counter)
     table = _set(_set(table, CURRENT_ID, positions), PARENT_ID, parents)
     return add_point_columns(table), old
 
 
-def prepare_levels(levels: Sequence[pa.Table], sources: Sequence[str]) -> list[pa.Table]:
+def prepare_levels(
+    levels: Sequence[pa.Table], sources: Sequence[str], child_counts: ChildCounts | None = None
+) -> list[pa.Table]:
     """Every level of a container prepared with :func:`prepare_level`.
 
     Raises:
@@ -224,7 +260,7 @@ def prepare_levels(levels: Sequence[pa.Table], sources: Sequence[str]) -> list[p
     out: list[pa.Table] = []
     previous: tuple[pa.Table, np.ndarray] | None = None
     for level, (table, where) in enumerate(zip(levels, sources, strict=True)):
-        prepared, old = prepare_level(table, level, previous, where)
+        prepared, old = prepare_level(table, level, previous, where, child_counts)
         out.append(prepared)
         previous = (prepared, old)
     return out

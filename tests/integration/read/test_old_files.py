@@ -91,3 +91,30 @@ def test_folder_without_current_or_parent_id(reference: Reference, tmp_path: Pat
     ).data
     assert [tuple(row) for row in bands.itertuples(index=False)] == [n.ids for n in ref.level(2)]
     assert _walk(ds.data, ref) == len(ref.source_bytes)
+
+
+NO_LINKS = ["internal:current_id", "internal:parent_id", "internal:relative_path"]
+
+
+@pytest.mark.parametrize("fmt", ["zip", "tacocat"])
+def test_parents_from_meta_grouping(reference: Reference, tmp_path: Path, fmt: str) -> None:
+    """Neither parent_id nor relative_path: children are counted from the __meta__ files."""
+    ref = reference("3level", fmt)
+    if fmt == "zip":
+        target = rewrite_zip(ref.path, tmp_path / "bare.tacozip", NO_LINKS)
+    else:
+        target = tmp_path / "bare"
+        shutil.copytree(ref.path, target)
+        for level in range(3):
+            path = target / ".tacocat" / f"level{level}.parquet"
+            path.write_bytes(_without(path.read_bytes(), NO_LINKS))
+    ds = reader.load(target)
+    level2 = ds.sql("SELECT * FROM level2").data
+    parents = {n.position: i for i, n in enumerate(ref.level(1))}
+    assert level2["internal:parent_id"].tolist() == [parents[n.position[:-1]] for n in ref.level(2)]
+    assert _walk(ds.data, ref) == len(ref.source_bytes)
+    target_node = ref.level(2)[7]
+    x, y = target_node.centroid
+    hit = ds.filter_bbox(x - 0.1, y - 0.1, x + 0.1, y + 0.1, level=2).data
+    assert hit["id"].tolist() == [target_node.ids[0]]
+    assert hit.read(0)["id"].tolist() == [target_node.ids[1]]
