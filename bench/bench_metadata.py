@@ -22,6 +22,7 @@ import argparse
 import functools
 import gc
 import json
+import os
 import platform
 import sys
 import tempfile
@@ -155,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
         "samples": n,
         "reference_samples": n_ref,
         "repeat": args.repeat,
+        "load_average_at_start": [round(v, 2) for v in os.getloadavg()],
         "shapes": {},
     }
     with tempfile.TemporaryDirectory() as folder:
@@ -176,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
                 "speedup_per_row": ratio,
             }
             _print(shape, ours, theirs)
+    results["load_average_at_end"] = [round(v, 2) for v in os.getloadavg()]
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(results, indent=2) + "\n")
     print(f"\nwrote {args.output}")
