@@ -224,7 +224,8 @@ class TacoDataset:
 
         Args:
             minx, miny, maxx, maxy: the box, in the column's coordinates
-                (EPSG:4326 for centroids).
+                (EPSG:4326 for centroids); ``minx > maxx`` is a box that crosses
+                the antimeridian.
             geometry_col: a WKB column, or ``"auto"``: the first of
                 ``istac:geometry``, ``stac:centroid``, ``istac:centroid``.
             level: filter the samples of this level; level-0 samples are kept

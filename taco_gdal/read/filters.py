@@ -110,18 +110,30 @@ def _apply(ds: TacoDataset, level: int, view: str, predicate: str, step: str) ->
     return ds._derive(child, step, views)
 
 
-def filter_bbox(
-    ds: TacoDataset, box: tuple[float, float, float, float], geometry_col: str, level: int
-) -> TacoDataset:
-    """See :meth:`TacoDataset.filter_bbox`."""
+def _box(box: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
     try:
         minx, miny, maxx, maxy = (float(v) for v in box)
     except (TypeError, ValueError) as exc:
         raise TacoQueryError(f"filter_bbox: bounds must be numbers, got {box!r}") from exc
-    if not all(math.isfinite(v) for v in (minx, miny, maxx, maxy)) or minx > maxx or miny > maxy:
-        raise TacoQueryError(
-            f"filter_bbox: expected finite minx <= maxx and miny <= maxy, got {box!r}"
-        )
+    if not all(math.isfinite(v) for v in (minx, miny, maxx, maxy)) or miny > maxy:
+        raise TacoQueryError(f"filter_bbox: expected finite bounds with miny <= maxy, got {box!r}")
+    return minx, miny, maxx, maxy
+
+
+def _bbox_predicate(geometry: str, helpers: tuple[str, str] | None, b: list[str]) -> str:
+    """Exact test for ``minx <= maxx``; ``helpers`` (decoded x/y) discard rows cheaply first."""
+    exact = f"ST_Intersects({geometry}, ST_MakeEnvelope({b[0]}, {b[1]}, {b[2]}, {b[3]}))"
+    if helpers is None:
+        return exact
+    x, y = (quote_ident(h) for h in helpers)
+    return f"{x} BETWEEN {b[0]} AND {b[2]} AND {y} BETWEEN {b[1]} AND {b[3]} AND {exact}"
+
+
+def filter_bbox(
+    ds: TacoDataset, box: tuple[float, float, float, float], geometry_col: str, level: int
+) -> TacoDataset:
+    """See :meth:`TacoDataset.filter_bbox`."""
+    minx, miny, maxx, maxy = _box(box)
     level, relation = _relation(ds, level)
     column, kind = _resolve(
         ds, relation, level, geometry_col, GEOMETRY_COLUMNS, _GEOMETRY_TYPES, "geometry"
@@ -129,23 +141,24 @@ def filter_bbox(
     ensure_spatial()
     session = ds._session
     view = session.new_name("v")
-    bounds = [
-        session.set_variable(f"{view}_{name}", value)
-        for name, value in zip(
-            ("minx", "miny", "maxx", "maxy"), (minx, miny, maxx, maxy), strict=True
-        )
-    ]
+    names = ("minx", "miny", "maxx", "maxy", "west_edge", "east_edge")
+    values = (minx, miny, maxx, maxy, 180.0, -180.0)
+    bound = {
+        name: session.set_variable(f"{view}_{name}", value)
+        for name, value in zip(names, values, strict=True)
+    }
     geometry = (
         quote_ident(column) if kind == "GEOMETRY" else f"ST_GeomFromWKB({quote_ident(column)})"
     )
-    predicate = f"ST_Intersects({geometry}, ST_MakeEnvelope({', '.join(bounds)}))"
     x, y = point_columns(column)
-    names = session.column_names(relation)
-    if x in names and y in names:
-        predicate = (
-            f"{quote_ident(x)} BETWEEN {bounds[0]} AND {bounds[2]} AND {quote_ident(y)} BETWEEN "
-            f"{bounds[1]} AND {bounds[3]} AND {predicate}"
-        )
+    helpers = (x, y) if {x, y} <= set(session.column_names(relation)) else None
+    lo, hi = bound["miny"], bound["maxy"]
+    if minx <= maxx:
+        predicate = _bbox_predicate(geometry, helpers, [bound["minx"], lo, bound["maxx"], hi])
+    else:  # the box crosses the antimeridian: [minx, 180] and [-180, maxx]
+        east = _bbox_predicate(geometry, helpers, [bound["minx"], lo, bound["west_edge"], hi])
+        west = _bbox_predicate(geometry, helpers, [bound["east_edge"], lo, bound["maxx"], hi])
+        predicate = f"(({east}) OR ({west}))"
     step = f"filter_bbox({minx}, {miny}, {maxx}, {maxy}, {column!r}, level={level})"
     return _apply(ds, level, view, predicate, step)
 

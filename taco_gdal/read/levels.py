@@ -45,7 +45,6 @@ __all__ = [
 ]
 
 _WKB_POINT_SIZE = 21
-_WKB_POINT_HEADER = b"\x01\x01\x00\x00\x00"  # little endian, type 1 (2D point)
 
 
 def point_columns(column: str) -> tuple[str, str]:
@@ -184,15 +183,19 @@ def _decode_points(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray] | N
         return None
     if array.null_count == 0:
         start = int(offsets[0])
-        records = data[start : start + n * _WKB_POINT_SIZE].reshape(n, _WKB_POINT_SIZE)
+        records = data[start : start + n * _WKB_POINT_SIZE]
     else:
         starts = offsets[:-1][_valid(array)].astype(np.int64)
-        records = data[starts[:, None] + np.arange(_WKB_POINT_SIZE)]
-    header = np.frombuffer(_WKB_POINT_HEADER, dtype=np.uint8)
-    if not np.all(records[:, : len(header)] == header):
-        return None
-    x = records[:, 5:13].copy().view("<f8")[:, 0]
-    y = records[:, 13:21].copy().view("<f8")[:, 0]
+        records = data[starts[:, None] + np.arange(_WKB_POINT_SIZE)].reshape(-1)
+    count = records.size // _WKB_POINT_SIZE
+
+    def field(dtype: str, offset: int) -> np.ndarray:
+        """One fixed-offset field of every 21-byte record, as a strided (unaligned) view."""
+        return np.ndarray((count,), dtype, records, offset, (_WKB_POINT_SIZE,))
+
+    if not (np.all(field("u1", 0) == 1) and np.all(field("<u4", 1) == 1)):
+        return None  # not little-endian, or not a 2D point
+    x, y = field("<f8", 5).copy(), field("<f8", 13).copy()
     if array.null_count == 0:
         return x, y
     full_x, full_y = np.full(n, np.nan), np.full(n, np.nan)

@@ -76,7 +76,7 @@ def parse_level(data: pa.Buffer | bytes, where: str) -> pa.Table:
         TacoFormatError: not parquet, or a required column is missing.
     """
     try:
-        table = pq.read_table(pa.BufferReader(data))
+        table = pq.ParquetFile(pa.BufferReader(data)).read()
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise TacoFormatError(f"{where}: expected a parquet file, cannot parse it: {exc}") from exc
     missing = [name for name in (ID, TYPE) if name not in table.column_names]
