@@ -44,7 +44,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.conformance import _env, shapes  # noqa: E402
-from tests.conformance._misplaced import misplaced_rows  # noqa: E402
+from tests.conformance._zipinfo import misplaced_rows  # noqa: E402
 
 CONFORMANCE = ROOT / "tests" / "conformance"
 GOLDEN = CONFORMANCE / "golden"

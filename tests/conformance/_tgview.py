@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import pathlib
+import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -21,7 +24,7 @@ import shapely
 from taco_gdal.io.vsi import read_all
 from tests.conformance import _refdump
 
-__all__ = ["dump", "frame_rows", "gdal_bytes", "level_rows"]
+__all__ = ["TgReading", "dump", "frame_rows", "gdal_bytes", "level_rows", "load_view"]
 
 
 def _plain(value: Any) -> Any:
@@ -94,3 +97,29 @@ def level_rows(ds: Any, level: int) -> list[dict[str, Any]]:
             item["size"] = len(data)
         out.append(item)
     return out
+
+
+@dataclass(frozen=True)
+class TgReading:
+    """What taco_gdal showed of one dataset, and the warnings it raised meanwhile."""
+
+    view: dict[str, Any]
+    levels: list[list[dict[str, Any]]]
+    """Consolidated rows of levels 1..depth (``level_rows``)."""
+    warnings: list[warnings.WarningMessage]
+
+
+def load_view(path: pathlib.Path, filters: list[dict[str, Any]] | None) -> TgReading:
+    """Load ``path`` with taco_gdal, dump its view and consolidated levels, catch warnings."""
+    from taco_gdal.read import load
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ds = load(path)
+        try:
+            view = dump(ds, filters)
+            depth = len(view["columns"]) - 1
+            levels = [level_rows(ds, k) for k in range(1, depth + 1)]
+        finally:
+            ds.close()
+    return TgReading(view, levels, list(caught))

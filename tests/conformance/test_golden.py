@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import pathlib
-import warnings
 from typing import Any
 
 import pytest
 
-from taco_gdal import TacoWarning
-from taco_gdal.read import load
 from tests.conformance import _refdump, _tgview, shapes
-from tests.conformance._misplaced import misplaced_rows
+from tests.conformance._checks import check_warnings
+from tests.conformance._zipinfo import misplaced_rows
 from tests.conformance.conftest import GOLDEN, Case
 
 MANIFEST_PATH = GOLDEN / "manifest.json"
@@ -99,28 +96,13 @@ def test_misplaced_golden_really_has_the_reference_bug() -> None:
     assert wrong == entry["misplaced_level1_rows"] == 8
 
 
-def _load_and_dump(path: pathlib.Path, shape: str) -> tuple[Any, dict[str, Any], list[Any]]:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        ds = load(path)
-        view = _tgview.dump(ds, shapes.FILTERS.get(shape))
-        depth = len(view["columns"]) - 1
-        levels = [_tgview.level_rows(ds, k) for k in range(1, depth + 1)]
-    return view, {"levels": levels}, list(caught)
-
-
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_golden_reads_like_its_reference_reader(case: Case) -> None:
     entry = MANIFEST["entries"][case.name]
     expected = entry["view"]
-    view, extra, caught = _load_and_dump(GOLDEN / entry["load"], case.shape)
-
-    taco_warnings = [w for w in caught if issubclass(w.category, TacoWarning)]
-    if case.shape == "misplaced":
-        assert len(taco_warnings) == 1, [str(w.message) for w in caught]
-        assert "offset" in str(taco_warnings[0].message)
-    else:
-        assert [str(w.message) for w in caught] == []
+    reading = _tgview.load_view(GOLDEN / entry["load"], shapes.FILTERS.get(case.shape))
+    view = reading.view
+    check_warnings(reading, misplaced=case.shape == "misplaced")
 
     assert [r["id"] for r in view["tree"]] == [r["id"] for r in expected["tree"]]
     assert view["tree"] == expected["tree"]
@@ -135,4 +117,4 @@ def test_golden_reads_like_its_reference_reader(case: Case) -> None:
     assert [f["ids"] for f in view["filters"]] == wanted
     # Consolidated METADATA/levelK rows resolve to the same bytes as navigation.
     consolidated = _refdump.consolidated_from_tree(expected["tree"])
-    assert extra["levels"] == consolidated[1:]
+    assert reading.levels == consolidated[1:]

@@ -1,8 +1,9 @@
-"""An independent check of the reference writer's level1+ offset misplacement (reference §1.6).
+"""Independent ZIP checks: ZIP64 end records, and the reference writer's level1+ offset
+misplacement (reference §1.6).
 
 Uses only ``zipfile``, ``struct`` and pyarrow (never taco_gdal), so a test can
-first prove that a file really carries the bug and then that taco_gdal reads it
-right anyway.
+first prove that a file really has a property (ZIP64, the bug) and then that
+taco_gdal handles it.
 """
 
 from __future__ import annotations
@@ -14,9 +15,38 @@ import zipfile
 
 import pyarrow.parquet as pq
 
-__all__ = ["member_data_ranges", "misplaced_rows"]
+__all__ = ["member_data_ranges", "misplaced_rows", "zip64_entry_count"]
 
 _LFH = struct.Struct("<4sHHHHHIIIHH")
+_EOCD = struct.Struct("<4sHHHHIIH")
+_ZIP64_LOCATOR = struct.Struct("<4sIQI")
+_ZIP64_EOCD = struct.Struct("<4sQHHIIQQQQ")
+
+
+def zip64_entry_count(path: pathlib.Path) -> int | None:
+    """Members counted by the ZIP64 end record, or None when the archive has none.
+
+    Reads the plain end record (no archive comment is expected), the ZIP64
+    locator just before it and the ZIP64 end record it points at.
+    """
+    with open(path, "rb") as handle:
+        handle.seek(0, 2)
+        end = handle.tell()
+        handle.seek(end - _EOCD.size - _ZIP64_LOCATOR.size)
+        tail = handle.read()
+        locator = _ZIP64_LOCATOR.unpack_from(tail, 0)
+        eocd = _EOCD.unpack_from(tail, _ZIP64_LOCATOR.size)
+        if eocd[0] != b"PK\x05\x06":
+            raise ValueError(f"{path}: no end of central directory record at {end - _EOCD.size}")
+        if locator[0] != b"PK\x06\x07":
+            return None
+        handle.seek(locator[2])
+        record = _ZIP64_EOCD.unpack(handle.read(_ZIP64_EOCD.size))
+        if record[0] != b"PK\x06\x06":
+            raise ValueError(f"{path}: ZIP64 locator points at {locator[2]}, no ZIP64 record there")
+        if eocd[4] != 0xFFFF and record[7] > 0xFFFF:
+            raise ValueError(f"{path}: {record[7]} members but EOCD count is {eocd[4]}")
+        return int(record[7])
 
 
 def member_data_ranges(path: pathlib.Path) -> dict[str, tuple[int, int]]:
