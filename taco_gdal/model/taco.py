@@ -11,7 +11,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from taco_gdal.errors import TacoValidationError
+from taco_gdal.errors import TacoNavigationError, TacoValidationError
 from taco_gdal.extensions.base import TacoExtension
 from taco_gdal.format.names import FIELD_SCHEMA_KEY, PIT_SCHEMA_KEY, TACO_VERSION
 from taco_gdal.model._collection_rules import (
@@ -147,8 +147,6 @@ class Taco:
             return copy.deepcopy(self._core[key])
         if key in self._extras:
             return copy.deepcopy(self._extras[key])
-        from taco_gdal.errors import TacoNavigationError
-
         raise TacoNavigationError(f"Taco {self.id!r} has no collection key {key!r}")
 
     # --- extensions -------------------------------------------------------------------
