@@ -136,7 +136,7 @@ class STAC(SampleExtension):
             TacoValidationError: it has no CRS.
 
         Example:
-            >>> STAC.from_raster("tile.tif", time_start=0)  # doctest: +SKIP
+            ``Sample("t0", "tile.tif").extend_with(STAC.from_raster("tile.tif", time_start=t))``
         """
         import rasterio
         from rasterio.errors import RasterioIOError
