@@ -14,10 +14,12 @@ first, and :meth:`ZipWriter.set_header_entries` once the metadata offsets are kn
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 import struct
 import zlib
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -59,6 +61,47 @@ class MemberInfo:
     data_offset: int
     size: int
     crc32: int
+
+
+def _dense(fd: int, size: int) -> bool:
+    """True when a file has (about) as many allocated blocks as bytes: no holes to keep."""
+    return os.fstat(fd).st_blocks * 512 >= size
+
+
+def _file_crc(fd: int, size: int, view: memoryview) -> int:
+    """CRC-32 of the first ``size`` bytes of ``fd``, read with ``pread`` into ``view``."""
+    crc, offset = 0, 0
+    while offset < size:
+        n = os.preadv(fd, [view[: min(len(view), size - offset)]], offset)
+        if n == 0:
+            raise TacoIOError(f"file ended {size - offset} bytes early while computing its CRC")
+        crc = zlib.crc32(view[:n], crc)
+        offset += n
+    return crc
+
+
+_COPY_CHUNK = 64 * 1024 * 1024
+_NO_KERNEL_COPY = frozenset({errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP})
+
+
+def _copy_range(src: int, dst: int, size: int, start: int, on_bytes: Progress | None) -> int:
+    """``copy_file_range`` of ``size`` bytes to offset ``start``; bytes copied before a refusal."""
+    copied = 0
+    while copied < size:
+        try:
+            n = os.copy_file_range(
+                src, dst, min(_COPY_CHUNK, size - copied), copied, start + copied
+            )
+        except OSError as exc:
+            if exc.errno in _NO_KERNEL_COPY:
+                return copied
+            raise
+        if n == 0:
+            raise TacoIOError(f"source ended {size - copied} bytes early while copying")
+        copied += n
+        if on_bytes:
+            on_bytes(n)
+    return copied
 
 
 class ZipWriter:
@@ -179,11 +222,37 @@ class ZipWriter:
                     raise TacoIOError(f"{source}: expected {size} bytes, the file has {real}")
                 if real <= BLOCK_SIZE:
                     return self._add_small(name, src.readinto, real, source)
+                if _dense(src.fileno(), real):
+                    return self._add_kernel_copy(name, src.fileno(), real, source)
                 return self.add_chunks(name, real, self._blocks(src.readinto, real, source))
         except OSError as exc:
             if isinstance(exc, TacoError):
                 raise
             raise TacoIOError(f"cannot copy {source!r} into member {name!r}: {exc}") from exc
+
+    def _add_kernel_copy(self, name: str, src: int, size: int, source: str) -> MemberInfo:
+        """Copy a local file with ``copy_file_range`` while another thread computes its CRC.
+
+        The bytes move inside the kernel (as ``cp`` does); the CRC-32 is computed
+        from the same file, block by block, concurrently.  If the kernel cannot
+        copy between these files, the block copy takes over.
+        """
+        lfh, lfh_offset = self._begin(name, size)
+        self._f.flush()
+        start = lfh_offset + lfh.packed_size
+        with ThreadPoolExecutor(1, thread_name_prefix="taco-crc") as pool:
+            crc_job = pool.submit(_file_crc, src, size, memoryview(self._buffer))
+            copied = _copy_range(src, self._f.fileno(), size, start, self._on_bytes)
+            crc = crc_job.result()
+        self._f.seek(start + copied)
+        if copied < size:  # the kernel refused: move the rest through user space
+            view = memoryview(self._buffer)
+            for offset in range(copied, size, BLOCK_SIZE):
+                n = os.preadv(src, [view[: min(BLOCK_SIZE, size - offset)]], offset)
+                if n == 0:
+                    raise TacoIOError(f"{source}: file ended {size - offset} bytes early")
+                self._f.write(view[:n])
+        return self._finish(lfh, lfh_offset, size, crc)
 
     def _add_small(
         self, name: str, readinto: Callable[[memoryview], int | None], size: int, source: str
