@@ -33,6 +33,21 @@ def _looks_like_taco_zip(head: bytes) -> bool:
     )
 
 
+def _check_start(head: bytes, path: str) -> None:
+    """Signature and first member name, checked even when the file is shorter than a header."""
+    if len(head) >= 4 and int.from_bytes(head[:4], "little") != LFH_SIGNATURE:
+        raise TacoFormatError(
+            f"{path}: not a TACO ZIP: expected a local file header signature at byte 0, "
+            f"found {head[:4]!r}"
+        )
+    name = head[NAME_OFFSET : NAME_OFFSET + len(HEADER_NAME)]
+    if len(name) == len(HEADER_NAME) and name != HEADER_NAME:
+        raise TacoFormatError(
+            f"{path}: not a TACO ZIP: expected the first member to be {HEADER_NAME.decode()}, "
+            f"found {name!r} at byte {NAME_OFFSET}"
+        )
+
+
 @dataclass(frozen=True)
 class ZipContainer:
     """A TACO ZIP archive.
@@ -68,6 +83,7 @@ class ZipContainer:
             head = probe.head()
             if len(head) < HEADER_SIZE:
                 head = f.read_at(0, HEADER_SIZE)
+            _check_start(head, path)
             header = parse_header(head, path)
             entries = [e for e in header.entries if e.length > 0]
             if len(entries) < 2:

@@ -64,9 +64,9 @@ def test_truncated_zip(reference: Reference, tmp_path: Path) -> None:
     assert str(target) in message and "only" in message and "level0.parquet" in message
 
 
-def test_zip_shorter_than_its_header(tmp_path: Path) -> None:
+def test_zip_shorter_than_its_header(reference: Reference, tmp_path: Path) -> None:
     target = tmp_path / "tiny.tacozip"
-    target.write_bytes(b"PK\x03\x04" + bytes(40))
+    target.write_bytes(reference("flat", "zip").path.read_bytes()[:100])
     with pytest.raises(TacoFormatError, match=rf"{target}.*157 bytes"):
         reader.load(target)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 import taco_gdal.read as reader
 from taco_gdal.errors import TacoFormatError, TacoIOError, TacoValidationError
+from taco_gdal.io.vsi import VSIFile
 from tests.integration.read.conftest import RefDataset
 
 
@@ -127,3 +129,38 @@ def test_repr_and_html(reference: Callable[[str, str], RefDataset]) -> None:
 def test_collection_json_is_what_was_written(reference: Callable[[str, str], RefDataset]) -> None:
     folder = reference("flat", "folder").path
     assert reader.load(folder).collection == json.loads((folder / "COLLECTION.json").read_text())
+
+
+@pytest.mark.parametrize("fmt", ["zip", "tacocat-binary"])
+def test_archive_opens_with_two_reads(
+    reference: Callable[[str, str], RefDataset], monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    """The first bytes (header), then one range over every metadata member; no central directory."""
+    path = reference("3level", fmt).path
+    reads: list[tuple[str, int, int]] = []
+    original = VSIFile.read_at
+
+    def counting(self: VSIFile, offset: int, size: int) -> bytes:
+        reads.append((self.path, offset, size))
+        return original(self, offset, size)
+
+    monkeypatch.setattr(VSIFile, "read_at", counting)
+    reader.load(path)
+    assert [r[1] for r in reads][:1] == [0] and len(reads) == 2, reads
+    end = reads[1][1] + reads[1][2]
+    if fmt == "zip":
+        with zipfile.ZipFile(path) as archive:
+            collection = archive.getinfo("COLLECTION.json")
+            first = archive.getinfo("METADATA/level0.parquet")
+        assert end == collection.header_offset + 30 + len("COLLECTION.json") + collection.file_size
+        assert reads[1][1] == first.header_offset + 30 + len("METADATA/level0.parquet")
+    else:
+        assert end == path.stat().st_size
+
+
+def test_plain_zip_is_not_a_taco(tmp_path: Path) -> None:
+    target = tmp_path / "plain.zip"
+    with zipfile.ZipFile(target, "w") as archive:
+        archive.writestr("hello.txt", "hi")
+    with pytest.raises(TacoFormatError, match=rf"{target}: not a TACO ZIP.*TACO_HEADER"):
+        reader.load(target)
