@@ -29,10 +29,10 @@ from taco_gdal.format.names import (
     RESERVED_OUTPUT_NAMES,
     level_file,
 )
+from taco_gdal.model.collection import collection_json_bytes
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import atomic_directory
 from taco_gdal.write._copy import copy_sample
-from taco_gdal.write._json import collection_bytes
 from taco_gdal.write._layout import Layout
 from taco_gdal.write._parquet import LEVEL_OPTIONS, LOCAL_META_OPTIONS, parquet_options
 from taco_gdal.write._progress import progress_bar
@@ -110,5 +110,5 @@ def write_folder(
             pq.write_table(
                 stored_level(table), root / METADATA_DIR / level_file(level), **level_options
             )
-        (root / COLLECTION_FILE).write_bytes(collection_bytes(package.collection))
+        (root / COLLECTION_FILE).write_bytes(collection_json_bytes(package.collection))
     return target

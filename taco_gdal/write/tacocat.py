@@ -35,8 +35,8 @@ from taco_gdal.format.names import (
     level_file,
 )
 from taco_gdal.format.tacocat import TACOCAT_HEADER_SIZE, TacoCatHeader
+from taco_gdal.model.collection import collection_json_bytes
 from taco_gdal.write._atomic import atomic_directory, atomic_file, check_target
-from taco_gdal.write._json import collection_bytes
 from taco_gdal.write._merge import collection_problems, merge_collections, raise_problems
 from taco_gdal.write._parquet import TACOCAT_OPTIONS, parquet_bytes, parquet_options
 from taco_gdal.write._progress import progress_bar
@@ -168,7 +168,7 @@ def create_tacocat(
         raise_problems(_schema_problems(metas, names) + collection_problems(collections, names))
     levels = _consolidate(metas, names, validate_schema)
     blobs = [parquet_bytes(t, options) for t in levels]
-    blobs.append(collection_bytes(merge_collections(collections, names)))
+    blobs.append(collection_json_bytes(merge_collections(collections, names)))
     log.info("writing TACOCAT of %d ZIPs into %s", len(paths), folder)
     folder.mkdir(parents=True, exist_ok=True)
     with atomic_directory(targets[0], overwrite) as staging:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from taco_gdal.errors import TacoValidationError
 from taco_gdal.format.names import TACOLLECTION_FILE
+from taco_gdal.model.collection import collection_json_bytes
 from taco_gdal.write._atomic import atomic_file
-from taco_gdal.write._json import collection_bytes
 from taco_gdal.write._merge import check_collections, merge_collections
 from taco_gdal.write._sources import read_collection
 
@@ -54,5 +54,5 @@ def create_tacollection(
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / TACOLLECTION_FILE
     with atomic_file(target, overwrite) as f:
-        f.write(collection_bytes(merged))
+        f.write(collection_json_bytes(merged))
     return target

@@ -22,9 +22,9 @@ from taco_gdal.errors import TacoValidationError
 from taco_gdal.format.header import HeaderEntry
 from taco_gdal.format.names import COLLECTION_FILE, MAX_LEVELS, level_member
 from taco_gdal.format.vsi import to_vsi
+from taco_gdal.model.collection import collection_json_bytes
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import atomic_file
-from taco_gdal.write._json import collection_bytes
 from taco_gdal.write._layout import Layout, SampleRef
 from taco_gdal.write._parquet import (
     LEVEL_OPTIONS,
@@ -165,7 +165,7 @@ def write_layout(
         _write_files(writer, layout, measured, bar)
         _write_local_meta(writer, layout, measured, meta_options, bar)
         entries = _write_levels(writer, layout, measured, level_options)
-        info = writer.add_bytes(COLLECTION_FILE, collection_bytes(package.collection))
+        info = writer.add_bytes(COLLECTION_FILE, collection_json_bytes(package.collection))
         entries.append(HeaderEntry(info.data_offset, info.size))
         writer.set_header_entries(entries)
         writer.close()
