@@ -26,6 +26,7 @@ from taco_gdal.format.names import FIELD_SCHEMA_KEY, PIT_SCHEMA_KEY
 from taco_gdal.read import filters
 from taco_gdal.read._duck import Session
 from taco_gdal.read._html import dataset_html, dataset_text
+from taco_gdal.read._repair import repair_level_offsets
 from taco_gdal.read.containers.base import Container, VsiRule
 from taco_gdal.read.dataframe import FrameContext, TacoDataFrame, to_frame
 from taco_gdal.read.levels import prepare_level
@@ -88,9 +89,9 @@ class TacoDataset:
         """A dataset over an opened container (what :func:`taco_gdal.load` returns)."""
         session = Session(container.path)
         previous: tuple[pa.Table, np.ndarray] | None = None
-        for level, (table, where) in enumerate(
-            zip(container.levels, container.sources, strict=True)
-        ):
+        # Hook: level1+ offsets misplaced by tacotoolbox are fixed from __meta__ (warns once).
+        levels = repair_level_offsets(container.levels, container.vsi_rule, container.path)
+        for level, (table, where) in enumerate(zip(levels, container.sources, strict=True)):
             prepared, stored = prepare_level(
                 table, level, previous, where, lambda k: child_counts(session, k)
             )

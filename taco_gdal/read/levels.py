@@ -160,6 +160,11 @@ def _parent_paths(table: pa.Table) -> np.ndarray:
     return _as_objects(parents)
 
 
+def _positions_within(groups: np.ndarray) -> np.ndarray:
+    """Row position of each row among the rows of its group (``groupby().cumcount()``)."""
+    return np.asarray(pd.Series(groups).groupby(groups, sort=False).cumcount(), dtype=np.int64)
+
+
 def _as_objects(values: pa.ChunkedArray | pa.Array) -> np.ndarray:
     return np.asarray(values.to_numpy(zero_copy_only=False), dtype=object)
 
@@ -243,6 +248,9 @@ def prepare_level(
     positions = np.arange(table.num_rows, dtype=np.int64)
     stored = _ids(table, CURRENT_ID, where)
     old = positions if stored is None else stored
+    if stored is None and SOURCE_FILE in table.column_names:
+        # Pre-0.21 TACOCAT: the parent_id of the next level is local to each source ZIP.
+        old = _positions_within(_strings(table, SOURCE_FILE))
     if level == 0 or previous is None:
         parents = positions
     else:
