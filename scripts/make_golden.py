@@ -133,7 +133,7 @@ def _run(cmd: list[str], **kwargs: Any) -> str:
             f"command failed ({done.returncode}): {' '.join(cmd)}\n"
             f"--- stdout\n{done.stdout[-4000:]}\n--- stderr\n{done.stderr[-4000:]}"
         )
-    return done.stdout
+    return str(done.stdout)
 
 
 def venv_python(tool: str, venvs: pathlib.Path) -> pathlib.Path:
