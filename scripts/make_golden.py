@@ -214,11 +214,46 @@ def generate(entry: Entry, python: pathlib.Path, work: pathlib.Path) -> dict[str
     return record
 
 
+def crosscheck_binary_tacocat(venvs: pathlib.Path) -> bool:
+    """Does tacoreader 2.0.0c12 read taco_gdal's ``__TACOCAT__`` as 2.4.21 reads ``.tacocat/``?
+
+    taco_gdal writes both forms side by side; tacoreader 2.4.21 reads only the
+    folder, so the live suite cannot check the binary one.  This runs the last
+    reader of the binary form, in its venv, and compares the two trees (ids,
+    types, values, sample bytes).
+    """
+    from tests.conformance import _tgbuild
+
+    python = venv_python("0.18.0", venvs)
+    with tempfile.TemporaryDirectory(prefix="taco_crosscheck_") as tmp:
+        work = pathlib.Path(tmp)
+        spec = shapes.shape("two")
+        files = shapes.write_files(spec, work / "files")
+        (work / "out").mkdir()
+        _tgbuild.build(spec, files, work / "out" / "two.tacozip", "tacocat", "2KB")
+        (work / "none.json").write_text("[]", encoding="utf-8")
+        trees = [
+            json.loads(_run([str(py), str(DUMP_SCRIPT), target, "none.json"], cwd=work))["tree"]
+            for py, target in ((python, "out/__TACOCAT__"), (sys.executable, "out/.tacocat"))
+        ]
+    same = bool(trees[0] == trees[1])
+    print(f"tacoreader 2.0.0c12 on taco_gdal's __TACOCAT__ == 2.4.21 on its .tacocat/: {same}")
+    return same
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="entries to regenerate (default: all)")
     parser.add_argument("--venvs", type=pathlib.Path, default=pathlib.Path("/tmp/taco_golden"))
+    parser.add_argument(
+        "--crosscheck",
+        action="store_true",
+        help="only check that tacoreader 2.0.0c12 reads taco_gdal's binary __TACOCAT__",
+    )
     args = parser.parse_args(argv)
+    if args.crosscheck:
+        _env.install_spatial_extension()
+        return 0 if crosscheck_binary_tacocat(args.venvs) else 1
     known = {e.name: e for e in ENTRIES}
     unknown = sorted(set(args.names) - set(known))
     if unknown:
