@@ -46,7 +46,6 @@ from taco_gdal.read._duck import Session
 from taco_gdal.read.containers.base import VsiRule
 from taco_gdal.read.dataset import TacoDataset, install_levels
 from taco_gdal.read.levels import add_point_columns
-from taco_gdal.read.query import is_hidden, quote_ident
 
 __all__ = ["COLUMN_MODES", "ColumnMode", "concat"]
 
@@ -88,24 +87,16 @@ def _check_compatible(datasets: Sequence[TacoDataset], names: Sequence[str]) -> 
 
 def _materialize(ds: TacoDataset, name: str) -> list[pa.Table]:
     """The dataset's surviving rows at every level, ``internal:gdal_vsi`` included."""
-    session = ds._session
     tables: list[pa.Table] = []
     for level in range(ds.max_depth + 1):
         relation = ds._view if level == 0 else ds._level_views.get(level, f"level{level}")
-        columns = session.column_names(relation)
-        missing = [c for c in _REQUIRED if c not in columns]
+        missing = [c for c in _REQUIRED if c not in ds._session.column_names(relation)]
         if missing:
             raise TacoSchemaError(
                 f"concat: {name} level {level} lacks {missing} (a sql() query dropped them); "
                 f"concatenation needs {list(_REQUIRED)}"
             )
-        keep = ", ".join(quote_ident(c) for c in columns if not is_hidden(c))
-        table = session.fetch(f"SELECT {keep} FROM {quote_ident(relation)}", what="concat")
-        if level > 0:
-            parents = tables[-1].column(CURRENT_ID).to_numpy()
-            mask = np.isin(table.column(PARENT_ID).to_numpy(), parents)
-            table = table.filter(pa.array(mask))
-        tables.append(table)
+        tables.append(ds.to_arrow(level))
     return tables
 
 

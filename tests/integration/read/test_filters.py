@@ -184,3 +184,20 @@ def test_filter_errors(reference: Callable[[str, str], RefDataset]) -> None:
         bare.filter_bbox(0, 0, 1, 1)
     with pytest.raises(TacoQueryError, match="internal:current_id"):
         bare.filter_datetime("2023-01-01", level=1)
+
+
+def test_to_arrow_follows_the_current_state(reference: Callable[[str, str], RefDataset]) -> None:
+    ref = reference("3level", "tacocat")
+    ds = reader.load(ref.path)
+    target = ref.level(2)[4]  # region0/s2/b1
+    x, y = target.centroid
+    narrowed = ds.filter_bbox(x - 0.1, y - 0.1, x + 0.1, y + 0.1, level=2)
+    assert narrowed.to_arrow(0).column("id").to_pylist() == ["region0"]
+    assert narrowed.to_arrow(1).column("id").to_pylist() == ["s2"]
+    assert narrowed.to_arrow(2).column("id").to_pylist() == ["b1"]
+    assert not [c for c in narrowed.to_arrow(2).column_names if c.startswith("__taco")]
+    assert ds.sql("SELECT * FROM data WHERE id = 'region1'").to_arrow(2).num_rows == 6
+    with pytest.raises(TacoQueryError, match=r"level must be 0\.\.2"):
+        ds.to_arrow(3)
+    with pytest.raises(TacoQueryError, match="internal:current_id"):
+        ds.sql("SELECT id FROM data").to_arrow(1)
