@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
 import platform
 import shutil
 import sys
@@ -118,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import taco_gdal.write  # noqa: F401
 
+    load_start = os.getloadavg()
     folder = Path(tempfile.mkdtemp(prefix="bench_write_10k_", dir=args.workdir))
     try:
         started = time.perf_counter()
@@ -138,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "write_10k",
         "python": sys.version.split()[0],
         "machine": platform.machine(),
+        "cpus": os.cpu_count(),
+        "load_average_at_start": load_start,
+        "load_average_at_end": os.getloadavg(),
         "samples": args.samples,
         "repeat": args.repeat,
         "geotiff_generation_seconds": round(generated, 3),
