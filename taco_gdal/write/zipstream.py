@@ -7,6 +7,16 @@ the local header, as libzip writes them).  The offset of every member's data is
 *measured* (``tell()`` after its local header), never predicted.  ZIP64 records
 appear only when a size, an offset or the member count needs them.
 
+Three copy paths, one memory bound (one 4 MiB buffer per writer):
+
+* a member up to 4 MiB is read whole, its CRC computed, then header and data
+  are written (no patch);
+* a larger local file without holes moves inside the kernel
+  (``copy_file_range``, as ``cp`` does) while a second thread reads the same
+  file and computes its CRC;
+* anything else (remote VSI paths, sparse files) is copied block by block;
+  blocks of zeros become holes in the archive.
+
 A TACO ZIP starts with the ``TACO_HEADER`` member: call :meth:`ZipWriter.add_taco_header`
 first, and :meth:`ZipWriter.set_header_entries` once the metadata offsets are known.
 """
