@@ -22,7 +22,7 @@ DIRECTIONS: Final = ("ref→tg", "tg→ref")
 
 NOT_APPLICABLE: Final = {
     ("ZIP64 (>65,535 members)", "FOLDER"): "a folder has no ZIP directory",
-    ("ZIP64 (>65,535 members)", "TACOCAT"): "covered by ZIP (parts are plain ZIPs)",
+    ("ZIP64 (>65,535 members)", "TACOCAT"): "parts are plain ZIPs, see the ZIP column",
     ("level1+ offsets misplaced", "FOLDER"): "FOLDER stores no offsets",
     ("no `internal:current_id`", "tg→ref"): "taco_gdal always writes current_id",
     ("binary `__TACOCAT__`", "ZIP"): "TACOCAT only",
