@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import taco_gdal.read as reader
@@ -201,3 +205,25 @@ def test_to_arrow_follows_the_current_state(reference: Callable[[str, str], RefD
         ds.to_arrow(3)
     with pytest.raises(TacoQueryError, match="internal:current_id"):
         ds.sql("SELECT id FROM data").to_arrow(1)
+
+
+@pytest.mark.parametrize("kind", ["tz", "date"])
+def test_datetime_on_zoned_and_date_columns(
+    reference: Callable[[str, str], RefDataset], tmp_path: Path, kind: str
+) -> None:
+    ref = reference("flat", "folder")
+    folder = tmp_path / "copy"
+    shutil.copytree(ref.path, folder)
+    path = folder / "METADATA" / "level0.parquet"
+    table = pq.read_table(path)
+    index = table.column_names.index("stac:time_start")
+    wanted = pa.timestamp("us", tz="UTC") if kind == "tz" else pa.date32()
+    pq.write_table(
+        table.set_column(index, "stac:time_start", table.column(index).cast(wanted)), path
+    )
+    ds = reader.load(folder)
+    ids = [n.id for n in ref.level(0)]
+    assert ds.filter_datetime("2023-01-02/2023-01-03").data["id"].tolist() == ids[1:3]
+    if kind == "tz":
+        instant = ref.level(0)[3].time.replace(tzinfo=UTC)
+        assert ds.filter_datetime(instant).data["id"].tolist() == ids[3:4]
