@@ -82,13 +82,22 @@ def _folder_paths(table: pa.Table, level: int) -> np.ndarray:
 
 
 def _may_be_misplaced(archives: np.ndarray, parents: np.ndarray) -> bool:
-    """True when, in some archive, the parent folders do not appear in sorted order."""
-    for archive in dict.fromkeys(archives.tolist()):
-        sequence = parents[archives == archive].tolist()
-        groups = [p for i, p in enumerate(sequence) if i == 0 or sequence[i - 1] != p]
-        if groups != sorted(set(groups)):
-            return True
-    return False
+    """True unless, in every archive, the parent folders of the rows appear in sorted order.
+
+    Rows are grouped by parent; the reference pasted offsets in sorted folder
+    order, so strictly increasing parent paths (per archive) rule the bug out.
+    """
+    if archives.size == 0:
+        return False
+    starts = np.ones(archives.size, dtype=bool)
+    starts[1:] = (archives[1:] != archives[:-1]) | (parents[1:] != parents[:-1])
+    group_archives, group_parents = archives[starts], parents[starts]
+    same = np.asarray(group_archives[1:] == group_archives[:-1], dtype=bool)
+    runs = int(np.count_nonzero(~same)) + 1
+    if runs != len(set(group_archives.tolist())):
+        return True  # an archive's rows are not contiguous: verify rather than guess
+    increasing = np.asarray(group_parents[1:][same] > group_parents[:-1][same], dtype=bool)
+    return not bool(increasing.all())
 
 
 def _read_metas(folders: Sequence[_Folder]) -> dict[tuple[str, str], pa.Table]:
@@ -150,29 +159,36 @@ def _repair_level(
     if not _may_be_misplaced(archives, parents):
         return table, 0
     parent_archives = _archives(parent, rule)
-    metas = _read_metas(_parent_folders(parent, level - 1, parent_archives))
-    ids = table.column(ID).to_numpy(zero_copy_only=False)
+    metas = {
+        key: (
+            meta.column(ID).to_pylist(),
+            meta.column(OFFSET).to_pylist(),
+            meta.column(SIZE).to_pylist(),
+        )
+        for key, meta in _read_metas(_parent_folders(parent, level - 1, parent_archives)).items()
+    }
+    ids = table.column(ID).to_pylist()
     offsets = table.column(OFFSET).to_numpy().astype(np.int64)
     sizes = table.column(SIZE).to_numpy().astype(np.int64)
     new_offsets, new_sizes = offsets.copy(), sizes.copy()
     seen: dict[tuple[str, str], int] = {}
-    for row in range(table.num_rows):
-        key = (str(archives[row]), str(parents[row]))
-        meta = metas.get(key)
+    for row, (archive, folder) in enumerate(zip(archives.tolist(), parents.tolist(), strict=True)):
+        key = (str(archive), str(folder))
         position = seen.get(key, 0)
         seen[key] = position + 1
-        if meta is None or position >= meta.num_rows:
+        meta = metas.get(key)
+        if meta is None or position >= len(meta[0]):
             raise TacoFormatError(
                 f"{key[0]}: level {level} row {row} ({ids[row]!r}) has no entry in the "
                 f"__meta__ of its parent folder {key[1]!r}"
             )
-        if meta.column(ID)[position].as_py() != ids[row]:
+        if meta[0][position] != ids[row]:
             raise TacoFormatError(
                 f"{key[0]}: level {level} row {row} is {ids[row]!r} but entry {position} of "
-                f"the __meta__ of {key[1]!r} is {meta.column(ID)[position].as_py()!r}"
+                f"the __meta__ of {key[1]!r} is {meta[0][position]!r}"
             )
-        new_offsets[row] = meta.column(OFFSET)[position].as_py()
-        new_sizes[row] = meta.column(SIZE)[position].as_py()
+        new_offsets[row] = meta[1][position]
+        new_sizes[row] = meta[2][position]
     changed = int(np.count_nonzero((new_offsets != offsets) | (new_sizes != sizes)))
     if changed:
         table = table.set_column(

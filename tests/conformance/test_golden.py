@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from typing import Any
 
 import pytest
 
+from taco_gdal.read import load
 from tests.conformance import _refdump, _tgview, shapes
 from tests.conformance._checks import check_warnings
 from tests.conformance._zipinfo import misplaced_rows
@@ -118,3 +120,28 @@ def test_golden_reads_like_its_reference_reader(case: Case) -> None:
     # Consolidated METADATA/levelK rows resolve to the same bytes as navigation.
     consolidated = _refdump.consolidated_from_tree(expected["tree"])
     assert reading.levels == consolidated[1:]
+
+
+@pytest.mark.parametrize(
+    ("name", "reads"),
+    [("v0207_two_zip", 2), ("v0207_three_zip", 2), ("v0269_misplaced_zip", 3)],
+)
+def test_offset_check_reads_only_when_the_bug_is_possible(
+    name: str, reads: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sorted parent folders: no read beyond the header and metadata; else one per level."""
+    from taco_gdal.io.vsi import VSIFile
+
+    entry = MANIFEST["entries"][name]
+    done: list[tuple[int, int]] = []
+    original = VSIFile.read_at
+
+    def counting(self: VSIFile, offset: int, size: int) -> bytes:
+        done.append((offset, size))
+        return original(self, offset, size)
+
+    monkeypatch.setattr(VSIFile, "read_at", counting)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        load(GOLDEN / entry["load"]).close()
+    assert len(done) == reads, done
