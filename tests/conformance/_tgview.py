@@ -11,6 +11,7 @@ through GDAL (``VSIFOpenL``), the way every taco_gdal user reads them.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import math
 import pathlib
 import warnings
@@ -72,15 +73,17 @@ def dump(ds: Any, filters: list[dict[str, Any]] | None = None) -> dict[str, Any]
 
 
 def level_rows(ds: Any, level: int) -> list[dict[str, Any]]:
-    """The consolidated rows of ``level`` as taco_gdal shows them, with their bytes.
+    """The consolidated rows of ``level`` (``TacoDataset.to_arrow``), with their bytes.
 
-    Each row: ``id``, ``type``, ``values`` (user columns) and, for FILE rows,
+    These come from ``METADATA/levelK.parquet`` (through taco_gdal's level
+    views), not from ``__meta__`` navigation, so comparing them with the tree
+    checks the consolidated offsets.  Each row: ``id``, ``type``, ``values``
+    (user columns) and, for FILE rows,
     ``sha256``/``size`` of the bytes behind ``internal:gdal_vsi``: the same
     shape as ``_refdump.consolidated_from_tree`` gives from navigation.
     """
-    import hashlib
-
-    names, rows = frame_rows(ds.sql(f"SELECT * FROM level{level}").data)
+    table = ds.to_arrow(level)  # exact Arrow values, no pandas in between
+    names, rows = table.column_names, table.to_pylist()
     user = [c for c in names if not c.startswith("internal:") and c not in ("id", "type")]
     out = []
     for row in rows:
@@ -105,7 +108,7 @@ class TgReading:
 
     view: dict[str, Any]
     levels: list[list[dict[str, Any]]]
-    """Consolidated rows of levels 1..depth (``level_rows``)."""
+    """Consolidated rows of levels 0..depth (``level_rows``)."""
     warnings: list[warnings.WarningMessage]
 
 
@@ -119,7 +122,7 @@ def load_view(path: pathlib.Path, filters: list[dict[str, Any]] | None) -> TgRea
         try:
             view = dump(ds, filters)
             depth = len(view["columns"]) - 1
-            levels = [level_rows(ds, k) for k in range(1, depth + 1)]
+            levels = [level_rows(ds, k) for k in range(depth + 1)]
         finally:
             ds.close()
     return TgReading(view, levels, list(caught))

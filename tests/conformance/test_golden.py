@@ -119,7 +119,7 @@ def test_golden_reads_like_its_reference_reader(case: Case) -> None:
     assert [f["ids"] for f in view["filters"]] == wanted
     # Consolidated METADATA/levelK rows resolve to the same bytes as navigation.
     consolidated = _refdump.consolidated_from_tree(expected["tree"])
-    assert reading.levels == consolidated[1:]
+    assert reading.levels == consolidated
 
 
 @pytest.mark.parametrize(
