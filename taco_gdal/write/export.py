@@ -56,12 +56,15 @@ _HIDDEN_PREFIX = "__taco_"
 _NEEDED = (ID, TYPE, CURRENT_ID, GDAL_VSI)
 
 
-def _fetch(dataset: TacoDataset, relation: str) -> pa.Table:
-    """Rows of a view of the dataset's DuckDB session, as Arrow (types kept exactly)."""
-    from taco_gdal.read.query import quote_ident
+def _fetch(dataset: TacoDataset, level: int | None = None) -> pa.Table:
+    """Rows of the current view (``level=None``) or of a whole stored level, as Arrow.
 
-    session = dataset._session  # the reader exposes no public Arrow accessor yet
-    return _plain(session.fetch(f"SELECT * FROM {quote_ident(relation)}", what="export"))
+    Whole levels are exported (complete subtrees of the surviving roots) because
+    dropping some children of a folder would break PIT-1 in the output.
+    """
+    if level is None:
+        return _plain(dataset.to_arrow(0))
+    return _plain(dataset.sql(f"SELECT * FROM level{int(level)}").to_arrow(0))
 
 
 def _plain_type(data_type: pa.DataType) -> pa.DataType:
@@ -134,7 +137,7 @@ def _package_table(
 
 
 def _tables(dataset: TacoDataset) -> list[pa.Table]:
-    roots = _fetch(dataset, dataset._view)
+    roots = _fetch(dataset)
     missing = [c for c in _NEEDED if c not in roots.column_names]
     if missing:
         raise TacoValidationError(
@@ -154,7 +157,7 @@ def _tables(dataset: TacoDataset) -> list[pa.Table]:
     table, rel = _package_table(roots, 0, parents, [])
     tables = [table]
     for level in range(1, dataset.max_depth + 1):
-        children, parents = _children(stored[-1], _fetch(dataset, f"level{level}"))
+        children, parents = _children(stored[-1], _fetch(dataset, level))
         if children.num_rows == 0:
             break
         stored.append(children)
