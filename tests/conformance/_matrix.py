@@ -27,7 +27,9 @@ NOT_APPLICABLE: Final = {
     ("no `internal:current_id`", "tg→ref"): "taco_gdal always writes current_id",
     ("binary `__TACOCAT__`", "ZIP"): "TACOCAT only",
     ("binary `__TACOCAT__`", "FOLDER"): "TACOCAT only",
-    ("binary `__TACOCAT__`", "tg→ref"): "tacoreader 2.4.21 reads only `.tacocat/`",
+    ("binary `__TACOCAT__`", "tg→ref"): (
+        "tacoreader 2.4.21 reads only `.tacocat/`; 2.0.0c12: `make_golden.py --crosscheck`"
+    ),
 }
 """(row, container) or (row, direction) -> why that cell does not exist."""
 
