@@ -33,22 +33,28 @@ def markdown(runs: list[Run], setup: dict[str, Any], checks: dict[str, Any]) -> 
         f"256x256x4 uint16, 128x128 tiles, compression {setup['compress']}) in "
         f"one {setup['zip_bytes'] / 1e6:.1f} MB TACO ZIP written by taco_gdal, served by one "
         f"local Range server on 127.0.0.1 with {setup['delay_ms']:.0f} ms delay per request; "
-        f"GDAL {setup['gdal']}; {setup['cpus']} CPUs shared with other work.  ",
+        f"GDAL {setup['gdal']}; {setup['cpus']} CPUs shared with other work (load average "
+        f"{setup['load_average'][0]} before, {setup['load_average'][1]} after).  ",
         "Open + first sample: one fresh process (imports excluded).  Random samples: each worker "
         "process opens the dataset, then reads its own random samples (no repeats); "
         "requests and bytes are counted in the server's log for the random phase only.",
         "",
-        "| reader | workers | open + first sample: s / requests (HEAD) / KB | samples/s "
-        "| requests/sample | bytes/sample vs sample size |",
+        f"Each configuration ran {setup['repeat']} times, rounds interleaved; the table shows "
+        "the fastest round (all rounds' samples/s in brackets).",
+        "",
+        "| reader | workers | open + first sample (per worker): s / requests (HEAD) / KB "
+        "| samples/s | requests/sample | bytes/sample vs sample size |",
         "|---|---|---|---|---|---|",
     ]
+    rounds = setup["rounds_samples_per_s"]
     for run in runs:
         first = run.open_first
         per = max(1, run.workers)
+        every = ", ".join(f"{v:.0f}" for v in rounds[f"{run.reader} x{run.workers}"])
         lines.append(
             f"| {run.reader} | {run.workers} | {first.seconds:.3f} / "
             f"{first.requests / per:.1f} ({first.heads / per:.1f}) / {first.bytes / per / 1e3:.0f} "
-            f"| {run.samples_per_s:.1f} | {run.requests_per_sample:.2f} "
+            f"| {run.samples_per_s:.1f} ({every}) | {run.requests_per_sample:.2f} "
             f"| {run.bytes_per_sample / 1e3:.0f} KB ({run.overread:+.1%}) |"
         )
     lines += ["", "Targets:", ""]
