@@ -11,7 +11,8 @@ who want the same behaviour for a ``internal:gdal_vsi`` path:
    :class:`~taco_gdal.io.vsi.VSIFile`, which retries a broken transfer and
    refuses partial bytes; the bytes land in GDAL's block cache;
 3. the dataset is opened under :func:`~taco_gdal.io.profile.sample_env`, so
-   GDAL's own open reads the sample from that cache (no second request).
+   GDAL's own open reads the sample from that cache (no second request).  The
+   profile is active around the open only, not in the caller's ``with`` block.
 """
 
 from __future__ import annotations
@@ -79,12 +80,12 @@ def open_sample(
         state = pinning.verify(vsi, pin)
         if size is None and state is not None and state.path == vsi:  # a loose remote file
             size = state.size
-    with sample_env(size):
+    with sample_env(size):  # only around the open: the block's own GDAL calls stay untouched
         if remote and size is not None and 0 < size <= INGEST_LIMIT:
             fetch_sample(vsi, size)
         try:
             dataset = rasterio.open(vsi)
         except RasterioIOError as exc:
             raise TacoIOError(f"cannot open sample {vsi!r}: {exc}") from exc
-        with dataset:
-            yield dataset
+    with dataset:
+        yield dataset

@@ -123,7 +123,7 @@ class VSIFile:
                 time.sleep(0.2 * 2 ** (attempt - 1))
         raise TacoIOError(
             f"reading {size} bytes at offset {offset} of {self.path!r}: expected {expected} "
-            f"bytes, the connection delivered {len(data)} (broken mid-body?) "
+            f"bytes, the read delivered {len(data)} (connection broken mid-body?) "
             f"after {attempt} attempt(s){_gdal_message()}"
         )
 

@@ -28,6 +28,7 @@ import pytest
 from osgeo import gdal
 
 from taco_gdal.format.vsi import parse_subfile, to_vsi
+from taco_gdal.io import pinning
 from taco_gdal.io.sample import open_sample
 from taco_gdal.read import TacoDataFrame, load
 from tests.integration.remote._datasets import BANDS, write_catalog, write_tiles
@@ -98,6 +99,8 @@ def test_zip_budget(remote: Remote, local: Local) -> None:
     ds = load(url)
     assert remote.log.count() <= 3, remote.log.describe()
     assert remote.log.count(method="HEAD") <= 1, remote.log.describe()
+    pin = pinning.pins.get(container)  # pinned while its metadata was read, at no extra cost
+    assert pin is not None and pin.size == local.zip.stat().st_size and pin.etag
 
     _cold(remote, container)
     tile = _tile(ds.data, "tile1")

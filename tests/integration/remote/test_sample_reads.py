@@ -9,7 +9,9 @@ import pytest
 from osgeo import gdal
 
 from taco_gdal import Env
+from taco_gdal.env import get_config
 from taco_gdal.format.vsi import to_vsi
+from taco_gdal.io import pinning
 from taco_gdal.io.sample import open_sample
 from taco_gdal.io.telemetry import network_stats, snapshot
 from tests.integration.remote._blob import make_blob
@@ -83,3 +85,19 @@ def test_telemetry_blocks_nest(http_remote: Remote, tmp_path: Path) -> None:
     with open_sample(blob.members[0].vsi(container)) as src:
         src.read()
     assert snapshot() == {}
+
+
+def test_profile_only_around_the_open(http_remote: Remote, tmp_path: Path) -> None:
+    blob = make_blob(tmp_path, count=1)
+    container = to_vsi(http_remote.publish(blob.path))
+    with open_sample(blob.members[0].vsi(container)) as src:
+        assert get_config("GDAL_INGESTED_BYTES_AT_OPEN") is None
+        assert np.array_equal(src.read(), blob.members[0].pixels)
+
+
+def test_local_samples_open_without_network(tmp_path: Path) -> None:
+    blob = make_blob(tmp_path, count=2)
+    for member in blob.members:
+        with open_sample(member.vsi(str(blob.path))) as src:
+            assert np.array_equal(src.read(), member.pixels)
+    assert pinning.pins.get(str(blob.path)) is None
