@@ -26,6 +26,9 @@ from taco_gdal.errors import (
 
 if TYPE_CHECKING:
     from taco_gdal import extensions
+    from taco_gdal.io.profile import read_profile, sample_env
+    from taco_gdal.io.sample import open_sample
+    from taco_gdal.io.telemetry import network_stats
     from taco_gdal.model import Curator, Extent, Provider, Sample, Taco, Tortilla
     from taco_gdal.read import TacoDataFrame, TacoDataset, concat, load
     from taco_gdal.write import (
@@ -59,6 +62,10 @@ _LAZY = {
     "TacoDataset": "taco_gdal.read",
     "TacoDataFrame": "taco_gdal.read",
     "extensions": "taco_gdal.extensions",
+    "open_sample": "taco_gdal.io.sample",
+    "sample_env": "taco_gdal.io.profile",
+    "read_profile": "taco_gdal.io.profile",
+    "network_stats": "taco_gdal.io.telemetry",
 }
 
 
@@ -108,6 +115,10 @@ __all__ = [
     "extensions",
     "folder2zip",
     "load",
+    "network_stats",
+    "open_sample",
+    "read_profile",
+    "sample_env",
     "verbose",
     "zip2folder",
 ]

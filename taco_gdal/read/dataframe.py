@@ -11,6 +11,7 @@ objects.  Slicing, filtering and column selection keep the class (and
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -26,6 +27,8 @@ from taco_gdal.format.names import GEOMETRY_COLUMNS, ISTAC_CRS, ISTAC_GEOMETRY
 from taco_gdal.read.query import is_hidden
 
 if TYPE_CHECKING:
+    from rasterio.io import DatasetReader
+
     from taco_gdal.read._duck import Session
 
 __all__ = ["FrameContext", "TacoDataFrame", "TacoGeoDataFrame", "to_frame"]
@@ -73,6 +76,33 @@ class TacoDataFrame(pd.DataFrame):
         from taco_gdal.read.navigation import read
 
         return read(self, key)
+
+    def open(self, key: int | str) -> AbstractContextManager[DatasetReader]:
+        """Open a FILE sample with rasterio under taco_gdal's read profile.
+
+        The profile (``GDAL_DISABLE_READDIR_ON_OPEN=EMPTY_DIR``,
+        ``GDAL_INGESTED_BYTES_AT_OPEN`` = the sample's size, retries) applies
+        around the open only; a remote sample up to 8 MB costs one GET, and a
+        container that changed since its metadata was read raises
+        :class:`~taco_gdal.errors.TacoChangedError`.
+
+        Raises:
+            TacoNavigationError: no such sample, or the sample is a FOLDER.
+
+        Example:
+            >>> with tdf.open(0) as src:  # doctest: +SKIP
+            ...     pixels = src.read(1)
+        """
+        from taco_gdal.errors import TacoNavigationError
+        from taco_gdal.io.sample import open_sample
+
+        target = self.read(key)
+        if not isinstance(target, str):
+            raise TacoNavigationError(
+                f"sample {key!r} is a FOLDER: open() takes a FILE sample; use read({key!r}) "
+                f"to get its children"
+            )
+        return open_sample(target)
 
 
 class TacoGeoDataFrame(TacoDataFrame, gpd.GeoDataFrame):  # type: ignore[misc]
