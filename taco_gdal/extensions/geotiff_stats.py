@@ -111,13 +111,14 @@ class GeotiffStats(SampleExtension):
         return pa.table({"geotiff:stats": [stats]}, schema=self.arrow_schema())
 
     def _read(self, path: str) -> Matrix:
-        import rasterio
         from rasterio.errors import RasterioIOError
 
+        from taco_gdal.io.sample import open_raster
+
         try:
-            with rasterio.open(path) as src:
+            with open_raster(path) as src:
                 bands = [src.read(i, masked=True) for i in range(1, src.count + 1)]
-        except RasterioIOError as exc:
+        except (RasterioIOError, TacoIOError) as exc:
             raise TacoIOError(f"GeotiffStats: cannot read {path!r}: {exc}") from exc
         result: Matrix = []
         for index, band in enumerate(bands, start=1):

@@ -138,16 +138,17 @@ class STAC(SampleExtension):
         Example:
             ``Sample("t0", "tile.tif").extend_with(STAC.from_raster("tile.tif", time_start=t))``
         """
-        import rasterio
         from rasterio.errors import RasterioIOError
+
+        from taco_gdal.io.sample import open_raster
 
         gdal_path = to_vsi(path)
         try:
-            with rasterio.open(gdal_path) as src:
+            with open_raster(gdal_path) as src:
                 crs = src.crs
                 shape = (src.count, src.height, src.width)
                 transform = src.transform.to_gdal()
-        except RasterioIOError as exc:
+        except (RasterioIOError, TacoIOError) as exc:
             raise TacoIOError(f"STAC.from_raster: cannot open {gdal_path!r}: {exc}") from exc
         if crs is None:
             raise TacoValidationError(

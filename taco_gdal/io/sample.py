@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
+from typing import cast
 
 import rasterio
 from rasterio.errors import RasterioIOError
@@ -31,7 +32,7 @@ from taco_gdal.io import pinning
 from taco_gdal.io.profile import INGEST_LIMIT, sample_env
 from taco_gdal.io.vsi import VSIFile
 
-__all__ = ["fetch_sample", "open_sample", "sample_size"]
+__all__ = ["fetch_sample", "open_raster", "open_sample", "sample_size"]
 
 
 def sample_size(vsi_path: str) -> int | None:
@@ -89,3 +90,23 @@ def open_sample(
             raise TacoIOError(f"cannot open sample {vsi!r}: {exc}") from exc
     with dataset:
         yield dataset
+
+
+def open_raster(path: str | os.PathLike[str]) -> AbstractContextManager[DatasetReader]:
+    """Open a raster that taco_gdal itself reads (e.g. to compute metadata).
+
+    Remote paths go through :func:`open_sample` (read profile, one GET, pinning);
+    local files open plainly, so GDAL still finds their side-car files
+    (``.aux.xml``, ``.msk``) that the profile's ``EMPTY_DIR`` would hide.
+
+    Raises:
+        TacoIOError: the raster cannot be opened (names the path).
+    """
+    vsi = to_vsi(path)
+    if is_remote(vsi):
+        return open_sample(vsi)
+    try:
+        dataset = rasterio.open(vsi)
+    except RasterioIOError as exc:
+        raise TacoIOError(f"cannot open raster {vsi!r}: {exc}") from exc
+    return cast("AbstractContextManager[DatasetReader]", dataset)
