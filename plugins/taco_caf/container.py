@@ -9,9 +9,7 @@ one more.  Everything goes through GDAL's VSI layer, so ``/vsicurl/`` and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar, Final
+from typing import ClassVar, Final
 
 import pyarrow as pa
 
@@ -26,7 +24,7 @@ from taco_caf.layout import (
 from taco_derived import derived_collection
 from taco_gdal.format.names import FILE, ID, OFFSET, SIZE, TYPE
 from taco_gdal.io.vsi import VSIFile
-from taco_gdal.read.containers.base import Probe, VsiRule
+from taco_gdal.read.containers.base import OpenedContainer, Probe, VsiRule
 
 __all__ = ["LABEL", "SUFFIX", "CafContainer", "member_table", "read_index"]
 
@@ -82,8 +80,7 @@ def member_table(index: CafIndex, where: str) -> pa.Table:
     )
 
 
-@dataclass(frozen=True)
-class CafContainer:
+class CafContainer(OpenedContainer):
     """A CAF archive (``*.caf``), recognised by its suffix (CAF has no magic number).
 
     Example:
@@ -94,12 +91,6 @@ class CafContainer:
 
     format: ClassVar[str] = "caf"
     priority: ClassVar[int] = 50
-
-    path: str
-    levels: Sequence[pa.Table]
-    collection: dict[str, Any]
-    vsi_rule: VsiRule
-    sources: Sequence[str]
 
     @classmethod
     def claims(cls, probe: Probe) -> bool:

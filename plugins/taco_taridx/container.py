@@ -20,8 +20,6 @@ webdataset-style sample key: the stem), ``ext``, and the internal columns.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar, Final
 
 import numpy as np
@@ -32,7 +30,7 @@ from taco_derived import derived_collection
 from taco_gdal.format import vsi
 from taco_gdal.format.names import FILE, ID, OFFSET, SIZE, SOURCE_FILE, TYPE
 from taco_gdal.io.vsi import VSIFile, read_all
-from taco_gdal.read.containers.base import Probe, VsiRule, path_exists
+from taco_gdal.read.containers.base import OpenedContainer, Probe, VsiRule, path_exists
 from taco_taridx.layout import MAGIC, TAR_BLOCK, Rows, TaridxFormatError, TaridxIndex, parse_index
 from taco_taridx.members import TarMember, key_hash, parse_member_header, split_name
 
@@ -195,8 +193,7 @@ def member_table(path: str, index: TaridxIndex) -> pa.Table:
     )
 
 
-@dataclass(frozen=True)
-class TarIdxContainer:
+class TarIdxContainer(OpenedContainer):
     """A ``.taridx`` index over tar shards, recognised by its suffix or its magic.
 
     Example:
@@ -207,12 +204,6 @@ class TarIdxContainer:
 
     format: ClassVar[str] = "taridx"
     priority: ClassVar[int] = 50
-
-    path: str
-    levels: Sequence[pa.Table]
-    collection: dict[str, Any]
-    vsi_rule: VsiRule
-    sources: Sequence[str]
 
     @classmethod
     def claims(cls, probe: Probe) -> bool:

@@ -15,7 +15,13 @@ from taco_gdal.format.header import HeaderEntry
 from taco_gdal.format.names import ID, MAX_DEPTH, PIT_SCHEMA_KEY, TYPE
 from taco_gdal.io.vsi import VSIFile
 
-__all__ = ["collection_depth", "parse_collection", "parse_level", "read_entries"]
+__all__ = [
+    "collection_depth",
+    "parse_collection",
+    "parse_level",
+    "parse_metadata",
+    "read_entries",
+]
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +107,28 @@ def parse_collection(data: pa.Buffer | bytes, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise TacoFormatError(f"{where}: expected a JSON object, found {type(value).__name__}")
     return value
+
+
+def parse_metadata(
+    buffers: Sequence[pa.Buffer], labels: Sequence[str], path: str
+) -> tuple[list[pa.Table], dict[str, Any], list[str]]:
+    """Level tables and COLLECTION.json from the buffers :func:`read_entries` returned.
+
+    ``buffers`` hold the level parquet files in order, then COLLECTION.json;
+    ``labels`` name each entry in messages (as ``"{path}: {label}"``).
+
+    Returns:
+        The level tables, the collection, and where each level table came from.
+
+    Raises:
+        TacoFormatError: a level is not parquet or lacks ``id``/``type``, or the
+            collection is not a JSON object.
+    """
+    sources = [f"{path}: {label}" for label in labels]
+    levels = [
+        parse_level(buffer, where) for buffer, where in zip(buffers[:-1], sources[:-1], strict=True)
+    ]
+    return levels, parse_collection(buffers[-1], sources[-1]), sources[:-1]
 
 
 def collection_depth(collection: dict[str, Any], where: str) -> int | None:

@@ -28,7 +28,15 @@ from taco_gdal.errors import TacoIOError
 from taco_gdal.format import vsi
 from taco_gdal.io.vsi import VSIFile
 
-__all__ = ["PROBE_BYTES", "Container", "Probe", "VsiKind", "VsiRule", "path_exists"]
+__all__ = [
+    "PROBE_BYTES",
+    "Container",
+    "OpenedContainer",
+    "Probe",
+    "VsiKind",
+    "VsiRule",
+    "path_exists",
+]
 
 PROBE_BYTES = 256
 """Bytes a probe reads first: enough for a TACO_HEADER (157) or a __TACOCAT__ header (128)."""
@@ -175,3 +183,24 @@ class Container(Protocol):
     def open(cls, probe: Probe, base_path: str | None = None) -> Container:
         """Read the metadata.  ``base_path`` is only meaningful for TACOCAT."""
         ...
+
+
+@dataclass(frozen=True)
+class OpenedContainer:
+    """The metadata every opened container holds: the data half of :class:`Container`.
+
+    Built-in and plugin containers subclass it and add the class attributes
+    ``format`` and ``priority`` and the class methods ``claims``, ``detect``
+    and ``open``.
+
+    Example:
+        >>> opened = OpenedContainer("/data/ds", [], {}, VsiRule("folder", "/data/ds/DATA"), [])
+        >>> opened.vsi_rule.kind
+        'folder'
+    """
+
+    path: str
+    levels: Sequence[pa.Table]
+    collection: dict[str, Any]
+    vsi_rule: VsiRule
+    sources: Sequence[str]

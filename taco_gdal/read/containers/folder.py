@@ -6,8 +6,6 @@ bucket opens the same way as a local one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import pyarrow as pa
@@ -16,9 +14,9 @@ from taco_gdal.format import vsi
 from taco_gdal.format.names import COLLECTION_FILE, DATA_DIR, MAX_DEPTH, METADATA_DIR, level_file
 from taco_gdal.io.vsi import read_all
 from taco_gdal.read.containers._parse import collection_depth, parse_collection, parse_level
-from taco_gdal.read.containers.base import Probe, VsiRule, path_exists
+from taco_gdal.read.containers.base import OpenedContainer, Probe, VsiRule, path_exists
 
-__all__ = ["FolderContainer", "read_level_files"]
+__all__ = ["FolderContainer", "read_folder", "read_level_files"]
 
 
 def read_level_files(folder: str, depth: int | None) -> tuple[list[pa.Table], list[str]]:
@@ -35,8 +33,28 @@ def read_level_files(folder: str, depth: int | None) -> tuple[list[pa.Table], li
     return levels, sources
 
 
-@dataclass(frozen=True)
-class FolderContainer:
+def read_folder(
+    folder: str, levels_folder: str | None = None
+) -> tuple[list[pa.Table], dict[str, Any], list[str]]:
+    """``{folder}/COLLECTION.json`` and the level files of ``levels_folder`` (default ``folder``).
+
+    The collection's ``taco:pit_schema`` says how many levels to read.
+
+    Returns:
+        The level tables, the collection, and where each level table came from.
+
+    Example:
+        >>> levels, collection, sources = read_folder("/data/.tacocat")  # doctest: +SKIP
+        >>> sources[0]  # doctest: +SKIP
+        '/data/.tacocat/level0.parquet'
+    """
+    where = vsi.join(folder, COLLECTION_FILE)
+    collection = parse_collection(read_all(where), where)
+    levels, sources = read_level_files(levels_folder or folder, collection_depth(collection, where))
+    return levels, collection, sources
+
+
+class FolderContainer(OpenedContainer):
     """A TACO dataset stored as a folder.
 
     Example:
@@ -47,12 +65,6 @@ class FolderContainer:
 
     format: ClassVar[str] = "folder"
     priority: ClassVar[int] = 30
-
-    path: str
-    levels: Sequence[pa.Table]
-    collection: dict[str, Any]
-    vsi_rule: VsiRule
-    sources: Sequence[str]
 
     @classmethod
     def claims(cls, probe: Probe) -> bool:
@@ -67,9 +79,6 @@ class FolderContainer:
 
     @classmethod
     def open(cls, probe: Probe, base_path: str | None = None) -> FolderContainer:
-        where = vsi.join(probe.path, COLLECTION_FILE)
-        collection = parse_collection(read_all(where), where)
-        depth = collection_depth(collection, where)
-        levels, sources = read_level_files(vsi.join(probe.path, METADATA_DIR), depth)
+        levels, collection, sources = read_folder(probe.path, vsi.join(probe.path, METADATA_DIR))
         root = vsi.join(probe.path, DATA_DIR)
         return cls(probe.path, levels, collection, VsiRule("folder", root), sources)

@@ -17,7 +17,6 @@ base defaults to the folder holding the TACOCAT and ``base_path`` overrides it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import pyarrow as pa
@@ -33,15 +32,10 @@ from taco_gdal.format.names import (
     level_file,
 )
 from taco_gdal.format.tacocat import MAGIC, TACOCAT_HEADER_SIZE, TacoCatHeader
-from taco_gdal.io.vsi import VSIFile, read_all
-from taco_gdal.read.containers._parse import (
-    collection_depth,
-    parse_collection,
-    parse_level,
-    read_entries,
-)
-from taco_gdal.read.containers.base import Probe, VsiRule, path_exists
-from taco_gdal.read.containers.folder import read_level_files
+from taco_gdal.io.vsi import VSIFile
+from taco_gdal.read.containers._parse import parse_metadata, read_entries
+from taco_gdal.read.containers.base import OpenedContainer, Probe, VsiRule, path_exists
+from taco_gdal.read.containers.folder import read_folder
 
 __all__ = ["TacoCatContainer"]
 
@@ -64,18 +58,7 @@ def _read_binary(probe: Probe) -> tuple[list[pa.Table], dict[str, Any], list[str
         labels = [f"{level_file(i)} (__TACOCAT__ slot {i})" for i in range(len(header.levels))]
         labels.append(f"{COLLECTION_FILE} (__TACOCAT__ slot 6)")
         buffers = read_entries(f, [*header.levels, header.collection], labels)
-    sources = [f"{path}: {label}" for label in labels]
-    levels = [
-        parse_level(buffer, where) for buffer, where in zip(buffers[:-1], sources[:-1], strict=True)
-    ]
-    return levels, parse_collection(buffers[-1], sources[-1]), sources[:-1]
-
-
-def _read_folder(folder: str) -> tuple[list[pa.Table], dict[str, Any], list[str]]:
-    where = vsi.join(folder, COLLECTION_FILE)
-    collection = parse_collection(read_all(where), where)
-    levels, sources = read_level_files(folder, collection_depth(collection, where))
-    return levels, collection, sources
+    return parse_metadata(buffers, labels, path)
 
 
 def _check_sources(
@@ -100,8 +83,7 @@ def _check_sources(
             )
 
 
-@dataclass(frozen=True)
-class TacoCatContainer:
+class TacoCatContainer(OpenedContainer):
     """A consolidated TACOCAT index over many TACO ZIPs.
 
     Example:
@@ -113,12 +95,6 @@ class TacoCatContainer:
 
     format: ClassVar[str] = "tacocat"
     priority: ClassVar[int] = 10
-
-    path: str
-    levels: Sequence[pa.Table]
-    collection: dict[str, Any]
-    vsi_rule: VsiRule
-    sources: Sequence[str]
 
     @classmethod
     def claims(cls, probe: Probe) -> bool:
@@ -139,10 +115,10 @@ class TacoCatContainer:
             levels, collection, sources = _read_binary(probe)
             default_base = vsi.parent(path)
         elif probe.name.endswith(TACOCAT_DIR):
-            levels, collection, sources = _read_folder(path)
+            levels, collection, sources = read_folder(path)
             default_base = vsi.parent(path)
         else:
-            levels, collection, sources = _read_folder(vsi.join(path, TACOCAT_DIR))
+            levels, collection, sources = read_folder(vsi.join(path, TACOCAT_DIR))
             default_base = path
         base = default_base if base_path is None else vsi.to_vsi(base_path).rstrip("/")
         _check_sources(levels, sources, base, path)

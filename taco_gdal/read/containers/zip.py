@@ -8,19 +8,15 @@ other at the end of the archive).  The central directory is never read.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar
-
-import pyarrow as pa
+from typing import ClassVar
 
 from taco_gdal.errors import TacoFormatError
 from taco_gdal.format.header import HEADER_NAME, HEADER_SIZE, NAME_OFFSET, parse_header
 from taco_gdal.format.names import COLLECTION_FILE, ZIP_SUFFIXES, level_member
 from taco_gdal.format.zip import LFH_SIGNATURE
 from taco_gdal.io.vsi import VSIFile
-from taco_gdal.read.containers._parse import parse_collection, parse_level, read_entries
-from taco_gdal.read.containers.base import Probe, VsiRule
+from taco_gdal.read.containers._parse import parse_metadata, read_entries
+from taco_gdal.read.containers.base import OpenedContainer, Probe, VsiRule
 
 __all__ = ["ZipContainer"]
 
@@ -48,8 +44,7 @@ def _check_start(head: bytes, path: str) -> None:
         )
 
 
-@dataclass(frozen=True)
-class ZipContainer:
+class ZipContainer(OpenedContainer):
     """A TACO ZIP archive.
 
     Example:
@@ -61,12 +56,6 @@ class ZipContainer:
 
     format: ClassVar[str] = "zip"
     priority: ClassVar[int] = 20
-
-    path: str
-    levels: Sequence[pa.Table]
-    collection: dict[str, Any]
-    vsi_rule: VsiRule
-    sources: Sequence[str]
 
     @classmethod
     def claims(cls, probe: Probe) -> bool:
@@ -94,10 +83,5 @@ class ZipContainer:
             labels = [f"{level_member(i)} (TACO_HEADER entry {i})" for i in range(len(entries))]
             labels[-1] = f"{COLLECTION_FILE} (TACO_HEADER entry {len(entries) - 1})"
             buffers = read_entries(f, entries, labels)
-        sources = [f"{path}: {label}" for label in labels]
-        levels = [
-            parse_level(buffer, where)
-            for buffer, where in zip(buffers[:-1], sources[:-1], strict=True)
-        ]
-        collection = parse_collection(buffers[-1], sources[-1])
-        return cls(path, levels, collection, VsiRule("subfile", path), sources[:-1])
+        levels, collection, sources = parse_metadata(buffers, labels, path)
+        return cls(path, levels, collection, VsiRule("subfile", path), sources)
