@@ -30,6 +30,7 @@ from taco_gdal.format.names import (
     TYPE,
 )
 from taco_gdal.model.package import MetadataPackage
+from taco_gdal.write._tables import local_columns
 
 __all__ = ["Layout", "SampleRef", "check_relative_path"]
 
@@ -121,6 +122,11 @@ class Layout:
     def depth(self) -> int:
         return len(self.levels) - 1
 
+    @property
+    def sample_count(self) -> int:
+        """Rows of every level: the samples a writer stores (FILEs and FOLDERs)."""
+        return sum(len(ids) for ids in self.ids)
+
     def _relative_paths(self, level: int) -> list[str]:
         table = self.levels[level]
         if level == 0:
@@ -194,7 +200,14 @@ class Layout:
         """Where a FILE sample's bytes come from; None for a zero-byte (padding) sample."""
         return self.sources[ref.level][ref.row]
 
-    def local_table(self, ref: SampleRef, columns: list[str]) -> pa.Table:
-        """Rows of ``ref``'s children, restricted to ``columns``."""
-        rows = self.children(ref)
-        return self.levels[ref.level + 1].select(columns).slice(rows.start, len(rows))
+    def local_tables(self) -> Iterator[tuple[SampleRef, pa.Table]]:
+        """Every FOLDER, deepest level first, with its ``__meta__`` table.
+
+        The table holds the FOLDER's children, restricted to ``id``, ``type`` and
+        the user columns (:func:`~taco_gdal.write._tables.local_columns`).
+        """
+        columns = [local_columns(t.column_names) for t in self.levels]
+        for ref in self.folders_bottom_up():
+            rows = self.children(ref)
+            table = self.levels[ref.level + 1].select(columns[ref.level + 1])
+            yield ref, table.slice(rows.start, len(rows))

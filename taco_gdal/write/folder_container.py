@@ -36,7 +36,7 @@ from taco_gdal.write._copy import copy_sample
 from taco_gdal.write._layout import Layout
 from taco_gdal.write._parquet import LEVEL_OPTIONS, LOCAL_META_OPTIONS, parquet_options
 from taco_gdal.write._progress import progress_bar
-from taco_gdal.write._tables import local_columns, stored_level
+from taco_gdal.write._tables import stored_level
 
 __all__ = ["check_folder_name", "write_folder"]
 
@@ -62,14 +62,11 @@ def _make_dirs(root: Path, layout: Layout) -> None:
 
 def _write_tree(root: Path, layout: Layout, options: Mapping[str, Any], quiet: bool) -> None:
     data = root / DATA_DIR
-    total = sum(len(ids) for ids in layout.ids)
-    with progress_bar(total, f"writing {root.name}", quiet, unit="sample") as bar:
+    with progress_bar(layout.sample_count, f"writing {root.name}", quiet, unit="sample") as bar:
         for ref in layout.files_depth_first():
             copy_sample(layout.source(ref), data / layout.data_path(ref))
             bar.update(1)
-        columns = [local_columns(t.column_names) for t in layout.levels]
-        for ref in layout.folders_bottom_up():
-            table = layout.local_table(ref, columns[ref.level + 1])
+        for ref, table in layout.local_tables():
             pq.write_table(table, data / layout.data_path(ref) / LOCAL_META, **options)
             bar.update(1)
 

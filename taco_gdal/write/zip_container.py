@@ -33,7 +33,7 @@ from taco_gdal.write._parquet import (
     parquet_options,
 )
 from taco_gdal.write._progress import progress_bar
-from taco_gdal.write._tables import local_columns, stored_level, with_offsets
+from taco_gdal.write._tables import stored_level, with_offsets
 from taco_gdal.write.zipstream import MemberInfo, ZipWriter
 
 __all__ = ["write_zip"]
@@ -83,11 +83,8 @@ def _write_files(writer: ZipWriter, layout: Layout, measured: _Measured, bar: An
 def _write_local_meta(
     writer: ZipWriter, layout: Layout, measured: _Measured, options: Mapping[str, Any], bar: Any
 ) -> None:
-    columns = [local_columns(t.column_names) for t in layout.levels]
-    for ref in layout.folders_bottom_up():
-        rows = layout.children(ref)
-        table = layout.local_table(ref, columns[ref.level + 1])
-        table = with_offsets(table, *measured.rows(ref.level + 1, rows))
+    for ref, table in layout.local_tables():
+        table = with_offsets(table, *measured.rows(ref.level + 1, layout.children(ref)))
         measured.record(
             ref, writer.add_bytes(layout.member_name(ref), parquet_bytes(table, options))
         )
@@ -154,7 +151,7 @@ def write_layout(
     meta_options = parquet_options(LOCAL_META_OPTIONS, parquet_kwargs)
     measured = _Measured(layout)
     target = Path(output).absolute()
-    total = sum(len(ids) for ids in layout.ids)
+    total = layout.sample_count
     log.info("writing %s (%d samples, %d levels)", target, total, len(layout.levels))
     with (
         progress_bar(total, f"writing {target.name}", quiet, unit="sample") as bar,
