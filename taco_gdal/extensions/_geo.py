@@ -13,7 +13,7 @@ from pyproj.exceptions import CRSError
 
 from taco_gdal.errors import TacoValidationError
 
-__all__ = ["lonlat_of", "point_wkb", "to_microseconds"]
+__all__ = ["Time", "acquisition_times", "lonlat_of", "point_wkb", "to_microseconds"]
 
 _local = threading.local()  # pyproj transformers are not thread-safe: one cache per thread
 
@@ -53,6 +53,9 @@ def point_wkb(lon: float, lat: float) -> bytes:
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
+Time = int | datetime
+"""An instant: ``int`` microseconds since 1970-01-01 UTC, or a ``datetime`` (naive = UTC)."""
+
 
 def to_microseconds(value: Any, name: str) -> int | None:
     """``int`` microseconds since the Unix epoch from an int or a datetime (naive = UTC)."""
@@ -72,3 +75,31 @@ def to_microseconds(value: Any, name: str) -> int | None:
         f"{name}: expected int microseconds since 1970-01-01 UTC or a datetime, found "
         f"{type(value).__name__} {value!r}"
     )
+
+
+def acquisition_times(
+    start: Any, end: Any, middle: Any, owner: str
+) -> tuple[int, int | None, int | None]:
+    """``(time_start, time_end, time_middle)`` of an extension, in microseconds.
+
+    ``time_start`` is required and must not come after ``time_end``;
+    ``time_middle`` defaults to the midpoint of start and end when both are given.
+
+    Raises:
+        TacoValidationError: no start, start after end, or a value that is
+            neither an int nor a datetime; ``owner`` (``STAC``, ``ISTAC``) names it.
+
+    Example:
+        >>> acquisition_times(0, 10, None, "STAC")
+        (0, 10, 5)
+    """
+    first = to_microseconds(start, f"{owner}.time_start")
+    if first is None:
+        raise TacoValidationError(f"{owner}.time_start: required, found None")
+    last = to_microseconds(end, f"{owner}.time_end")
+    if last is not None and last < first:
+        raise TacoValidationError(f"{owner}: time_start {first} is after time_end {last}")
+    mid = to_microseconds(middle, f"{owner}.time_middle")
+    if mid is None and last is not None:
+        mid = (first + last) // 2
+    return first, last, mid

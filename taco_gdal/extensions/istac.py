@@ -9,9 +9,8 @@ import pyarrow as pa
 import shapely
 
 from taco_gdal.errors import TacoValidationError
-from taco_gdal.extensions._geo import lonlat_of, point_wkb, to_microseconds
+from taco_gdal.extensions._geo import Time, acquisition_times, lonlat_of, point_wkb
 from taco_gdal.extensions.base import SampleExtension
-from taco_gdal.extensions.stac import Time
 
 if TYPE_CHECKING:
     from taco_gdal.model.sample import Sample
@@ -87,15 +86,9 @@ class ISTAC(SampleExtension):
             raise TacoValidationError(
                 f"ISTAC.geometry: expected WKB bytes, found {type(self.geometry).__name__}"
             )
-        start = to_microseconds(self.time_start, "ISTAC.time_start")
-        if start is None:
-            raise TacoValidationError("ISTAC.time_start: required, found None")
-        end = to_microseconds(self.time_end, "ISTAC.time_end")
-        if end is not None and end < start:
-            raise TacoValidationError(f"ISTAC: time_start {start} is after time_end {end}")
-        middle = to_microseconds(self.time_middle, "ISTAC.time_middle")
-        if middle is None and end is not None:
-            middle = (start + end) // 2
+        start, end, middle = acquisition_times(
+            self.time_start, self.time_end, self.time_middle, "ISTAC"
+        )
         centroid = self.centroid or geometry_centroid(self.crs, self.geometry)
         object.__setattr__(self, "time_start", start)
         object.__setattr__(self, "time_end", end)

@@ -5,13 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final
 
 import pyarrow as pa
 
 from taco_gdal.errors import TacoIOError, TacoValidationError
-from taco_gdal.extensions._geo import lonlat_of, point_wkb, to_microseconds
+from taco_gdal.extensions._geo import Time, acquisition_times, lonlat_of, point_wkb
 from taco_gdal.extensions.base import SampleExtension
 from taco_gdal.format.vsi import to_vsi
 
@@ -39,8 +38,6 @@ _DESCRIPTIONS: Final = {
     "stac:time_end": "End of the acquisition (UTC).",
     "stac:time_middle": "Middle of the acquisition (UTC).",
 }
-
-Time = int | datetime
 
 
 def raster_centroid(
@@ -99,15 +96,9 @@ class STAC(SampleExtension):
             raise TacoValidationError(
                 f"STAC.geotransform: expected 6 numbers, found {self.geotransform!r}"
             )
-        start = to_microseconds(self.time_start, "STAC.time_start")
-        if start is None:
-            raise TacoValidationError("STAC.time_start: required, found None")
-        end = to_microseconds(self.time_end, "STAC.time_end")
-        if end is not None and end < start:
-            raise TacoValidationError(f"STAC: time_start {start} is after time_end {end}")
-        middle = to_microseconds(self.time_middle, "STAC.time_middle")
-        if middle is None and end is not None:
-            middle = (start + end) // 2
+        start, end, middle = acquisition_times(
+            self.time_start, self.time_end, self.time_middle, "STAC"
+        )
         centroid = self.centroid
         if centroid is None:
             centroid = raster_centroid(self.crs, transform, shape[-2], shape[-1])
