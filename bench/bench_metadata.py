@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
-import json
 import os
 import platform
 import sys
@@ -29,9 +28,13 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+try:
+    from bench._common import reference_fields, write_json
+except ImportError:  # run as a script: python bench/bench_metadata.py
+    from _common import reference_fields, write_json  # type: ignore[no-redef]
 
 CHILDREN = 4
 RESULTS = Path(__file__).resolve().parent / "results" / "metadata.json"
@@ -43,16 +46,6 @@ COLLECTION: dict[str, Any] = {
     "providers": [{"name": "bench"}],
     "tasks": ["classification"],
 }
-START = datetime(2023, 1, 1)
-
-
-def _fields(i: int) -> dict[str, Any]:
-    return {
-        "cloud_cover": (i % 1000) / 10.0,
-        "split": ("train", "test", "validation")[i % 3],
-        "tile": i,
-        "acq": START + timedelta(minutes=i),
-    }
 
 
 def _build(api: Any, shape: str, n: int, blob: Path, reference: bool) -> tuple[Any, float]:
@@ -68,11 +61,13 @@ def _build(api: Any, shape: str, n: int, blob: Path, reference: bool) -> tuple[A
 
     started = time.perf_counter()
     if shape == "flat":
-        root = Tortilla([sample(f"s{i}", blob, **_fields(i)) for i in range(n)])
+        root = Tortilla([sample(f"s{i}", blob, **reference_fields(i)) for i in range(n)])
     else:
         folders = []
         for f in range(n // CHILDREN):
-            children = [sample(f"b{c}", blob, **_fields(f * CHILDREN + c)) for c in range(CHILDREN)]
+            children = [
+                sample(f"b{c}", blob, **reference_fields(f * CHILDREN + c)) for c in range(CHILDREN)
+            ]
             folders.append(sample(f"t{f}", Tortilla(children), region=f"r{f % 7}"))
         root = Tortilla(folders)
     return root, time.perf_counter() - started
@@ -179,9 +174,8 @@ def main(argv: list[str] | None = None) -> int:
             }
             _print(shape, ours, theirs)
     results["load_average_at_end"] = [round(v, 2) for v in os.getloadavg()]
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"\nwrote {args.output}")
+    print()
+    write_json(args.output, results)
     return 0
 
 

@@ -24,21 +24,19 @@ from typing import Any
 try:
     from bench.bench_read_datasets import (
         MILLION,
+        compare_readers,
         machine,
-        make_metadata_zip,
         measure,
         ms,
-        prepare_tacoreader,
         write_results,
     )
 except ImportError:  # run as a script: python bench/bench_read_1m.py
     from bench_read_datasets import (  # type: ignore[no-redef]
         MILLION,
+        compare_readers,
         machine,
-        make_metadata_zip,
         measure,
         ms,
-        prepare_tacoreader,
         write_results,
     )
 
@@ -74,18 +72,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    import tacoreader
-
-    import taco_gdal.read
-
-    prepare_tacoreader()
-    start = time.perf_counter()
-    path = make_metadata_zip("million", MILLION)
-    generated = time.perf_counter() - start
-    runs = {
-        "taco_gdal": _run(taco_gdal.read, path, args.repeat),
-        "tacoreader": _run(tacoreader, path, args.repeat),
-    }
+    path, generated, runs = compare_readers("million", MILLION, _run, args.repeat)
     same = runs["taco_gdal"]["ids"] == runs["tacoreader"]["ids"]
     print(f"1,000,000 samples at level 0: {path} (generated/cached in {generated:.1f} s)")
     print(

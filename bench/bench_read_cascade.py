@@ -16,28 +16,25 @@ Target: a level-2 filter < 1 s.  Run:
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 from typing import Any
 
 try:
     from bench.bench_read_datasets import (
         CASCADE,
+        compare_readers,
         machine,
-        make_metadata_zip,
         measure,
         ms,
-        prepare_tacoreader,
         write_results,
     )
 except ImportError:  # run as a script: python bench/bench_read_cascade.py
     from bench_read_datasets import (  # type: ignore[no-redef]
         CASCADE,
+        compare_readers,
         machine,
-        make_metadata_zip,
         measure,
         ms,
-        prepare_tacoreader,
         write_results,
     )
 
@@ -66,18 +63,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    import tacoreader
-
-    import taco_gdal.read
-
-    prepare_tacoreader()
-    start = time.perf_counter()
-    path = make_metadata_zip("cascade", CASCADE)
-    generated = time.perf_counter() - start
-    runs = {
-        "taco_gdal": _run(taco_gdal.read, path, args.repeat),
-        "tacoreader": _run(tacoreader, path, args.repeat),
-    }
+    path, generated, runs = compare_readers("cascade", CASCADE, _run, args.repeat)
     same = runs["taco_gdal"]["bbox_ids"] == runs["tacoreader"]["bbox_ids"]
     print(f"3 levels, 100k/400k/1.2M rows: {path} (generated/cached in {generated:.1f} s)")
     print(

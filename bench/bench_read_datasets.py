@@ -32,7 +32,6 @@ import time
 import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +41,11 @@ import pyarrow.parquet as pq
 import rasterio
 import shapely
 from rasterio.transform import from_origin
+
+try:
+    from bench._common import reference_fields
+except ImportError:  # run as a script: python bench/bench_read_datasets.py
+    from _common import reference_fields  # type: ignore[no-redef]
 
 CACHE = Path(tempfile.gettempdir()) / "taco_gdal_bench_read"
 START = np.datetime64("2020-01-01T00:00:00", "us")
@@ -97,14 +101,7 @@ def make_10k(n: int = 10_000) -> Path:
     samples = []
     for i in range(n):
         sample = Sample(id=f"s{i:05d}", path=tiny_tif(source / f"s{i:05d}.tif", i))
-        sample.extend_with(
-            {
-                "cloud_cover": float(i % 1000) / 10.0,
-                "split": ("train", "test", "validation")[i % 3],
-                "tile": i,
-                "acq": datetime(2023, 1, 1) + (i * np.timedelta64(1, "m")).item(),
-            }
-        )
+        sample.extend_with(reference_fields(i))
         samples.append(sample)
     taco = Taco(
         tortilla=Tortilla(samples=samples),
@@ -287,6 +284,31 @@ def measure(fn: Callable[[], Any], repeat: int) -> tuple[float, list[float], Any
         result = fn()
         times.append(time.perf_counter() - start)
     return statistics.median(times), times, result
+
+
+def compare_readers(
+    name: str,
+    levels: Sequence[Level],
+    run: Callable[[Any, Path, int], dict[str, Any]],
+    repeat: int,
+) -> tuple[Path, float, dict[str, dict[str, Any]]]:
+    """``run(reader_module, path, repeat)`` for taco_gdal then tacoreader on one metadata ZIP.
+
+    Returns the ZIP (generated or cached), the seconds that took, and each reader's run.
+    """
+    import tacoreader
+
+    import taco_gdal.read
+
+    prepare_tacoreader()
+    start = time.perf_counter()
+    path = make_metadata_zip(name, levels)
+    generated = time.perf_counter() - start
+    runs = {
+        "taco_gdal": run(taco_gdal.read, path, repeat),
+        "tacoreader": run(tacoreader, path, repeat),
+    }
+    return path, generated, runs
 
 
 def machine() -> dict[str, Any]:

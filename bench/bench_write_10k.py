@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import os
 import platform
 import shutil
@@ -25,9 +24,13 @@ import sys
 import tempfile
 import time
 import warnings
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+try:
+    from bench._common import reference_fields, write_json
+except ImportError:  # run as a script: python bench/bench_write_10k.py
+    from _common import reference_fields, write_json  # type: ignore[no-redef]
 
 RESULTS = Path(__file__).resolve().parent / "results" / "write_10k.json"
 COLLECTION: dict[str, Any] = {
@@ -38,16 +41,6 @@ COLLECTION: dict[str, Any] = {
     "providers": [{"name": "bench"}],
     "tasks": ["classification"],
 }
-START = datetime(2023, 1, 1)
-
-
-def _fields(i: int) -> dict[str, Any]:
-    return {
-        "cloud_cover": (i % 1000) / 10.0,
-        "split": ("train", "test", "validation")[i % 3],
-        "tile": i,
-        "acq": START + timedelta(minutes=i),
-    }
 
 
 def make_tiffs(folder: Path, n: int) -> list[Path]:
@@ -72,14 +65,14 @@ def make_tiffs(folder: Path, n: int) -> list[Path]:
 def _taco_gdal(paths: list[Path]) -> Any:
     from taco_gdal.model import Sample, Taco, Tortilla
 
-    samples = [Sample(f"s{i:05d}", p, **_fields(i)) for i, p in enumerate(paths)]
+    samples = [Sample(f"s{i:05d}", p, **reference_fields(i)) for i, p in enumerate(paths)]
     return Taco(Tortilla(samples), **COLLECTION)
 
 
 def _tacotoolbox(paths: list[Path]) -> Any:
     from tacotoolbox.datamodel import Sample, Taco, Tortilla
 
-    samples = [Sample(id=f"s{i:05d}", path=p, **_fields(i)) for i, p in enumerate(paths)]
+    samples = [Sample(id=f"s{i:05d}", path=p, **reference_fields(i)) for i, p in enumerate(paths)]
     return Taco(tortilla=Tortilla(samples=samples), **COLLECTION)
 
 
@@ -163,9 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  taco_gdal create:   best {best_ours:.3f} s  runs {runs['taco_gdal']}")
     print(f"  tacotoolbox create: best {best_theirs:.3f} s  runs {runs['tacotoolbox_0_26_9']}")
     print(f"  speedup: {results['speedup']}x (target >= 3x)")
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"wrote {args.output}")
+    write_json(args.output, results)
     return 0
 
 

@@ -31,6 +31,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+try:
+    from bench._common import write_json
+except ImportError:  # run as a script: python bench/bench_write_throughput.py
+    from _common import write_json  # type: ignore[no-redef]
+
 RESULTS = Path(__file__).resolve().parent / "results" / "write_throughput.json"
 REPO = Path(__file__).resolve().parents[1]
 MIB = 1024 * 1024
@@ -153,9 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"  fraction of cp: {results['fraction_of_cp']} (target >= 0.8)")
     print(f"  writer peak RSS: {results['writer_peak_rss_mib']} MiB (target < 300 MiB)")
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(json.dumps(results, indent=2) + "\n")
-    print(f"wrote {args.output}")
+    write_json(args.output, results)
     return 0
 
 
