@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
-from typing import Any
 
 import pyarrow as pa
 
@@ -266,9 +265,6 @@ class Tortilla:
 
     def _freeze(self) -> None:
         self._frozen = True
-
-    def _values_of(self, name: str) -> list[Any]:
-        return [s._values.get(name) for s in self._samples]
 
 
 def _check_samples(items: list[Sample]) -> None:
