@@ -12,6 +12,7 @@ from taco_gdal._log import verbose
 from taco_gdal.env import Env
 from taco_gdal.errors import (
     TacoChangedError,
+    TacoChecksumError,
     TacoError,
     TacoExistsError,
     TacoFormatError,
@@ -93,6 +94,7 @@ __all__ = [
     "Sample",
     "Taco",
     "TacoChangedError",
+    "TacoChecksumError",
     "TacoDataFrame",
     "TacoDataset",
     "TacoError",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 __all__ = [
     "TacoChangedError",
+    "TacoChecksumError",
     "TacoError",
     "TacoExistsError",
     "TacoFormatError",
@@ -42,6 +43,13 @@ class TacoIOError(TacoError, OSError):
 
 class TacoChangedError(TacoIOError):
     """A remote container changed (size or ETag) after its metadata was read."""
+
+
+class TacoChecksumError(TacoIOError):
+    """A sample's bytes do not match the digest stored for it in the metadata.
+
+    The message names the sample, the container and both digests.
+    """
 
 
 class TacoExistsError(TacoError, FileExistsError):

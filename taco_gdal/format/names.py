@@ -97,5 +97,13 @@ ISTAC_TIME_START: Final = "istac:time_start"
 STAC_TIME_START: Final = "stac:time_start"
 GEOMETRY_COLUMNS: Final = (ISTAC_GEOMETRY, STAC_CENTROID, ISTAC_CENTROID)
 """WKB columns, in the order ``geometry_col="auto"`` tries them."""
+CHECKSUM: Final = "taco_gdal:checksum"
+"""Per-sample digest column (a taco_gdal extension): ``"<algorithm>:<lowercase hex>"``.
+
+Written for FILE rows when ``create(..., checksum=...)`` asks for it, null for
+FOLDER and padding rows; readers that do not know it ignore it.
+"""
+CHECKSUM_ALGORITHMS: Final = ("crc32c", "xxh3", "sha256")
+
 TIME_START_COLUMNS: Final = (ISTAC_TIME_START, STAC_TIME_START)
 """Timestamp columns, in the order ``time_col="auto"`` tries them."""
