@@ -107,3 +107,10 @@ CHECKSUM_ALGORITHMS: Final = ("crc32c", "xxh3", "sha256")
 
 TIME_START_COLUMNS: Final = (ISTAC_TIME_START, STAC_TIME_START)
 """Timestamp columns, in the order ``time_col="auto"`` tries them."""
+
+# --- raster grid columns of the STAC extension (spec 7.2.1), read by taco_gdal.index ---------
+STAC_CRS: Final = "stac:crs"
+STAC_GEOTRANSFORM: Final = "stac:geotransform"
+STAC_TENSOR_SHAPE: Final = "stac:tensor_shape"
+TACO_VERSION_KEY: Final = "taco_version"
+"""COLLECTION key holding the TACO specification version (``TACO_VERSION``)."""
