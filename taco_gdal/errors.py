@@ -12,6 +12,7 @@ from __future__ import annotations
 __all__ = [
     "TacoChangedError",
     "TacoChecksumError",
+    "TacoDependencyError",
     "TacoError",
     "TacoExistsError",
     "TacoFormatError",
@@ -50,6 +51,10 @@ class TacoChecksumError(TacoIOError):
 
     The message names the sample, the container and both digests.
     """
+
+
+class TacoDependencyError(TacoError, ImportError):
+    """An optional dependency (an extra such as ``taco_gdal[torch]``) is not installed."""
 
 
 class TacoExistsError(TacoError, FileExistsError):
