@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
+import shutil
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -72,7 +72,8 @@ def _samples(folder: Path) -> Iterator[Sample]:
         yield Sample(tile, Tortilla(dates), mgrs_tile=tile[:5])
 
 
-def run(out_dir: Path) -> None:
+def run(out_dir: Path) -> str:
+    """Run the story in ``out_dir``; returns the GDAL path of the sample it read."""
     say = print
     started = time.perf_counter()
     sources = out_dir / "geotiffs"
@@ -120,22 +121,42 @@ def run(out_dir: Path) -> None:
             f"{src.crs}, mean {pixels.mean():.1f}"
         )
     say(f"done in {time.perf_counter() - started:.2f} s")
+    return vsi
+
+
+DEFAULT_OUTPUT = Path("taco-demo")
+MARKER = ".taco-demo"
+"""A file the demo leaves in its folder, so that a second run may replace the folder."""
+
+
+def _prepare(out: Path) -> str | None:
+    """Make ``out`` ready; an error message when it holds files the demo did not write."""
+    if out.exists() and any(out.iterdir()):
+        if not (out / MARKER).is_file():
+            return f"{out} is not empty and was not written by the demo; choose another folder"
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / MARKER).write_text("written by python -m taco_gdal.demo; safe to delete\n")
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("output", nargs="?", help="folder for the demo files (default: temp)")
+    parser.add_argument(
+        "output",
+        nargs="?",
+        default=str(DEFAULT_OUTPUT),
+        help=f"folder for the demo files (default: ./{DEFAULT_OUTPUT}/; a folder from an "
+        "earlier demo run is replaced, any other non-empty folder is refused)",
+    )
     args = parser.parse_args(argv)
-    if args.output:
-        out = Path(args.output)
-        out.mkdir(parents=True, exist_ok=True)
-        if any(out.iterdir()):
-            print(f"{out} is not empty; choose an empty or new folder", file=sys.stderr)
-            return 2
-        run(out)
-    else:
-        with tempfile.TemporaryDirectory(prefix="taco_gdal_demo_") as tmp:
-            run(Path(tmp))
+    out = Path(args.output).absolute()
+    problem = _prepare(out)
+    if problem is not None:
+        print(problem, file=sys.stderr)
+        return 2
+    vsi = run(out)
+    print(f"the dataset stays in {out / 'demo.tacozip'}; open a sample with: gdalinfo '{vsi}'")
     return 0
 
 

@@ -33,3 +33,24 @@ def test_demo_refuses_non_empty_folder(tmp_path):
     )
     assert out.returncode == 2
     assert (tmp_path / "x").read_text() == "keep me"
+
+
+def test_demo_default_folder_is_kept_and_rerunnable(tmp_path):
+    """No argument: ./taco-demo/ in the working folder; the printed path still opens."""
+    for _ in range(2):  # a second run replaces the demo's own folder
+        out = subprocess.run(
+            [sys.executable, "-m", "taco_gdal.demo"],
+            capture_output=True,
+            text=True,
+            timeout=240,
+            cwd=tmp_path,
+        )
+        assert out.returncode == 0, out.stderr
+    last = out.stdout.splitlines()[-1]
+    vsi = last.split("gdalinfo '", 1)[1].rstrip("'")
+    assert str(tmp_path / "taco-demo" / "demo.tacozip") in vsi
+    from osgeo import gdal
+
+    ds = gdal.Open(vsi)
+    assert ds is not None, vsi
+    assert (ds.RasterXSize, ds.RasterYSize, ds.RasterCount) == (64, 64, 4)
