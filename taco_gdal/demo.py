@@ -10,8 +10,8 @@ prints what it did.
 from __future__ import annotations
 
 import argparse
-import sys
 import shutil
+import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
