@@ -1,15 +1,19 @@
 # The two commands a newcomer needs (see README.md):
-#   make demo   set everything up, then run the end-to-end story (write, load, filter, read)
-#   make test   set everything up, then run lint, type checks and the whole test suite
+#   make demo   set up the runtime only, then run the end-to-end story (write, load, filter, read)
+#   make test   set up everything (tests, reference tools, torch, Dask, QGIS, Chromium), then run
+#               lint, type checks and the whole test suite
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: setup demo test lint typecheck pytest bench clean
+.PHONY: setup setup-runtime demo test lint typecheck pytest bench clean
 
 setup:
-	bash scripts/setup.sh
+	bash scripts/setup.sh dev
 
-demo: setup
+setup-runtime:
+	bash scripts/setup.sh runtime
+
+demo: setup-runtime
 	$(PY) -m taco_gdal.demo
 
 lint:

@@ -1,5 +1,9 @@
 #!/usr/bin/env bash
-# Set up everything taco_gdal needs on a fresh Debian 12 machine (root, Python 3.11).
+# Set up taco_gdal on a fresh Debian 12 machine (Python 3.11; root, or a user with sudo).
+#
+#   scripts/setup.sh runtime   GDAL + the runtime dependencies only (what `make demo` needs)
+#   scripts/setup.sh dev       runtime + tests, reference tools, torch, Dask, and the
+#                              system programs the tests drive (QGIS, Chromium): `make test`
 #
 # One libgdal per process: the osgeo bindings, rasterio and pyogrio are all built
 # against Debian's system libgdal, so GDAL config options, credentials, /vsimem/
@@ -12,13 +16,15 @@
 # same machine does not rebuild them.
 set -euo pipefail
 
+MODE="${1:-dev}"
+case "$MODE" in runtime|dev) ;; *) echo "usage: $0 [runtime|dev]" >&2; exit 2 ;; esac
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
 VENV="${VENV:-$here/.venv}"
 PY="${PYTHON:-python3}"
 CACHE="${TACO_GDAL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/taco_gdal}"
 WHEELS="$CACHE/wheels"
-STAMP="$VENV/.taco_gdal_setup"
+STAMP="$VENV/.taco_gdal_setup_$MODE"
 RASTERIO_VERSION=1.4.4
 PYOGRIO_VERSION=0.13.0
 
@@ -26,20 +32,31 @@ say() { printf '[setup %(%H:%M:%S)T] %s\n' -1 "$*"; }
 
 want="$(cat scripts/setup.sh requirements/*.txt pyproject.toml | sha256sum | cut -c1-16)"
 if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want" ]]; then
-  say "environment up to date ($VENV)"
+  say "$MODE environment up to date ($VENV)"
   exit 0
 fi
 
-# 1. System packages: GDAL 3.6.2 with headers, the GDAL command-line tools, unzip.
-need_apt=0
-command -v gdal-config >/dev/null 2>&1 || need_apt=1
-command -v unzip >/dev/null 2>&1 || need_apt=1
-if [[ $need_apt == 1 ]]; then
-  say "installing system GDAL and unzip with apt-get"
-  SUDO=""; [[ $(id -u) == 0 ]] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
-    libgdal-dev gdal-bin unzip >/dev/null
+# 1. System packages.  Runtime: GDAL with headers (the bindings build against it) and the
+#    GDAL command-line tools.  dev adds what the tests drive: unzip, PyQGIS, Chromium.
+apt_wanted=(libgdal-dev gdal-bin)
+if [[ $MODE == dev ]]; then apt_wanted+=(unzip qgis python3-qgis chromium); fi
+apt_missing=()
+for pkg in "${apt_wanted[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" \
+    || apt_missing+=("$pkg")
+done
+if (( ${#apt_missing[@]} )); then
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "missing system packages ${apt_missing[*]} and no apt-get: install GDAL >= 3.6 with" \
+      "headers (gdal-config on PATH) yourself, see README.md" >&2
+    command -v gdal-config >/dev/null 2>&1 || exit 1
+  else
+    say "installing ${apt_missing[*]} with apt-get"
+    SUDO=""; [[ $(id -u) == 0 ]] || SUDO="sudo"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+      "${apt_missing[@]}" >/dev/null
+  fi
 fi
 GDAL_VERSION="$(gdal-config --version)"
 say "system GDAL $GDAL_VERSION"
@@ -77,8 +94,9 @@ pip install -q --no-deps --force-reinstall \
   "$WHEELS"/pyogrio-"$PYOGRIO_VERSION"-*.whl 2>&1 | grep -v "^WARNING: Location" || true
 
 # 4. Everything else from wheels, pinned; then the project itself (editable).
-say "installing pinned runtime, test and reference-tool requirements"
-pip install -q -c requirements/constraints.txt -r requirements/dev.txt 2>&1 | grep -v "^WARNING: Location" || true
+say "installing the pinned $MODE requirements (requirements/$MODE.txt)"
+pip install -q -c requirements/constraints.txt -r "requirements/$MODE.txt" 2>&1 \
+  | grep -v "^WARNING: Location" || true
 pip install -q --no-deps -e . 2>&1 | grep -v "^WARNING: Location" || true
 
 # 5. Check the invariant this whole script exists for.
@@ -92,4 +110,5 @@ assert len(versions) == 1, f"GDAL versions differ: {versions}"
 print(f"one libgdal: {libs.pop()} (GDAL {versions.pop()})")
 PY
 echo "$want" > "$STAMP"
+if [[ $MODE == dev ]]; then echo "$want" > "$VENV/.taco_gdal_setup_runtime"; fi
 say "done"

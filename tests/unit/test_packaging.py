@@ -39,3 +39,40 @@ def test_top_level_layout_exists():
         ".ci/run",
     ):
         assert (ROOT / name).exists(), name
+
+
+DEVELOPER_TOOLS = {
+    "pytest",
+    "hypothesis",
+    "mypy",
+    "ruff",
+    "moto",
+    "flask",
+    "boto3",
+    "matplotlib",
+    "tacotoolbox",
+    "tacoreader",
+    "tacozip",
+    "torch",
+    "dask",
+    "distributed",
+    "psutil",
+}
+
+
+def test_runtime_dependencies_hold_no_developer_tools():
+    """`pip install taco_gdal` installs the runtime only; tools are extras."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    runtime = {_name(r) for r in pyproject["project"]["dependencies"]}
+    assert not runtime & DEVELOPER_TOOLS, sorted(runtime & DEVELOPER_TOOLS)
+    extras = pyproject["project"]["optional-dependencies"]
+    assert {"test", "reference", "bench", "torch"} <= set(extras)
+
+
+def test_runtime_requirements_are_the_runtime_dependencies():
+    """requirements/runtime.txt (what `make demo` installs) names no developer tool."""
+    lines = (ROOT / "requirements" / "runtime.txt").read_text().splitlines()
+    names = {_name(line) for line in lines if line.strip() and not line.startswith("#")}
+    assert not names & DEVELOPER_TOOLS, sorted(names & DEVELOPER_TOOLS)
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert {_name(r) for r in pyproject["project"]["dependencies"]} <= names
