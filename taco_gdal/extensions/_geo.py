@@ -3,17 +3,33 @@
 from __future__ import annotations
 
 import math
+import os
 import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
 import shapely
 from pyproj import CRS, Transformer
 from pyproj.exceptions import CRSError
 
-from taco_gdal.errors import TacoValidationError
+from taco_gdal.errors import TacoIOError, TacoValidationError
 
-__all__ = ["Time", "acquisition_times", "lonlat_of", "point_wkb", "to_microseconds"]
+if TYPE_CHECKING:
+    from rasterio.io import DatasetReader
+
+__all__ = [
+    "RasterFacts",
+    "Time",
+    "acquisition_times",
+    "lonlat_of",
+    "parse_tag_time",
+    "point_wkb",
+    "raster_footprint",
+    "raster_time",
+    "to_microseconds",
+]
 
 _local = threading.local()  # pyproj transformers are not thread-safe: one cache per thread
 
@@ -103,3 +119,128 @@ def acquisition_times(
     if mid is None and last is not None:
         mid = (first + last) // 2
     return first, last, mid
+
+
+TIME_TAGS: Final = (
+    ("IMAGERY", "ACQUISITIONDATETIME"),
+    ("IMD", "ACQUISITIONDATETIME"),
+    ("", "TIFFTAG_DATETIME"),
+)
+"""``(metadata domain, key)`` pairs ``raster_time`` reads, in this order.
+
+The acquisition time (GDAL's ``IMAGERY`` domain, or an ``IMD`` domain carrying
+one) comes first: ``TIFFTAG_DATETIME`` is the time the file was made, used only
+when nothing better is there.
+"""
+
+
+def parse_tag_time(text: str, where: str) -> datetime:
+    """A datetime (naive = UTC) from a TIFF or IMD date tag.
+
+    Accepts the TIFF form ``YYYY:MM:DD HH:MM:SS`` and ISO 8601
+    (``2024-03-15 10:30:00``, ``2024-03-15T10:30:00.5Z``); an aware value is
+    converted to UTC.
+
+    Raises:
+        TacoValidationError: neither form (``where`` names the file and the tag).
+
+    Example:
+        >>> parse_tag_time("2024:03:15 10:30:00", "tile.tif TIFFTAG_DATETIME")
+        datetime.datetime(2024, 3, 15, 10, 30)
+    """
+    value = text.strip().strip('"')
+    if len(value) >= 10 and value[4] == ":" and value[7] == ":":
+        value = f"{value[:4]}-{value[5:7]}-{value[8:]}"
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise TacoValidationError(
+            f"{where}: expected a date like '2024:03:15 10:30:00' or '2024-03-15T10:30:00Z', "
+            f"found {text!r}"
+        ) from exc
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment
+
+
+def raster_time(src: DatasetReader, where: str) -> datetime | None:
+    """The acquisition time a raster declares in its metadata, or None.
+
+    Looks at :data:`TIME_TAGS` in order; the first tag present wins.
+
+    Raises:
+        TacoValidationError: the tag is present but is not a date.
+
+    Example:
+        ``raster_time(rasterio.open("tile.tif"), "tile.tif")``
+    """
+    for domain, key in TIME_TAGS:
+        try:
+            tags = src.tags(ns=domain) if domain else src.tags()
+        except (KeyError, ValueError):  # pragma: no cover - an unknown domain is empty
+            continue
+        value = tags.get(key)
+        if value:
+            return parse_tag_time(str(value), f"{where} {domain or 'default'}:{key}")
+    return None
+
+
+def raster_footprint(transform: Sequence[float], rows: int, cols: int) -> bytes:
+    """WKB polygon of a raster's outline in its own CRS (the four corners; rotation kept).
+
+    ``transform`` is the GDAL geotransform ``(x0, dx, rx, y0, ry, dy)``.
+
+    Example:
+        >>> import shapely
+        >>> shapely.from_wkb(raster_footprint((10, 1, 0, 50, 0, -1), 2, 3)).bounds
+        (10.0, 48.0, 13.0, 50.0)
+    """
+    x0, dx_col, dx_row, y0, dy_col, dy_row = (float(v) for v in transform)
+    corners = [(0, 0), (cols, 0), (cols, rows), (0, rows), (0, 0)]
+    ring = [(x0 + dx_col * c + dx_row * r, y0 + dy_col * c + dy_row * r) for c, r in corners]
+    polygon = shapely.geometry.polygon.orient(shapely.Polygon(ring))  # exterior counter-clockwise
+    return bytes(shapely.to_wkb(polygon))
+
+
+@dataclass(frozen=True, slots=True)
+class RasterFacts:
+    """What the STAC and ISTAC extensions read from a raster file."""
+
+    path: str
+    crs: str
+    shape: tuple[int, int, int]
+    """``(bands, height, width)``."""
+    geotransform: tuple[float, float, float, float, float, float]
+    time: datetime | None
+    """Acquisition time from the raster's tags (:data:`TIME_TAGS`), or None."""
+
+
+def raster_facts(path: str | os.PathLike[str], owner: str) -> RasterFacts:
+    """CRS, shape, geotransform and tagged time of a raster, read with rasterio.
+
+    Raises:
+        TacoIOError: the raster cannot be opened (``owner`` names the caller).
+        TacoValidationError: it has no CRS, or a date tag that is not a date.
+
+    Example:
+        ``raster_facts("tile.tif", "STAC.from_raster").crs``
+    """
+    from rasterio.errors import RasterioIOError
+
+    from taco_gdal.format.vsi import to_vsi
+    from taco_gdal.io.sample import open_raster
+
+    gdal_path = to_vsi(path)
+    try:
+        with open_raster(gdal_path) as src:
+            crs = src.crs
+            shape = (int(src.count), int(src.height), int(src.width))
+            gt = tuple(float(v) for v in src.transform.to_gdal())
+            time = raster_time(src, f"{owner}: {gdal_path!r}")
+    except (RasterioIOError, TacoIOError) as exc:
+        raise TacoIOError(f"{owner}: cannot open {gdal_path!r}: {exc}") from exc
+    if crs is None:
+        raise TacoValidationError(
+            f"{owner}: {gdal_path!r} has no CRS; expected a georeferenced raster"
+        )
+    return RasterFacts(gdal_path, crs.to_string(), shape, gt, time)  # type: ignore[arg-type]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -9,7 +10,15 @@ import pyarrow as pa
 import shapely
 
 from taco_gdal.errors import TacoValidationError
-from taco_gdal.extensions._geo import Time, acquisition_times, lonlat_of, point_wkb
+from taco_gdal.extensions._geo import (
+    TIME_TAGS,
+    Time,
+    acquisition_times,
+    lonlat_of,
+    point_wkb,
+    raster_facts,
+    raster_footprint,
+)
 from taco_gdal.extensions.base import SampleExtension
 
 if TYPE_CHECKING:
@@ -94,6 +103,37 @@ class ISTAC(SampleExtension):
         object.__setattr__(self, "time_end", end)
         object.__setattr__(self, "time_middle", middle)
         object.__setattr__(self, "centroid", centroid)
+
+    @classmethod
+    def from_raster(
+        cls,
+        path: str | os.PathLike[str],
+        time: Time | None = None,
+        time_end: Time | None = None,
+    ) -> ISTAC:
+        """Footprint, CRS, centroid and time of a raster, read with rasterio.
+
+        ``geometry`` is the raster's outline (its four corners) in the raster's
+        own CRS, ``crs`` that CRS, ``centroid`` the outline's centroid in
+        EPSG:4326.  ``time`` (the start) defaults to the raster's tags, as in
+        :meth:`STAC.from_raster`: ``ACQUISITIONDATETIME``, then ``TIFFTAG_DATETIME``.
+
+        Raises:
+            TacoIOError: the raster cannot be opened.
+            TacoValidationError: it has no CRS, or no time is given and none is tagged.
+
+        Example:
+            ``Sample("t0", "tile.tif").extend_with(ISTAC.from_raster("tile.tif"))``
+        """
+        facts = raster_facts(path, "ISTAC.from_raster")
+        start = time if time is not None else facts.time
+        if start is None:
+            raise TacoValidationError(
+                f"ISTAC.from_raster: expected a time: pass time= or tag the raster with "
+                f"{' / '.join(key for _, key in TIME_TAGS)}; found none in {facts.path!r}"
+            )
+        footprint = raster_footprint(facts.geotransform, facts.shape[1], facts.shape[2])
+        return cls(facts.crs, footprint, start, time_end)
 
     def get_schema(self) -> dict[str, pa.DataType]:
         return dict(_SCHEMA)

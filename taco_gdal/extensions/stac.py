@@ -9,10 +9,16 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pyarrow as pa
 
-from taco_gdal.errors import TacoIOError, TacoValidationError
-from taco_gdal.extensions._geo import Time, acquisition_times, lonlat_of, point_wkb
+from taco_gdal.errors import TacoValidationError
+from taco_gdal.extensions._geo import (
+    TIME_TAGS,
+    Time,
+    acquisition_times,
+    lonlat_of,
+    point_wkb,
+    raster_facts,
+)
 from taco_gdal.extensions.base import SampleExtension
-from taco_gdal.format.vsi import to_vsi
 
 if TYPE_CHECKING:
     from taco_gdal.model.sample import Sample
@@ -116,37 +122,32 @@ class STAC(SampleExtension):
     def from_raster(
         cls,
         path: str | os.PathLike[str],
-        time_start: Time,
+        time_start: Time | None = None,
         time_end: Time | None = None,
         time_middle: Time | None = None,
     ) -> STAC:
-        """Read CRS, ``(bands, height, width)`` and geotransform of a raster with rasterio.
+        """Read CRS, ``(bands, height, width)``, geotransform and time of a raster.
+
+        The raster is read with rasterio (through :func:`taco_gdal.io.sample.open_raster`).
+        When ``time_start`` is not given it comes from the raster's own tags:
+        ``ACQUISITIONDATETIME`` (GDAL's ``IMAGERY`` or an ``IMD`` domain), then
+        ``TIFFTAG_DATETIME``; naive times are UTC.
 
         Raises:
             TacoIOError: the raster cannot be opened.
-            TacoValidationError: it has no CRS.
+            TacoValidationError: it has no CRS, or no time is given and none is tagged.
 
         Example:
-            ``Sample("t0", "tile.tif").extend_with(STAC.from_raster("tile.tif", time_start=t))``
+            ``Sample("t0", "tile.tif").extend_with(STAC.from_raster("tile.tif"))``
         """
-        from rasterio.errors import RasterioIOError
-
-        from taco_gdal.io.sample import open_raster
-
-        gdal_path = to_vsi(path)
-        try:
-            with open_raster(gdal_path) as src:
-                crs = src.crs
-                shape = (src.count, src.height, src.width)
-                transform = src.transform.to_gdal()
-        except (RasterioIOError, TacoIOError) as exc:
-            raise TacoIOError(f"STAC.from_raster: cannot open {gdal_path!r}: {exc}") from exc
-        if crs is None:
+        facts = raster_facts(path, "STAC.from_raster")
+        start = time_start if time_start is not None else facts.time
+        if start is None:
             raise TacoValidationError(
-                f"STAC.from_raster: {gdal_path!r} has no CRS; use ISTAC or set the CRS"
+                f"STAC.from_raster: expected a time: pass time_start= or tag the raster with "
+                f"{' / '.join(key for _, key in TIME_TAGS)}; found none in {facts.path!r}"
             )
-        text = crs.to_string()
-        return cls(text, shape, transform, time_start, None, time_end, time_middle)
+        return cls(facts.crs, facts.shape, facts.geotransform, start, None, time_end, time_middle)
 
     def get_schema(self) -> dict[str, pa.DataType]:
         return dict(_SCHEMA)
