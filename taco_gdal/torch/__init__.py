@@ -1,0 +1,50 @@
+"""PyTorch datasets over TACO samples (``pip install 'taco_gdal[torch]'``).
+
+* :class:`SampleDataset`: a map-style dataset whose items are dicts
+  (``image`` tensor bands first, ``id``, metadata), one GET per remote sample,
+  picklable to fork, spawn and forkserver DataLoader workers;
+* :func:`split_by_column` and :func:`split_by_blocks`: train/val/test splits
+  by a column or by geographic cells;
+* :class:`ResumableSampler`: DistributedSampler's order, resumable mid-epoch;
+* :func:`collate_samples`: ``default_collate`` that tolerates null metadata.
+
+``import taco_gdal`` never imports torch; importing this package without torch
+raises :class:`~taco_gdal.errors.TacoDependencyError` saying how to install it.
+
+Example:
+    >>> from taco_gdal.torch import SampleDataset  # doctest: +SKIP
+    >>> dataset = SampleDataset(taco_gdal.load("https://host/s2.tacozip"))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from taco_gdal.torch._require import require_torch
+
+require_torch()
+
+from taco_gdal.torch.collate import collate_samples  # noqa: E402
+from taco_gdal.torch.dataset import CHILDREN, IMAGE, SampleDataset  # noqa: E402
+from taco_gdal.torch.reading import Reader  # noqa: E402
+from taco_gdal.torch.rows import SampleRows, resolve_rows  # noqa: E402
+from taco_gdal.torch.sampler import ResumableSampler  # noqa: E402
+from taco_gdal.torch.splits import (  # noqa: E402
+    block_ids,
+    lonlat_centroids,
+    split_by_blocks,
+    split_by_column,
+)
+
+__all__ = [
+    "CHILDREN",
+    "IMAGE",
+    "Reader",
+    "ResumableSampler",
+    "SampleDataset",
+    "SampleRows",
+    "block_ids",
+    "collate_samples",
+    "lonlat_centroids",
+    "resolve_rows",
+    "split_by_blocks",
+    "split_by_column",
+]

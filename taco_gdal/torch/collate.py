@@ -1,0 +1,38 @@
+"""collate: ``default_collate`` that also batches nulls and FOLDER children."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from torch.utils.data._utils.collate import collate, default_collate_fn_map
+
+__all__ = ["collate_samples"]
+
+
+def _collate_none(batch: Sequence[Any], **_: Any) -> list[Any]:
+    return list(batch)
+
+
+def _collate_mixed(batch: Sequence[Any]) -> Any:
+    if any(v is None for v in batch):  # a column with nulls: keep the values as a list
+        return list(batch)
+    return collate(batch, collate_fn_map=_MAP)
+
+
+_MAP: dict[type | tuple[type, ...], Any] = {**default_collate_fn_map, type(None): _collate_none}
+
+
+def collate_samples(batch: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Batch sample dicts like ``default_collate``, keeping columns with nulls as lists.
+
+    Tensors of one shape are stacked, numbers become tensors, strings and
+    bytes lists; a key whose values include ``None`` becomes a plain list.
+
+    Example:
+        >>> loader = DataLoader(dataset, batch_size=8, collate_fn=collate_samples)  # doctest: +SKIP
+    """
+    if not batch:
+        return {}
+    keys = batch[0].keys()
+    return {key: _collate_mixed([item.get(key) for item in batch]) for key in keys}

@@ -1,0 +1,130 @@
+"""Read one FILE sample in a worker: rasterio under the read profile, or a user reader.
+
+Every read is one request for a remote sample of up to 8 MB:
+
+* the default reader opens the sample with :func:`taco_gdal.io.sample.open_sample`
+  (the bytes fetched with one ranged GET, GDAL's open served from its cache);
+* with ``verify=True`` and a ``taco_gdal:checksum`` value, the bytes are read
+  once, their digest checked, and the raster (or the user's reader) opens them
+  from memory (``/vsimem/``), so checking costs no second request.
+
+The container's pin (size and ETag recorded by the parent when it loaded the
+metadata) travels with the dataset; a worker checks the container against it
+(:mod:`taco_gdal.io.pinning`) before its first read.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from osgeo import gdal
+from rasterio.errors import RasterioIOError
+from rasterio.io import MemoryFile
+
+from taco_gdal.env import Env
+from taco_gdal.errors import TacoIOError
+from taco_gdal.format.names import CHECKSUM, GDAL_VSI, ID, SIZE
+from taco_gdal.io import pinning
+from taco_gdal.io.sample import open_sample, sample_size
+from taco_gdal.io.vsi import VSIFile
+from taco_gdal.torch._digest import check_digest
+
+__all__ = ["Reader", "SampleReader", "read_raster_bytes"]
+
+Reader = Callable[[str, dict[str, Any]], Any]
+"""A user reader: ``(gdal_path, row) -> value``; ``row`` holds every column, plain values."""
+
+_MEMORY_ROOT = "/vsimem/taco_gdal_torch"
+
+
+def read_raster_bytes(data: bytes, where: str) -> np.ndarray:
+    """All bands of a raster held in memory, bands first.
+
+    Raises:
+        TacoIOError: the bytes are not a raster GDAL can open (names ``where``).
+
+    Example:
+        >>> read_raster_bytes(tif_bytes, "sample s0").shape  # doctest: +SKIP
+        (4, 256, 256)
+    """
+    try:
+        with MemoryFile(data) as memory, memory.open() as src:
+            return np.asarray(src.read())
+    except RasterioIOError as exc:
+        raise TacoIOError(f"cannot open {where} as a raster: {exc}") from exc
+
+
+def _read_path(path: str, size: int | None, pin: pinning.Pin | None) -> np.ndarray:
+    with open_sample(path, size, pin) as src:
+        return np.asarray(src.read())
+
+
+def _fetch(path: str, size: int) -> bytes:
+    with VSIFile(path) as f:
+        return f.read_exact(0, size, "sample")
+
+
+@dataclass
+class SampleReader:
+    """Reads FILE rows in whichever process holds it (picklable, no GDAL state).
+
+    Args:
+        reader: a user reader, or ``None`` for rasterio (bands-first array).
+        verify: check ``taco_gdal:checksum`` when the row has a value.
+        gdal_options: GDAL options applied (thread-locally, through
+            :class:`~taco_gdal.Env`) around every read, in every worker.
+        pins: container path -> pin recorded in the parent.
+    """
+
+    reader: Reader | None = None
+    verify: bool = False
+    gdal_options: Mapping[str, str] = field(default_factory=dict)
+    pins: Mapping[str, pinning.Pin] = field(default_factory=dict)
+
+    def prepare_process(self) -> None:
+        """Give this process the parent's pins (once per process, before its first read)."""
+        for pin in self.pins.values():
+            pinning.pins.record(pin)
+
+    def read(self, row: dict[str, Any]) -> Any:
+        """The value of one FILE row: the user reader's, or a bands-first array.
+
+        Raises:
+            TacoChecksumError: ``verify`` is on and the bytes do not match.
+            TacoChangedError: the container changed since the parent loaded it.
+            TacoIOError: the sample cannot be read.
+        """
+        path = str(row[GDAL_VSI])
+        size = row.get(SIZE)
+        size = int(size) if size is not None else sample_size(path)
+        stored = row.get(CHECKSUM) if self.verify else None
+        with Env(**self.gdal_options):
+            if stored is None:
+                if self.reader is not None:
+                    return self.reader(path, row)
+                container = pinning.container_of(path)
+                return _read_path(path, size, self.pins.get(container))
+            return self._read_verified(path, size, str(stored), row)
+
+    def _read_verified(self, path: str, size: int | None, stored: str, row: dict[str, Any]) -> Any:
+        if size is None:
+            raise TacoIOError(
+                f"sample {row.get(ID)!r} ({path}): verifying its {CHECKSUM} needs its size, "
+                f"expected a /vsisubfile/ path or an {SIZE!r} value, found neither"
+            )
+        data = _fetch(path, size)
+        container = pinning.container_of(path)
+        check_digest(data, stored, str(row.get(ID)), container)
+        if self.reader is None:
+            return read_raster_bytes(data, f"sample {row.get(ID)!r} ({path})")
+        name = str(row.get(ID)).replace("/", "_")
+        memory = f"{_MEMORY_ROOT}/{uuid.uuid4().hex}/{name}"
+        gdal.FileFromMemBuffer(memory, data)
+        try:
+            return self.reader(memory, row)
+        finally:
+            gdal.Unlink(memory)

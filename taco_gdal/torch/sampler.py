@@ -1,0 +1,164 @@
+"""A seeded, resumable sampler with DistributedSampler's semantics (DDP ranks, epochs).
+
+:class:`ResumableSampler` yields exactly the indices
+``torch.utils.data.distributed.DistributedSampler`` yields for the same
+``num_replicas``, ``rank``, ``shuffle``, ``seed``, ``drop_last`` and epoch
+(each rank gets the same count, so ranks stay within one batch of each
+other), and can save where it is: ``state_dict()`` after some batches, then
+``load_state_dict()`` in a restarted job continues with the next index, with
+no sample repeated or skipped.  It also works with one process
+(``num_replicas=1``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sized
+from typing import Any, Final
+
+import torch
+from torch.utils.data import Sampler
+
+from taco_gdal.errors import TacoValidationError
+
+__all__ = ["ResumableSampler"]
+
+_MATCH: Final = ("length", "num_replicas", "rank", "shuffle", "seed", "drop_last")
+"""State keys that must match between the saved and the restarted sampler."""
+
+
+def _world() -> tuple[int, int]:
+    """``(num_replicas, rank)`` of the initialised process group, ``(1, 0)`` otherwise."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_world_size(), dist.get_rank()
+    return 1, 0
+
+
+class ResumableSampler(Sampler[int]):
+    """DistributedSampler-compatible order that survives a restart mid-epoch.
+
+    Args:
+        dataset: anything with ``len()`` (a :class:`SampleDataset`).
+        num_replicas: number of DDP ranks (default: the process group's, else 1).
+        rank: this process's rank (default: the process group's, else 0).
+        shuffle: a seeded permutation per epoch (``seed + epoch``), as DistributedSampler.
+        seed: the seed shared by every rank.
+        drop_last: drop the tail so ranks split evenly, instead of padding with
+            repeated indices.
+
+    Example:
+        >>> sampler = ResumableSampler(train, num_replicas=4, rank=0, seed=7)  # doctest: +SKIP
+        >>> loader = DataLoader(train, batch_size=16, sampler=sampler)  # doctest: +SKIP
+        >>> for epoch in range(start_epoch, 10):  # doctest: +SKIP
+        ...     sampler.set_epoch(epoch)
+        ...     for step, batch in enumerate(loader):
+        ...         ...
+        ...         save({"sampler": sampler.state_dict(consumed=(step + 1) * 16)})
+    """
+
+    def __init__(
+        self,
+        dataset: Sized,
+        num_replicas: int | None = None,
+        rank: int | None = None,
+        shuffle: bool = True,
+        seed: int = 0,
+        drop_last: bool = False,
+    ) -> None:
+        world, own = _world()
+        self.num_replicas = world if num_replicas is None else int(num_replicas)
+        self.rank = own if rank is None else int(rank)
+        if self.num_replicas < 1 or not 0 <= self.rank < self.num_replicas:
+            raise TacoValidationError(
+                f"expected num_replicas >= 1 and 0 <= rank < num_replicas, found "
+                f"num_replicas={self.num_replicas}, rank={self.rank}"
+            )
+        self.length = len(dataset)
+        self.shuffle = shuffle
+        self.seed = int(seed)
+        self.drop_last = drop_last
+        self.epoch = 0
+        self.start = 0  # indices of this epoch already handed out before this iterator
+        self.yielded = 0  # position reached by the current or last iterator
+        if drop_last and self.length % self.num_replicas:
+            self.num_samples = math.ceil((self.length - self.num_replicas) / self.num_replicas)
+        else:
+            self.num_samples = math.ceil(self.length / self.num_replicas)
+        self.total_size = self.num_samples * self.num_replicas
+
+    def epoch_indices(self) -> list[int]:
+        """This rank's whole order for the current epoch (DistributedSampler's)."""
+        if self.shuffle:
+            generator = torch.Generator()
+            generator.manual_seed(self.seed + self.epoch)
+            indices: list[int] = torch.randperm(self.length, generator=generator).tolist()
+        else:
+            indices = list(range(self.length))
+        if not self.drop_last:
+            padding = self.total_size - len(indices)
+            if padding <= len(indices):
+                indices += indices[:padding]
+            else:
+                indices += (indices * math.ceil(padding / len(indices)))[:padding]
+        else:
+            indices = indices[: self.total_size]
+        return indices[self.rank : self.total_size : self.num_replicas]
+
+    def __iter__(self) -> Iterator[int]:
+        start = self.start if self.start < self.num_samples else 0
+        self.yielded = start
+        for index in self.epoch_indices()[start:]:
+            self.yielded += 1
+            yield index
+        self.start = 0  # a finished pass: the next one starts at the beginning
+
+    def __len__(self) -> int:
+        return self.num_samples - (self.start if self.start < self.num_samples else 0)
+
+    def set_epoch(self, epoch: int) -> None:
+        """Use the order of ``epoch`` (call at the start of every epoch, as with DDP)."""
+        if int(epoch) != self.epoch:
+            self.start = 0
+        self.epoch = int(epoch)
+
+    def state_dict(self, consumed: int | None = None) -> dict[str, Any]:
+        """Where this rank is in its epoch.
+
+        Args:
+            consumed: samples of this epoch the training loop has received
+                since the iterator began (e.g. ``batches * batch_size``).  Give
+                it when the DataLoader has workers: they fetch ahead, so the
+                sampler itself has handed out more indices than were trained on.
+                Without it, the indices handed out so far count.
+
+        Example:
+            >>> state = sampler.state_dict(consumed=(step + 1) * 16)  # doctest: +SKIP
+        """
+        begun = self.start if self.start < self.num_samples else 0
+        position = self.yielded if consumed is None else begun + int(consumed)
+        state = {key: getattr(self, key) for key in _MATCH}
+        state.update(epoch=self.epoch, position=min(position, self.num_samples))
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Continue from ``state``: the next index is the first one not yet consumed.
+
+        Raises:
+            TacoValidationError: the state was saved by a sampler with another
+                dataset length, rank layout, seed or option (names each).
+        """
+        wrong = [
+            f"{key}: expected {getattr(self, key)!r}, found {state.get(key)!r}"
+            for key in _MATCH
+            if state.get(key) != getattr(self, key)
+        ]
+        if wrong:
+            raise TacoValidationError(
+                "cannot resume from this sampler state (saved by a different set-up): "
+                + "; ".join(wrong)
+            )
+        self.epoch = int(state["epoch"])
+        self.start = int(state["position"])
+        self.yielded = self.start

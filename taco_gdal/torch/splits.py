@@ -1,0 +1,174 @@
+"""Split a SampleDataset by a column or by geographic blocks (neighbours stay together).
+
+Both helpers return ``{split name: SampleDataset}``; the datasets share the
+parent's resolved rows (no container read, no SQL).  Geographic blocks are
+cells of ``block_size`` degrees in longitude/latitude, computed from each
+sample's footprint centroid; whole cells are assigned to splits, so samples
+closer than a cell never straddle a split boundary inside a cell, and the
+assignment is reproducible for a given ``seed``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+import pyproj
+import shapely
+
+from taco_gdal.errors import TacoQueryError
+from taco_gdal.format.names import GEOMETRY_COLUMNS, ISTAC_CRS, ISTAC_GEOMETRY
+
+if TYPE_CHECKING:
+    from taco_gdal.torch.dataset import SampleDataset
+
+__all__ = [
+    "DEFAULT_FRACTIONS",
+    "block_ids",
+    "lonlat_centroids",
+    "split_by_blocks",
+    "split_by_column",
+]
+
+DEFAULT_FRACTIONS: Final = {"train": 0.8, "val": 0.1, "test": 0.1}
+_LONLAT: Final = "EPSG:4326"
+
+
+def split_by_column(dataset: SampleDataset, column: str = "split") -> dict[str, SampleDataset]:
+    """One dataset per value of ``column`` (e.g. ``train`` / ``val`` / ``test``).
+
+    Raises:
+        TacoQueryError: the column is missing, or has nulls (names how many).
+
+    Example:
+        >>> parts = split_by_column(SampleDataset(ds))  # doctest: +SKIP
+        >>> sorted(parts)  # doctest: +SKIP
+        ['test', 'train', 'val']
+    """
+    values = dataset.rows.column(column).to_pylist()
+    nulls = sum(v is None for v in values)
+    if nulls:
+        raise TacoQueryError(
+            f"{dataset.rows.where}: expected a value of {column!r} for every sample, found "
+            f"{nulls} null(s) of {len(values)}"
+        )
+    array = np.asarray([str(v) for v in values], dtype=object)
+    return {
+        str(name): dataset.subset(np.flatnonzero(array == name))
+        for name in sorted(set(array.tolist()))
+    }
+
+
+def _geometry_column(dataset: SampleDataset, geometry_col: str) -> str:
+    names = dataset.rows.levels[0].table.column_names
+    if geometry_col != "auto":
+        dataset.rows.column(geometry_col)  # raises if missing
+        return geometry_col
+    for name in GEOMETRY_COLUMNS:
+        if name in names:
+            return name
+    raise TacoQueryError(
+        f"{dataset.rows.where}: geographic blocks need a WKB footprint or centroid column, "
+        f"expected one of {list(GEOMETRY_COLUMNS)}, found none"
+    )
+
+
+def lonlat_centroids(dataset: SampleDataset, geometry_col: str = "auto") -> np.ndarray:
+    """``(n, 2)`` longitude/latitude of each sample's footprint centroid.
+
+    ``istac:geometry`` is in the CRS of ``istac:crs`` and is reprojected;
+    centroid columns are EPSG:4326 already.
+
+    Raises:
+        TacoQueryError: no geometry column, or a sample without geometry.
+    """
+    name = _geometry_column(dataset, geometry_col)
+    wkb = dataset.rows.column(name).to_pylist()
+    missing = [i for i, v in enumerate(wkb) if v is None]
+    if missing:
+        raise TacoQueryError(
+            f"{dataset.rows.where}: expected a geometry in {name!r} for every sample, found "
+            f"{len(missing)} null(s) (first at position {missing[0]})"
+        )
+    centroids = shapely.centroid(shapely.from_wkb(np.asarray(wkb, dtype=object)))
+    xy = np.column_stack([shapely.get_x(centroids), shapely.get_y(centroids)])
+    table = dataset.rows.levels[0].table
+    if name != ISTAC_GEOMETRY or ISTAC_CRS not in table.column_names:
+        return xy
+    crs = np.asarray([str(c) for c in table.column(ISTAC_CRS).to_pylist()], dtype=object)
+    for code in set(crs.tolist()):
+        if code in (_LONLAT, "None"):
+            continue
+        rows = crs == code
+        to_lonlat = pyproj.Transformer.from_crs(code, _LONLAT, always_xy=True)
+        xy[rows, 0], xy[rows, 1] = to_lonlat.transform(xy[rows, 0], xy[rows, 1])
+    return xy
+
+
+def block_ids(lonlat: np.ndarray, block_size: float) -> np.ndarray:
+    """The grid cell of each point: ``(n, 2)`` integer column and row of ``block_size`` degrees.
+
+    Example:
+        >>> block_ids(np.array([[0.4, 0.4], [0.6, 0.4], [1.2, -0.1]]), 1.0).tolist()
+        [[0, 0], [0, 0], [1, -1]]
+    """
+    if block_size <= 0:
+        raise TacoQueryError(f"block_size must be > 0 degrees, got {block_size}")
+    return np.floor(np.asarray(lonlat, dtype=float) / block_size).astype(np.int64)
+
+
+def _assign(counts: np.ndarray, fractions: Mapping[str, float], seed: int) -> np.ndarray:
+    """Split index of each block: blocks in seeded random order, each to the neediest split."""
+    names = list(fractions)
+    share = np.asarray([fractions[n] for n in names], dtype=float)
+    target = share / share.sum() * counts.sum()
+    filled = np.zeros(len(names))
+    assigned = np.empty(len(counts), dtype=np.int64)
+    for block in np.random.default_rng(seed).permutation(len(counts)):
+        need = (target - filled) / np.maximum(target, 1e-12)
+        pick = int(np.argmax(need))
+        assigned[block] = pick
+        filled[pick] += counts[block]
+    return assigned
+
+
+def split_by_blocks(
+    dataset: SampleDataset,
+    block_size: float = 1.0,
+    fractions: Mapping[str, float] = DEFAULT_FRACTIONS,
+    *,
+    seed: int = 0,
+    geometry_col: str = "auto",
+) -> dict[str, SampleDataset]:
+    """Split by geographic cells of ``block_size`` degrees, whole cells to one split.
+
+    Args:
+        dataset: the dataset to split.
+        block_size: cell size in degrees of longitude and latitude.
+        fractions: wanted share of samples per split (normalised); cells are
+            indivisible, so shares are met as closely as cell sizes allow.
+        seed: the seed of the cell order (same seed, same split).
+        geometry_col: footprint or centroid column (``"auto"``: the first of
+            ``istac:geometry``, ``stac:centroid``, ``istac:centroid``).
+
+    Raises:
+        TacoQueryError: no usable geometry, a bad ``block_size`` or bad fractions.
+
+    Example:
+        >>> parts = split_by_blocks(SampleDataset(ds), block_size=0.5, seed=7)  # doctest: +SKIP
+        >>> {k: len(v) for k, v in parts.items()}  # doctest: +SKIP
+        {'train': 161, 'val': 19, 'test': 20}
+    """
+    if not fractions or any(v < 0 for v in fractions.values()) or sum(fractions.values()) <= 0:
+        raise TacoQueryError(
+            f"fractions must be non-negative with a positive sum, got {dict(fractions)}"
+        )
+    cells = block_ids(lonlat_centroids(dataset, geometry_col), block_size)
+    _, block_of, counts = np.unique(cells, axis=0, return_inverse=True, return_counts=True)
+    split_of_block = _assign(counts, fractions, seed)
+    split_of_sample = split_of_block[block_of.reshape(-1)]
+    return {
+        name: dataset.subset(np.flatnonzero(split_of_sample == k))
+        for k, name in enumerate(fractions)
+    }
