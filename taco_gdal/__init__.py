@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from taco_gdal.io.telemetry import network_stats
     from taco_gdal.model import Curator, Extent, Provider, Sample, Taco, Tortilla
     from taco_gdal.read import TacoDataFrame, TacoDataset, concat, load
+    from taco_gdal.verify import validate, verify
     from taco_gdal.write import (
         create,
         create_tacocat,
@@ -67,6 +68,8 @@ _LAZY = {
     "sample_env": "taco_gdal.io.profile",
     "read_profile": "taco_gdal.io.profile",
     "network_stats": "taco_gdal.io.telemetry",
+    "verify": "taco_gdal.verify",
+    "validate": "taco_gdal.verify",
 }
 
 
@@ -121,6 +124,8 @@ __all__ = [
     "open_sample",
     "read_profile",
     "sample_env",
+    "validate",
     "verbose",
+    "verify",
     "zip2folder",
 ]

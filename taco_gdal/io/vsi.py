@@ -155,6 +155,10 @@ class VSIFile:
             )
         return data
 
+    def flush(self) -> None:
+        """Hand buffered writes to the operating system (``VSIFFlushL``)."""
+        gdal.VSIFFlushL(self._handle)
+
     def write_at(self, offset: int, data: bytes) -> None:
         self._seek(offset)
         written = gdal.VSIFWriteL(data, 1, len(data), self._handle)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
 
 import pyarrow as pa
 from osgeo import gdal
@@ -27,6 +27,9 @@ from osgeo import gdal
 from taco_gdal.errors import TacoIOError
 from taco_gdal.format import vsi
 from taco_gdal.io.vsi import VSIFile
+
+if TYPE_CHECKING:
+    from taco_gdal.verify.report import Failure
 
 __all__ = [
     "PROBE_BYTES",
@@ -184,6 +187,10 @@ class Container(Protocol):
         """Read the metadata.  ``base_path`` is only meaningful for TACOCAT."""
         ...
 
+    def verify(self, level: str) -> Sequence[Failure]:
+        """Integrity failures at ``level`` (:class:`OpenedContainer` has a default)."""
+        ...
+
 
 @dataclass(frozen=True)
 class OpenedContainer:
@@ -204,3 +211,16 @@ class OpenedContainer:
     collection: dict[str, Any]
     vsi_rule: VsiRule
     sources: Sequence[str]
+
+    def verify(self, level: str) -> Sequence[Failure]:
+        """The verify hook: what is wrong with this container's bytes at ``level``.
+
+        ``level`` is ``structure``, ``crc`` or ``full`` (see :func:`taco_gdal.verify`).
+        The default checks that every row's byte range lies inside the file
+        holding it, reads every range from ``crc`` on, and compares the
+        ``taco_gdal:checksum`` digests at ``full``; a format with checksums of
+        its own overrides it.
+        """
+        from taco_gdal.verify._generic import verify_ranges
+
+        return verify_ranges(self, level)

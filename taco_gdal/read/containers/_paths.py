@@ -1,0 +1,76 @@
+"""Paths stored in metadata must stay inside the dataset.
+
+A FOLDER row's ``internal:relative_path`` (or level-0 ``id``) and a TACOCAT
+row's ``internal:source_file`` are joined to the dataset's location; a value
+with a ``..`` component, an absolute path, a drive or a backslash, or (for
+local datasets) a symlink on the way, would make a reader or ``export()`` touch
+a file outside the dataset.  These checks refuse them.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from pathlib import Path
+
+from taco_gdal.errors import TacoFormatError
+from taco_gdal.format.vsi import is_remote
+
+__all__ = ["check_inside", "escape_reason", "symlink_on_path"]
+
+
+def escape_reason(value: str) -> str | None:
+    """Why ``value`` would leave the folder it is joined to (``None`` when it stays inside).
+
+    Example:
+        >>> escape_reason("tile0/b02"), escape_reason("../../x")
+        (None, "a '..' component")
+    """
+    if not value:
+        return "an empty path"
+    if "\x00" in value:
+        return "a NUL byte"
+    if "\\" in value:
+        return "a backslash"
+    if value.startswith("/") or (len(value) > 1 and value[1] == ":"):
+        return "an absolute path"
+    if value.startswith("/vsi") or "://" in value:
+        return "a URL or GDAL virtual path"
+    parts = value.rstrip("/").split("/")
+    if ".." in parts:
+        return "a '..' component"
+    if posixpath.normpath(value).startswith(".."):
+        return "a '..' component"
+    return None
+
+
+def symlink_on_path(root: str, relative: str) -> str | None:
+    """The first symlink met walking ``relative`` below the local folder ``root``, if any."""
+    if is_remote(root) or root.startswith("/vsi"):
+        return None
+    current = Path(root)
+    for part in relative.rstrip("/").split("/"):
+        current = current / part
+        if os.path.islink(current):
+            return str(current)
+    return None
+
+
+def check_inside(root: str, relative: str, what: str, where: str) -> None:
+    """Raise unless ``root/relative`` stays inside ``root`` (no ``..``, absolute path, symlink).
+
+    Raises:
+        TacoFormatError: names the value, the column and why it escapes.
+    """
+    reason = escape_reason(relative)
+    if reason is not None:
+        raise TacoFormatError(
+            f"{where}: {what} must be a path inside the dataset, found {relative[:200]!r} "
+            f"({reason})"
+        )
+    link = symlink_on_path(root, relative)
+    if link is not None:
+        raise TacoFormatError(
+            f"{where}: {what} {relative[:200]!r} goes through the symlink {link!r}; "
+            "symlinks inside a dataset are refused (they can point outside it)"
+        )

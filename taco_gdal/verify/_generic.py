@@ -1,0 +1,94 @@
+"""The default verify hook of a container: ranges inside their file, readable, digests.
+
+Formats without checksums of their own (CAF, TARIDX, plugins) get this from
+:meth:`~taco_gdal.read.containers.base.OpenedContainer.verify`: every row's
+``internal:offset``/``internal:size`` must lie inside the file that holds it,
+``crc`` reads every sample's bytes, ``full`` also compares the digests of
+column ``taco_gdal:checksum``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Protocol
+
+import pyarrow as pa
+
+from taco_gdal.errors import TacoError
+from taco_gdal.format import vsi
+from taco_gdal.io.vsi import file_size
+from taco_gdal.read.containers._paths import escape_reason
+from taco_gdal.read.containers.base import VsiRule
+from taco_gdal.verify import codes
+from taco_gdal.verify._rows import Collector, Row, iter_rows
+from taco_gdal.verify._stream import Span, stream_spans
+from taco_gdal.verify._zip import digest_spans, report_digests
+from taco_gdal.verify.report import Failure
+
+__all__ = ["verify_ranges"]
+
+
+class HasRows(Protocol):
+    """What the default hook needs of a container: its level tables and VSI rule."""
+
+    @property
+    def levels(self) -> Sequence[pa.Table]: ...
+
+    @property
+    def vsi_rule(self) -> VsiRule: ...
+
+
+def _file_of(container: HasRows, row: Row) -> str | None:
+    rule = container.vsi_rule
+    if rule.kind == "subfile":
+        return rule.root
+    if rule.kind == "source_file" and row.source_file is not None:
+        return vsi.join(rule.root, row.source_file)
+    return None
+
+
+def verify_ranges(container: HasRows, level: str) -> list[Failure]:
+    """Failures of the default hook (see the module docstring)."""
+    out = Collector()
+    groups: dict[str, list[Row]] = defaultdict(list)
+    for row in iter_rows(container.levels):
+        if row.source_file is not None and escape_reason(row.source_file) is not None:
+            out.add(codes.PATH_ESCAPE, "internal:source_file leaves the dataset", row=row)
+            continue
+        path = _file_of(container, row)
+        if path is not None and row.offset is not None and row.size is not None:
+            groups[path].append(row)
+    for path, rows in groups.items():
+        try:
+            size = file_size(path)
+        except TacoError as exc:
+            out.add(codes.MISSING_MEMBER, str(exc), member=path)
+            continue
+        inside = []
+        for row in rows:
+            assert row.offset is not None and row.size is not None
+            if row.offset < 0 or row.size < 0 or row.offset + row.size > size:
+                out.add(
+                    codes.INVALID_OFFSET,
+                    f"the row's byte range is not inside {path} ({size} bytes)",
+                    member=path,
+                    row=row,
+                    expected=f"0..{size}",
+                    found=f"{row.offset}+{row.size}",
+                )
+            else:
+                inside.append(row)
+        if level == "structure":
+            continue
+        digests = digest_spans(inside, out) if level == "full" else []
+        spans = [
+            Span(r.offset or 0, (r.offset or 0) + (r.size or 0), lambda _d: None) for r in inside
+        ]
+        try:
+            stream_spans(path, spans + [d[3] for d in digests])
+        except TacoError as exc:
+            out.add(codes.UNREADABLE, str(exc), member=path)
+            continue
+        report_digests(digests, out)
+    return out.failures

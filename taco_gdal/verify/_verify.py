@@ -1,0 +1,159 @@
+"""``verify(path, level)``: is every byte of a dataset where and what its metadata says?"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from typing import Literal, get_args
+
+import pyarrow as pa
+
+from taco_gdal.errors import TacoError, TacoValidationError
+from taco_gdal.format import vsi
+from taco_gdal.read.containers import registry
+from taco_gdal.read.containers._paths import escape_reason
+from taco_gdal.read.containers.base import Container, Probe
+from taco_gdal.read.containers.zip import ZipContainer
+from taco_gdal.verify import codes
+from taco_gdal.verify._folder import verify_folder
+from taco_gdal.verify._generic import verify_ranges
+from taco_gdal.verify._rows import Collector, Row, iter_rows
+from taco_gdal.verify._zip import verify_zip
+from taco_gdal.verify.report import Report
+
+__all__ = ["Level", "verify"]
+
+Level = Literal["structure", "crc", "full"]
+LEVELS: tuple[str, ...] = get_args(Level)
+
+
+def _open(container_class: type[Container], probe: Probe, out: Collector) -> Container | None:
+    try:
+        return container_class.open(probe)
+    except TacoError as exc:
+        out.add(codes.UNREADABLE, f"the dataset's metadata cannot be read: {exc}")
+        return None
+
+
+def _zip_levels(path: str, out: Collector) -> list[pa.Table] | None:
+    opened = _open(ZipContainer, Probe(path, path), out)
+    return None if opened is None else list(opened.levels)
+
+
+def _verify_tacocat(opened: Container, level: str, out: Collector, counts: dict[str, int]) -> None:
+    by_source: dict[str, list[Row]] = defaultdict(list)
+    for row in iter_rows(opened.levels):
+        if row.source_file is None:
+            out.add(codes.MISSING_MEMBER, "internal:source_file is null", row=row)
+            continue
+        reason = escape_reason(row.source_file)
+        if reason is not None:
+            out.add(
+                codes.PATH_ESCAPE,
+                f"internal:source_file leaves the dataset ({reason})",
+                member=row.source_file[:200],
+                row=row,
+            )
+            continue
+        by_source[row.source_file].append(row)
+    counts["rows"] = sum(len(rows) for rows in by_source.values())
+    for name, rows in sorted(by_source.items()):
+        source = vsi.join(opened.vsi_rule.root, name)
+        sub = Collector()
+        verify_zip(source, level, sub, _zip_levels(source, sub), counts, rows)
+        for failure in sub.failures:
+            member = failure.member if failure.member is None else f"{name}!{failure.member}"
+            out.add(
+                failure.code,
+                f"{name}: {failure.message}",
+                member=member,
+                row=failure.row_id,
+                expected=failure.expected,
+                found=failure.found,
+            )
+
+
+def verify(path: str | os.PathLike[str], level: Level = "crc", *, repair: bool = False) -> Report:
+    """Check that every byte of a dataset is where and what its metadata says.
+
+    Levels, each including the previous one:
+
+    * ``structure``: TACO_HEADER and central directory agree (every header
+      entry points at its member, EOCD and ZIP64 records agree, no overlapping
+      members, STORE only), every row's ``internal:offset``/``internal:size`` is
+      its member's data range, every FOLDER's ``__meta__`` equals its rows in
+      the consolidated table; FOLDER datasets: every row's file exists inside
+      the dataset; TACOCAT: every source ZIP, and the TACOCAT rows against it.
+    * ``crc``: the CRC-32 of every member, streamed in bounded memory (local
+      and remote, through GDAL).
+    * ``full``: also the per-sample digests of column ``taco_gdal:checksum``.
+
+    Other formats (plugins) answer through their container's ``verify`` hook.
+
+    Args:
+        path: the dataset (any path :func:`taco_gdal.load` accepts).
+        level: ``"structure"``, ``"crc"`` (default) or ``"full"``.
+        repair: ZIP only: first restore a TACO_HEADER left inconsistent by an
+            interrupted in-place update (see :func:`taco_gdal.io.header.repair_header`).
+
+    Returns:
+        A :class:`~taco_gdal.verify.report.Report`; ``report.ok`` is True when
+        nothing failed.
+
+    Raises:
+        TacoValidationError: ``level`` is not one of the three.
+        TacoIOError: the location does not exist.
+
+    Example:
+        >>> report = taco_gdal.verify("dataset.tacozip", level="crc")  # doctest: +SKIP
+        >>> report.ok, [f.code for f in report.failures]  # doctest: +SKIP
+        (False, ['CRC_MISMATCH'])
+    """
+    if level not in LEVELS:
+        raise TacoValidationError(f"verify level must be one of {list(LEVELS)}, found {level!r}")
+    given = os.fspath(path)
+    probe = Probe(vsi.to_vsi(given), given)
+    container_class = registry.detect(probe)
+    out = Collector()
+    counts: dict[str, int] = {}
+    fmt = container_class.format
+    if fmt == "zip":
+        if repair:
+            from taco_gdal.io.header import repair_header
+
+            repair_header(probe.path)
+        verify_zip(probe.path, level, out, _zip_levels(probe.path, out), counts)
+    else:
+        opened = _open(container_class, probe, out)
+        if opened is not None:
+            _dispatch(fmt, opened, probe, level, out, counts)
+    if out.dropped:
+        counts["failures_not_listed"] = out.dropped
+    return Report(given, "verify", level, tuple(out.failures), counts)
+
+
+def _dispatch(
+    fmt: str,
+    opened: Container,
+    probe: Probe,
+    level: str,
+    out: Collector,
+    counts: dict[str, int],
+) -> None:
+    if fmt == "folder":
+        verify_folder(probe.path, level, out, opened.levels, counts)
+    elif fmt == "tacocat":
+        _verify_tacocat(opened, level, out, counts)
+    else:
+        hook = getattr(opened, "verify", None)
+        failures = hook(level) if callable(hook) else verify_ranges(opened, level)
+        counts["rows"] = sum(t.num_rows for t in opened.levels)
+        for failure in failures:
+            out.add(
+                failure.code,
+                failure.message,
+                member=failure.member,
+                row=failure.row_id,
+                expected=failure.expected,
+                found=failure.found,
+            )
