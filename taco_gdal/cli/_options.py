@@ -1,0 +1,170 @@
+"""Options every verb shares, and the decorator that gives them to a verb.
+
+``--json``, ``-q/--quiet``, ``--progress``, ``--config KEY=VALUE`` (GDAL
+options, set thread-locally with :class:`taco_gdal.Env` around the verb),
+``--overwrite`` (verbs that write) and ``--debug``.  The verb function receives
+them as one :class:`Common` value; option names are the same in every verb,
+as in GDAL's ``gdal`` command.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import click
+
+from taco_gdal.cli._errors import DEBUG_KEY, PATHS_KEY
+
+__all__ = ["Common", "parse_config", "verb"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass(frozen=True)
+class Common:
+    """The shared options of one verb run.
+
+    Attributes:
+        json: print JSON (for scripts) instead of text.
+        quiet: print nothing but the result.
+        progress: show progress bars while writing.
+        overwrite: replace existing outputs.
+        debug: tracebacks instead of one-line errors.
+        config: GDAL configuration options set for this command only.
+    """
+
+    json: bool = False
+    quiet: bool = False
+    progress: bool = False
+    overwrite: bool = False
+    debug: bool = False
+    config: dict[str, str] = field(default_factory=dict)
+
+    def note(self, message: str) -> None:
+        """Print a human note to stderr, unless ``--quiet``."""
+        if not self.quiet:
+            click.echo(message, err=True)
+
+
+def parse_config(values: Sequence[str]) -> dict[str, str]:
+    """``["KEY=VALUE", ...]`` -> ``{"KEY": "VALUE"}``.
+
+    Raises:
+        click.BadParameter: an item has no ``=`` or an empty key.
+
+    Example:
+        >>> parse_config(["GDAL_HTTP_MAX_RETRY=3", "CPL_DEBUG=ON"])
+        {'GDAL_HTTP_MAX_RETRY': '3', 'CPL_DEBUG': 'ON'}
+    """
+    options: dict[str, str] = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise click.BadParameter(
+                f"expected KEY=VALUE (a GDAL configuration option), found {item!r}",
+                param_hint="--config",
+            )
+        options[key.strip()] = value
+    return options
+
+
+def _remember_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:
+    if value:
+        ctx.meta[DEBUG_KEY] = True
+    return value
+
+
+def _shared(writes: bool, json_flag: bool) -> list[Callable[[F], F]]:
+    options: list[Callable[[F], F]] = []
+    if json_flag:
+        options.append(click.option("--json", "json_", is_flag=True, help="Print JSON."))
+    options += [
+        click.option("-q", "--quiet", is_flag=True, help="Print only the result."),
+        click.option(
+            "--progress", is_flag=True, help="Show progress bars (on stderr) while working."
+        ),
+        click.option(
+            "--config",
+            "config",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="GDAL configuration option for this command only (repeatable).",
+        ),
+    ]
+    if writes:
+        options.append(click.option("--overwrite", is_flag=True, help="Replace existing outputs."))
+    options.append(
+        click.option(
+            "--debug",
+            is_flag=True,
+            is_eager=True,
+            callback=_remember_debug,
+            help="Show the Python traceback of an error.",
+        )
+    )
+    return options
+
+
+def verb(
+    name: str,
+    *,
+    examples: Sequence[str],
+    writes: bool = False,
+    json_flag: bool = True,
+    paths: Sequence[str] = ("path",),
+) -> Callable[[Callable[..., None]], click.Command]:
+    """Make ``fn(common, **params)`` the click command ``taco <name>``.
+
+    Args:
+        name: the verb.
+        examples: shell lines shown under "Examples" in ``--help``.
+        writes: add ``--overwrite``.
+        json_flag: add ``--json``.
+        paths: parameters naming files, quoted in error lines.
+
+    Example:
+        >>> @verb("hello", examples=["taco hello"], paths=())
+        ... def hello(common: Common) -> None:
+        ...     "Say hello."
+        ...     click.echo("hello")
+        >>> hello.name
+        'hello'
+    """
+    epilog = "\b\nExamples:\n" + "\n".join(f"  {line}" for line in examples)
+
+    def decorate(fn: Callable[..., None]) -> click.Command:
+        @functools.wraps(fn)
+        def callback(**kwargs: Any) -> None:
+            ctx = click.get_current_context()
+            named: list[str] = []
+            for key in paths:
+                value = kwargs.get(key)
+                if isinstance(value, list | tuple):
+                    named += [str(v) for v in value]
+                elif value is not None:
+                    named.append(str(value))
+            ctx.meta[PATHS_KEY] = named
+            common = Common(
+                json=bool(kwargs.pop("json_", False)),
+                quiet=bool(kwargs.pop("quiet")),
+                progress=bool(kwargs.pop("progress")),
+                overwrite=bool(kwargs.pop("overwrite", False)),
+                debug=bool(kwargs.pop("debug")),
+                config=parse_config(kwargs.pop("config")),
+            )
+            from taco_gdal.env import Env
+
+            with Env(**common.config):
+                fn(common, **kwargs)
+
+        command: Callable[..., Any] = callback
+        for option in reversed(_shared(writes, json_flag)):
+            command = option(command)
+        return click.command(
+            name, help=fn.__doc__, epilog=epilog, context_settings={"show_default": True}
+        )(command)
+
+    return decorate

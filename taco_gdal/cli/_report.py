@@ -1,0 +1,62 @@
+"""Printing a verify/validate report and choosing the exit code (1 when a check failed).
+
+The report is the integrity module's: ``.ok``, ``.failures`` (each with
+``code``, ``message``, ``member``, ``row_id``, ``expected``, ``found``) and
+``.to_dict()``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+import click
+
+from taco_gdal.cli._errors import EXIT_FAILED
+from taco_gdal.cli._options import Common
+from taco_gdal.cli._output import emit_json
+
+__all__ = ["CheckReport", "print_report"]
+
+
+class CheckReport(Protocol):
+    """What ``taco_gdal.verify`` / ``taco_gdal.validate`` return."""
+
+    @property
+    def ok(self) -> bool: ...
+
+    @property
+    def failures(self) -> Any: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
+def _line(failure: Any) -> str:
+    where = " ".join(
+        part
+        for part in (
+            f"member={failure.member}" if failure.member else "",
+            f"row={failure.row_id}" if failure.row_id else "",
+        )
+        if part
+    )
+    found = ""
+    if failure.expected is not None or failure.found is not None:
+        found = f" (expected {failure.expected!r}, found {failure.found!r})"
+    return f"{failure.code}: {failure.message}{found}{' ' + where if where else ''}"
+
+
+def print_report(common: Common, report: CheckReport, check: str, path: str) -> None:
+    """Print ``report`` (JSON or one line per failure); exit 1 when it is not ok."""
+    if common.json:
+        emit_json(report.to_dict())
+    else:
+        failures = list(report.failures)
+        if report.ok:
+            if not common.quiet:
+                click.echo(f"{check} {path}: OK")
+        else:
+            click.echo(f"{check} {path}: {len(failures)} failure(s)")
+            for failure in failures:
+                click.echo(f"  {_line(failure)}")
+    if not report.ok:
+        raise click.exceptions.Exit(EXIT_FAILED)
