@@ -29,6 +29,7 @@ __all__ = [
     "raster_footprint",
     "raster_time",
     "to_microseconds",
+    "wgs84_transformer",
 ]
 
 _local = threading.local()  # pyproj transformers are not thread-safe: one cache per thread
@@ -48,6 +49,20 @@ def _to_wgs84(crs: str) -> Transformer:
         transformer = Transformer.from_crs(source, CRS.from_epsg(4326), always_xy=True)
         cache[crs] = transformer
     return transformer
+
+
+def wgs84_transformer(crs: str) -> Transformer:
+    """A cached ``crs`` -> EPSG:4326 transformer (``always_xy``: lon, lat), one per thread.
+
+    Raises:
+        TacoValidationError: pyproj cannot interpret ``crs``.
+
+    Example:
+        >>> lon, lat = wgs84_transformer("EPSG:32630").transform(500000, 0)
+        >>> round(lon, 6), round(lat, 6)
+        (-3.0, 0.0)
+    """
+    return _to_wgs84(crs)
 
 
 def lonlat_of(crs: str, x: float, y: float, where: str) -> tuple[float, float]:

@@ -1,0 +1,445 @@
+"""Footprints in EPSG:4326 for CRS-correct spatial filters (pure functions, no DuckDB).
+
+The spec stores ``istac:geometry`` in each sample's own CRS (``istac:crs``
+beside it), so a lon/lat box cannot be compared with the stored coordinates.
+This module turns a level's geometry column into one 4326 footprint per row:
+
+* rows are grouped by CRS (``pyarrow`` dictionary encoding), so each CRS costs
+  one pyproj call over all its coordinates;
+* polygons are densified first (``shapely.segmentize``, :data:`EDGE_SEGMENTS`
+  segments per edge of the bounding box), because a straight edge in UTM is a
+  curve in lon/lat;
+* a footprint that crosses the antimeridian (a jump of more than 180 degrees
+  between consecutive vertices after reprojection, or longitudes past 180) is
+  cut at 180 into a MultiPolygon whose parts lie in [-180, 180];
+* ``bounds`` (xmin, ymin, xmax, ymax per row) is the cheap pre-filter:
+  :meth:`Footprints.matches` tests the exact geometry only on rows whose
+  bounds meet the query's.
+
+Query geometries (a box, or any shapely geometry) go through the same path
+(:func:`query_geometry`), so both sides are compared in EPSG:4326.  Polygons
+that contain a pole are not handled (no EO footprint in the spec's use cases
+does).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import shapely
+from pyproj import CRS
+from pyproj.exceptions import CRSError
+
+from taco_gdal.errors import TacoQueryError, TacoValidationError, TacoWarning
+from taco_gdal.extensions._geo import wgs84_transformer
+from taco_gdal.format.names import ISTAC_CENTROID, ISTAC_CRS, ISTAC_GEOMETRY, STAC_CENTROID
+
+__all__ = [
+    "EDGE_SEGMENTS",
+    "WGS84",
+    "Footprints",
+    "check_box",
+    "column_crs",
+    "compute_footprints",
+    "query_geometry",
+    "to_wgs84",
+    "warn_outside_extent",
+]
+
+WGS84: Final = "EPSG:4326"
+EDGE_SEGMENTS: Final = 8
+"""Segments per edge (of the geometry's bounding box) added before reprojecting."""
+
+_WORLD: Final = (-180.0, -90.0, 180.0, 90.0)
+_LONLAT_COLUMNS: Final = (STAC_CENTROID, ISTAC_CENTROID)
+
+
+def _is_wgs84(crs: str) -> bool:
+    text = crs.strip().upper()
+    if text in ("EPSG:4326", "OGC:CRS84", "WGS84", "4326"):
+        return True
+    try:
+        parsed = CRS.from_user_input(crs)
+    except CRSError:
+        return False
+    return parsed.to_epsg() == 4326 or parsed.equals(CRS.from_epsg(4326), ignore_axis_order=True)
+
+
+def _geoparquet_crs(table: pa.Table, column: str) -> str | None:
+    metadata = table.schema.metadata or {}
+    raw = metadata.get(b"geo")
+    if raw is None:
+        return None
+    try:
+        columns = json.loads(raw).get("columns", {})
+    except (ValueError, AttributeError):
+        return None
+    spec = columns.get(column)
+    if not isinstance(spec, dict):
+        return None
+    if "crs" not in spec:  # GeoParquet: a missing crs means OGC:CRS84
+        return WGS84
+    crs = spec["crs"]
+    if crs is None:
+        return None
+    return crs if isinstance(crs, str) else json.dumps(crs)
+
+
+def column_crs(
+    table: pa.Table, column: str, field_crs: str | None = None
+) -> tuple[str | None, str | None]:
+    """Where the CRS of ``column`` comes from: ``(crs_column, fixed_crs)``.
+
+    In order: ``istac:crs`` for ``istac:geometry`` (or ``<prefix>:crs`` for
+    ``<prefix>:<name>``), EPSG:4326 for ``stac:centroid`` / ``istac:centroid``,
+    the GeoParquet ``geo`` metadata of the table, then ``field_crs`` (a CRS
+    the caller found, e.g. in ``taco:field_schema``).  ``(None, None)`` when
+    nothing says.
+
+    Example:
+        >>> import pyarrow as pa
+        >>> column_crs(pa.table({"istac:geometry": [b""], "istac:crs": ["EPSG:32630"]}),
+        ...            "istac:geometry")
+        ('istac:crs', None)
+    """
+    if column in _LONLAT_COLUMNS:
+        return None, WGS84
+    prefix = column.rsplit(":", 1)[0] if ":" in column else None
+    sibling = ISTAC_CRS if column == ISTAC_GEOMETRY else (f"{prefix}:crs" if prefix else None)
+    if sibling is not None and sibling in table.column_names:
+        return sibling, None
+    geo = _geoparquet_crs(table, column)
+    if geo is not None:
+        return None, geo
+    return None, field_crs
+
+
+def _densify(geoms: np.ndarray) -> np.ndarray:
+    bounds = shapely.bounds(geoms)
+    span = np.fmax(bounds[:, 2] - bounds[:, 0], bounds[:, 3] - bounds[:, 1])
+    lines = ~shapely.is_empty(geoms) & (span > 0)
+    out = geoms.copy()
+    if lines.any():
+        out[lines] = shapely.segmentize(geoms[lines], span[lines] / EDGE_SEGMENTS)
+    return out
+
+
+def _crossing_rows(lon: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """Geometry indices with a jump of more than 180 degrees between consecutive vertices."""
+    if lon.size < 2:
+        return np.empty(0, dtype=np.int64)
+    jump = (np.abs(np.diff(lon)) > 180.0) & (index[1:] == index[:-1])
+    return np.unique(index[1:][jump])
+
+
+def _shift_east(coords: np.ndarray) -> np.ndarray:
+    shifted = coords.copy()
+    shifted[:, 0] = np.where(shifted[:, 0] < 0, shifted[:, 0] + 360.0, shifted[:, 0])
+    return shifted
+
+
+def _cut_at_antimeridian(geom: Any) -> Any:
+    """A geometry with longitudes in [-180, 540) cut at 180 (and 540) into parts in [-180, 180]."""
+    parts = []
+    for shift, box in ((0.0, _WORLD), (-360.0, (180.0, -90.0, 540.0, 90.0))):
+        piece = shapely.intersection(geom, shapely.box(*box))
+        if not piece.is_empty:
+            parts.append(shapely.transform(piece, lambda c, s=shift: c + np.array([s, 0.0])))
+    return shapely.union_all(parts) if len(parts) > 1 else parts[0] if parts else geom
+
+
+def _fix_antimeridian(geoms: np.ndarray, crossing: np.ndarray) -> None:
+    for i in crossing:
+        geoms[i] = _cut_at_antimeridian(shapely.transform(geoms[i], _shift_east))
+    bounds = shapely.bounds(geoms)
+    outside = np.flatnonzero((bounds[:, 0] < -180.0) | (bounds[:, 2] > 180.0))
+    for i in outside:  # stored in 4326 past 180 (179 .. 181) or before -180 (-181 .. -179)
+        geom = geoms[i]
+        if bounds[i, 0] < -180.0:
+            geom = shapely.transform(geom, lambda c: c + np.array([360.0, 0.0]))
+        geoms[i] = _cut_at_antimeridian(geom)
+
+
+def to_wgs84(geoms: np.ndarray, crs: str, where: str = "") -> np.ndarray:
+    """Shapely geometries in ``crs`` -> EPSG:4326, densified, cut at the antimeridian.
+
+    One pyproj call for all coordinates.  ``None`` entries stay ``None``.
+
+    Raises:
+        TacoQueryError: pyproj cannot interpret ``crs``, or a coordinate has no
+            finite 4326 position (``where`` names the column).
+
+    Example:
+        >>> import numpy as np, shapely
+        >>> box = np.array([shapely.box(500000, 0, 510000, 10000)])
+        >>> [round(v, 3) for v in to_wgs84(box, "EPSG:32630")[0].bounds]
+        [-3.0, 0.0, -2.91, 0.09]
+    """
+    out = np.array(geoms, dtype=object)
+    present = np.flatnonzero(~shapely.is_missing(out))
+    if present.size == 0:
+        return out
+    if _is_wgs84(crs):
+        _fix_antimeridian(out, np.empty(0, dtype=np.int64))
+        return out
+    try:
+        transformer = wgs84_transformer(crs)
+    except TacoValidationError as exc:
+        raise TacoQueryError(f"{where}: cannot reproject from {crs!r} to {WGS84}: {exc}") from exc
+    dense = _densify(out[present])
+    coords, index = shapely.get_coordinates(dense, return_index=True)
+    lon, lat = transformer.transform(coords[:, 0], coords[:, 1])
+    lon, lat = np.asarray(lon, dtype=np.float64), np.asarray(lat, dtype=np.float64)
+    if not (np.isfinite(lon).all() and np.isfinite(lat).all()):
+        bad = int(index[~(np.isfinite(lon) & np.isfinite(lat))][0])
+        raise TacoQueryError(
+            f"{where}: a vertex of row {int(present[bad])} in {crs} has no finite {WGS84} "
+            "position (outside the CRS's area of use?)"
+        )
+    moved = shapely.set_coordinates(dense, np.column_stack([lon, lat]))
+    _fix_antimeridian(moved, _crossing_rows(lon, index))
+    out[present] = moved
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Footprints:
+    """One EPSG:4326 footprint per row of a level (``None`` where the row has no geometry).
+
+    ``bounds`` is an ``(n, 4)`` float array (xmin, ymin, xmax, ymax; NaN for
+    missing rows), the pre-filter of :meth:`matches`.
+    """
+
+    column: str
+    geometries: np.ndarray
+    bounds: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.geometries)
+
+    @property
+    def extent(self) -> tuple[float, float, float, float] | None:
+        """``(xmin, ymin, xmax, ymax)`` over all footprints, or None when there is none."""
+        if not np.isfinite(self.bounds).any():
+            return None
+        b = self.bounds
+        return (
+            float(np.nanmin(b[:, 0])),
+            float(np.nanmin(b[:, 1])),
+            float(np.nanmax(b[:, 2])),
+            float(np.nanmax(b[:, 3])),
+        )
+
+    def candidates(self, query: Any) -> np.ndarray:
+        """Rows whose bounds meet the bounds of a part of ``query`` (a bool mask)."""
+        mask = np.zeros(len(self), dtype=bool)
+        b = self.bounds
+        for part in shapely.get_parts(query):
+            qx0, qy0, qx1, qy1 = shapely.bounds(part)
+            with np.errstate(invalid="ignore"):
+                mask |= (b[:, 0] <= qx1) & (b[:, 2] >= qx0) & (b[:, 1] <= qy1) & (b[:, 3] >= qy0)
+        return mask
+
+    def matches(self, query: Any) -> np.ndarray:
+        """Row positions whose footprint intersects ``query`` (a 4326 shapely geometry).
+
+        Example:
+            >>> import numpy as np, pyarrow as pa, shapely
+            >>> t = pa.table({"stac:centroid": [shapely.to_wkb(shapely.Point(1, 1))]})
+            >>> compute_footprints(t, "stac:centroid").matches(shapely.box(0, 0, 2, 2))
+            array([0])
+        """
+        rows = np.flatnonzero(self.candidates(query))
+        if rows.size == 0:
+            return rows
+        shapely.prepare(query)
+        hits: np.ndarray = rows[shapely.intersects(self.geometries[rows], query)]
+        return hits
+
+    def wkb(self) -> pa.Array:
+        """The footprints as a WKB binary array (nulls kept)."""
+        return pa.array(shapely.to_wkb(self.geometries), type=pa.binary())
+
+
+def _decode(table: pa.Table, column: str, where: str) -> np.ndarray:
+    values = np.asarray(table.column(column).to_numpy(zero_copy_only=False), dtype=object)
+    try:
+        return np.asarray(shapely.from_wkb(values, on_invalid="raise"), dtype=object)
+    except shapely.errors.GEOSException as exc:
+        raise TacoQueryError(f"{where}: column {column!r} holds invalid WKB: {exc}") from exc
+
+
+def compute_footprints(
+    table: pa.Table, column: str, *, field_crs: str | None = None, where: str = ""
+) -> Footprints:
+    """EPSG:4326 footprints of ``table[column]`` (WKB), reprojected per row's CRS.
+
+    The CRS comes from :func:`column_crs`; rows of one CRS are reprojected
+    together.  A column with no CRS anywhere is taken as EPSG:4326 when its
+    coordinates fit in [-180, 180] x [-90, 90].
+
+    Raises:
+        TacoQueryError: invalid WKB, an unknown CRS, or a column without a CRS
+            whose coordinates are not lon/lat (the message names the column).
+
+    Example:
+        >>> import pyarrow as pa, shapely
+        >>> t = pa.table({"istac:geometry": [shapely.to_wkb(shapely.box(5e5, 0, 5.1e5, 1e4))],
+        ...               "istac:crs": ["EPSG:32630"]})
+        >>> [round(float(v), 2) for v in compute_footprints(t, "istac:geometry").bounds[0]]
+        [-3.0, 0.0, -2.91, 0.09]
+    """
+    where = f"{where}: {column}" if where else column
+    geoms = _decode(table, column, where)
+    crs_column, fixed = column_crs(table, column, field_crs)
+    if crs_column is None:
+        if fixed is None:
+            fixed = _assume_lonlat(geoms, column, where)
+        out = to_wgs84(geoms, fixed, where)
+    else:
+        out = np.full(len(geoms), None, dtype=object)
+        encoded = pc.dictionary_encode(table.column(crs_column)).combine_chunks()
+        codes = encoded.indices.to_numpy(zero_copy_only=False)
+        valid = ~np.asarray(encoded.indices.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+        for code, crs in enumerate(encoded.dictionary.to_pylist()):
+            rows = np.flatnonzero(valid & (codes == code))
+            if rows.size:
+                out[rows] = to_wgs84(geoms[rows], str(crs), f"{where} ({crs_column}={crs!r})")
+    bounds = shapely.bounds(out)
+    return Footprints(column, out, np.asarray(bounds, dtype=np.float64))
+
+
+def _assume_lonlat(geoms: np.ndarray, column: str, where: str) -> str:
+    bounds = shapely.bounds(geoms)
+    if np.isfinite(bounds).any():
+        xmin, ymin = np.nanmin(bounds[:, 0]), np.nanmin(bounds[:, 1])
+        xmax, ymax = np.nanmax(bounds[:, 2]), np.nanmax(bounds[:, 3])
+        if xmin < -180 or xmax > 180 or ymin < -90 or ymax > 90:
+            raise TacoQueryError(
+                f"{where}: expected a CRS for column {column!r} (a CRS column, GeoParquet "
+                f"metadata) or lon/lat coordinates, found no CRS and coordinates spanning "
+                f"({xmin:g}, {ymin:g}, {xmax:g}, {ymax:g})"
+            )
+    return WGS84
+
+
+def check_box(box: Sequence[Any], crs: str) -> tuple[float, float, float, float]:
+    """Validate a ``(minx, miny, maxx, maxy)`` box given in ``crs``.
+
+    In EPSG:4326 ``minx > maxx`` is a box crossing the antimeridian (the STAC
+    convention); in any other CRS it is an error.
+
+    Raises:
+        TacoQueryError: not four finite numbers, ``miny > maxy``, latitudes
+            outside [-90, 90] or longitudes outside [-180, 180] (EPSG:4326);
+            the message shows the box and the expected order.
+
+    Example:
+        >>> check_box((-4, 40, -3, 41), "EPSG:4326")
+        (-4.0, 40.0, -3.0, 41.0)
+    """
+    order = "expected (minx, miny, maxx, maxy)"
+    try:
+        minx, miny, maxx, maxy = (float(v) for v in box)
+    except (TypeError, ValueError) as exc:
+        raise TacoQueryError(f"filter_bbox: {order} as four numbers, got {box!r}") from exc
+    shown = f"({minx:g}, {miny:g}, {maxx:g}, {maxy:g})"
+    if not all(math.isfinite(v) for v in (minx, miny, maxx, maxy)):
+        raise TacoQueryError(f"filter_bbox: {order} as finite numbers, got {shown}")
+    if miny > maxy:
+        raise TacoQueryError(
+            f"filter_bbox: miny {miny:g} > maxy {maxy:g} in box {shown} ({crs}); {order}"
+        )
+    if _is_wgs84(crs):
+        if not (-90 <= miny <= 90 and -90 <= maxy <= 90):
+            raise TacoQueryError(
+                f"filter_bbox: latitudes must be in [-90, 90], box {shown} has miny={miny:g}, "
+                f"maxy={maxy:g}; {order} in degrees (lon, lat), or pass crs= for another CRS"
+            )
+        if not (-180 <= minx <= 180 and -180 <= maxx <= 180):
+            raise TacoQueryError(
+                f"filter_bbox: longitudes must be in [-180, 180], box {shown} has minx={minx:g}, "
+                f"maxx={maxx:g}; {order} in degrees (lon, lat), or pass crs= for another CRS"
+            )
+    elif minx > maxx:
+        raise TacoQueryError(
+            f"filter_bbox: minx {minx:g} > maxx {maxx:g} in box {shown} ({crs}); {order} "
+            f"(only an {WGS84} box may cross the antimeridian with minx > maxx)"
+        )
+    return minx, miny, maxx, maxy
+
+
+def query_geometry(geometry: Any, crs: str = WGS84, *, what: str = "filter_geometry") -> Any:
+    """A query geometry in EPSG:4326 (densified, cut at the antimeridian).
+
+    A 4326 box whose ``minx > maxx`` should be passed to :func:`box_geometry`.
+
+    Raises:
+        TacoQueryError: not a shapely geometry, empty, or a CRS pyproj rejects.
+
+    Example:
+        >>> import shapely
+        >>> query_geometry(shapely.box(0, 0, 1, 1)).bounds
+        (0.0, 0.0, 1.0, 1.0)
+    """
+    if not isinstance(geometry, shapely.Geometry):
+        raise TacoQueryError(
+            f"{what}: expected a shapely geometry, got {type(geometry).__name__} {geometry!r}"
+        )
+    if geometry.is_empty:
+        raise TacoQueryError(f"{what}: expected a non-empty geometry, got {geometry.wkt}")
+    moved = to_wgs84(np.array([geometry], dtype=object), crs, f"{what} geometry")[0]
+    if not shapely.is_valid(moved):
+        moved = shapely.make_valid(moved)
+    return moved
+
+
+def box_geometry(box: tuple[float, float, float, float], crs: str = WGS84) -> Any:
+    """A checked box as a 4326 geometry; ``minx > maxx`` in 4326 gives two parts.
+
+    Example:
+        >>> len(shapely.get_parts(box_geometry((170, -10, -170, 10))))
+        2
+    """
+    minx, miny, maxx, maxy = box
+    if _is_wgs84(crs):
+        if minx <= maxx:
+            return shapely.box(minx, miny, maxx, maxy)
+        return shapely.MultiPolygon(
+            [shapely.box(minx, miny, 180.0, maxy), shapely.box(-180.0, miny, maxx, maxy)]
+        )
+    return query_geometry(shapely.box(minx, miny, maxx, maxy), crs, what="filter_bbox")
+
+
+def warn_outside_extent(footprints: Footprints, query: Any, call: str) -> None:
+    """A :class:`TacoWarning` naming the dataset's extent when ``query`` misses it entirely.
+
+    Example:
+        >>> import pyarrow as pa, shapely, warnings
+        >>> t = pa.table({"stac:centroid": [shapely.to_wkb(shapely.Point(1, 1))]})
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     warn_outside_extent(compute_footprints(t, "stac:centroid"),
+        ...                         shapely.box(10, 10, 11, 11), "filter_bbox")
+        >>> "extent (1, 1, 1, 1)" in str(caught[0].message)
+        True
+    """
+    extent = footprints.extent
+    if extent is None or footprints.candidates(query).any():
+        return
+    shown = ", ".join(f"{v:.4g}" for v in extent)
+    warnings.warn(
+        f"{call}: the query does not intersect the dataset's {footprints.column} extent "
+        f"({shown}) in {WGS84} (lon/lat); check the axis order (minx, miny, maxx, maxy) and "
+        "the crs= argument",
+        TacoWarning,
+        stacklevel=4,
+    )
