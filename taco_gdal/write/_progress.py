@@ -1,33 +1,67 @@
-"""Progress bars for long writes: tqdm on stderr, on by default only on a terminal."""
+"""Progress bars for long work: a terminal bar, or Jupyter's widget when it can be drawn.
+
+``tqdm.auto`` picks the notebook bar in every Jupyter kernel and, when
+``ipywidgets`` is missing, prints a red "IProgress not found" warning in every
+cell.  Here the widget bar is used only in a Jupyter kernel that has
+``ipywidgets``; otherwise the plain bar goes to stderr (a notebook shows it as
+text), and outside a notebook it is on only when stderr is a terminal.
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from typing import Any
 
-from tqdm.auto import tqdm
+from tqdm.std import tqdm as text_tqdm
 
-__all__ = ["progress_bar"]
+__all__ = ["in_notebook", "progress_bar", "widgets_available"]
 
 
-def progress_bar(total: int | None, desc: str, quiet: bool, unit: str = "B") -> tqdm[Any]:
-    """A tqdm bar, disabled when ``quiet`` or when stderr is not a terminal.
+def in_notebook() -> bool:
+    """True inside a Jupyter kernel (IPython's ZMQ shell), False in a terminal or a script.
 
-    Byte bars scale to KB/MB/GB.  Call ``update(n)`` as work is done and close it
-    (or use it as a context manager).
+    Example:
+        >>> in_notebook()
+        False
+    """
+    shell_module = sys.modules.get("IPython")
+    if shell_module is None:
+        return False
+    get_ipython = getattr(shell_module, "get_ipython", None)
+    shell = get_ipython() if callable(get_ipython) else None
+    return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def widgets_available() -> bool:
+    """True when ``ipywidgets`` can be imported (tqdm's notebook bar needs it)."""
+    return importlib.util.find_spec("ipywidgets") is not None
+
+
+def progress_bar(total: int | None, desc: str, quiet: bool, unit: str = "B") -> text_tqdm[Any]:
+    """A tqdm bar: off when ``quiet``; the widget form only in Jupyter with ipywidgets.
+
+    Outside a notebook the bar is shown only when stderr is a terminal.  Byte
+    bars scale to KB/MB/GB.  Call ``update(n)`` as work is done and close it
+    (or use it as a context manager).  Never prints a warning.
 
     Example:
         >>> with progress_bar(10, "copy", quiet=True) as bar:
         ...     _ = bar.update(10)
     """
-    disable = quiet or not sys.stderr.isatty()
-    return tqdm(
-        total=total,
-        desc=desc,
-        unit=unit,
-        unit_scale=unit == "B",
-        unit_divisor=1024,
-        disable=disable,
-        leave=False,
-        dynamic_ncols=True,
-    )
+    notebook = in_notebook()
+    disable = quiet or not (notebook or sys.stderr.isatty())
+    options: dict[str, Any] = {
+        "total": total,
+        "desc": desc,
+        "unit": unit,
+        "unit_scale": unit == "B",
+        "unit_divisor": 1024,
+        "disable": disable,
+        "leave": False,
+    }
+    if notebook and not disable and widgets_available():
+        from tqdm.notebook import tqdm as widget_tqdm
+
+        return widget_tqdm(**options)  # type: ignore[no-any-return]
+    return text_tqdm(dynamic_ncols=True, **options)
