@@ -1,16 +1,47 @@
-"""DuckDB plumbing: one in-memory database per process, one connection per dataset.
+"""DuckDB as a cache of query states: built on demand, rebuilt when it cannot be trusted.
 
-DuckDB loads an extension into a *database*, and loading the spatial extension
-costs most of a second (it is an 80 MB binary whose signature is checked).  So
-the process holds a single in-memory database; each loaded dataset works on its
-own connection to it (``cursor()``), where its views and variables are
-connection-local (``CREATE TEMP VIEW``, ``SET VARIABLE``), and the spatial
-extension is loaded once, by file path, from the ``duckdb_extension_spatial``
-wheel (never installed from the network), the first time a spatial predicate
-is needed.
+A :class:`~taco_gdal.read.state.QueryState` says everything a query is; the
+DuckDB objects that run it are derived from it here, in the current process:
 
-Arrow tables registered with ``register()`` are visible to every connection of
-the database, so their names carry the session number (``__taco_3_level0``).
+* a **database** per process and kind: one with external access off (every
+  dataset, by default) and, only if a dataset opted in with
+  ``sql_external_access=True``, one with it on.  The spatial extension costs
+  ~0.3 s to load (an 80 MB binary, loaded by file path from the
+  ``duckdb_extension_spatial`` wheel, never installed from the network), so it
+  is loaded once per database, the first time a query needs it.  DuckDB only
+  allows ``LOAD`` before external access is switched off, so the first spatial
+  query replaces a database without it by one with it (the sessions rebuild,
+  which costs milliseconds);
+* a **session** per loaded dataset (per :class:`~taco_gdal.read.state.LevelTables`,
+  shared by every dataset derived from it): a connection to that database
+  with the level tables registered and the views ``level0``, ``level1``, ...
+  created; the views of query steps are created the first time a state that
+  has them runs, their values bound as connection variables.
+
+A session is rebuilt, from the state alone, when:
+
+* the process is not the one that built it (after ``fork``: the child never
+  uses, closes or frees the parent's DuckDB objects, it builds its own
+  database; see :mod:`taco_gdal._fork`), or the state was unpickled;
+* its database was retired: a query raised a DuckDB fatal or internal error
+  (DuckDB then refuses every later query on that database: "database has been
+  invalidated").  The failing query is retried once on a fresh database (it
+  may have been another dataset's fault); if it fails again it raises
+  :class:`~taco_gdal.errors.TacoQueryError` naming its dataset, and every other
+  dataset keeps working on the next fresh database.
+
+Threads: a session is used by one thread at a time (a lock per session; DuckDB
+connections are not thread-safe), so one dataset can be queried from many
+threads; queries of one dataset run one after the other, those of different
+datasets in parallel.  Reads of samples (GDAL) take no lock.
+
+The locked database runs with ``enable_external_access=false``,
+``python_enable_replacements=false`` (user SQL cannot scan Python variables)
+and ``lock_configuration=true`` (user SQL cannot ``SET`` them back): file and
+URL readers (``read_text``, ``read_parquet``, ``read_csv``, ``glob``,
+``ST_Read``), ``COPY``, ``ATTACH``, ``EXPORT``, ``INSTALL`` and ``LOAD`` all
+fail with a permission error.  Only the level tables, registered from Arrow,
+are visible.
 """
 
 from __future__ import annotations
@@ -19,34 +50,56 @@ import contextlib
 import importlib.util
 import itertools
 import logging
+import os
 import pathlib
 import threading
 import weakref
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, TypeVar
 
 import duckdb
 import pyarrow as pa
 
+from taco_gdal import _fork
 from taco_gdal.errors import TacoQueryError
-from taco_gdal.read.query import quote_ident
+from taco_gdal.read.query import level_view_sql, quote_ident, sql_string
+from taco_gdal.read.state import LevelTables, Step, level_view
 
-__all__ = ["Session", "ensure_spatial", "spatial_extension_path"]
+__all__ = [
+    "Session",
+    "columns",
+    "define",
+    "fetch",
+    "release",
+    "spatial_extension_path",
+]
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 _LOCK = threading.Lock()
-_DATABASE: duckdb.DuckDBPyConnection | None = None
-_SPATIAL_LOADED = False
 _SESSION_IDS = itertools.count(1)
+_FATAL = (duckdb.FatalException, duckdb.InternalException)
+_MISSING_SPATIAL = "exists in the spatial extension"
 
 
-def _database() -> duckdb.DuckDBPyConnection:
-    global _DATABASE
-    with _LOCK:
-        if _DATABASE is None:
-            _DATABASE = duckdb.connect(":memory:")
-        return _DATABASE
+@dataclass(eq=False)
+class Database:
+    """One in-memory DuckDB database of this process."""
+
+    conn: duckdb.DuckDBPyConnection
+    pid: int
+    external_access: bool
+    spatial: bool
+    alive: bool = True
+
+
+_databases: dict[bool, Database] = {}
+_sessions: weakref.WeakKeyDictionary[LevelTables, Session] = weakref.WeakKeyDictionary()
+_orphans: list[object] = []
+"""DuckDB objects inherited from a parent process: kept, never used, never freed."""
 
 
 def spatial_extension_path() -> pathlib.Path:
@@ -76,93 +129,95 @@ def spatial_extension_path() -> pathlib.Path:
     )
 
 
-def ensure_spatial() -> None:
-    """Load the spatial extension into the process database, once."""
-    global _SPATIAL_LOADED
-    if _SPATIAL_LOADED:
-        return
-    database = _database()
-    with _LOCK:
-        if _SPATIAL_LOADED:
-            return
+def _open_database(external_access: bool, spatial: bool) -> Database:
+    config: dict[str, str | bool | int | float | list[str]] = {}
+    if not external_access:
+        config["python_enable_replacements"] = False
+    conn = duckdb.connect(":memory:", config=config)
+    if spatial:
         path = spatial_extension_path()
         log.info("loading DuckDB spatial extension from %s", path)
         try:
-            database.execute(f"LOAD {_string_literal(str(path))}")
+            conn.execute(f"LOAD {sql_string(str(path))}")
         except duckdb.Error as exc:
             raise TacoQueryError(f"cannot load the DuckDB spatial extension {path}: {exc}") from exc
-        _SPATIAL_LOADED = True
+    if not external_access:  # after LOAD: DuckDB refuses LOAD once external access is off
+        conn.execute("SET enable_external_access = false")
+        conn.execute("SET lock_configuration = true")
+    return Database(conn, os.getpid(), external_access, spatial)
 
 
-def _string_literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
+def database(external_access: bool = False, spatial: bool = False) -> Database:
+    """The process database of this kind, created (or replaced) when needed.
+
+    Args:
+        external_access: the database where ``sql()`` may read files and URLs.
+        spatial: the spatial extension must be loaded.
+    """
+    with _LOCK:
+        current = _databases.get(external_access)
+        usable = current is not None and current.alive and current.pid == os.getpid()
+        if current is not None and usable and (current.spatial or not spatial):
+            return current
+        keep_spatial = spatial or (current is not None and usable and current.spatial)
+        fresh = _open_database(external_access, keep_spatial)
+        _databases[external_access] = fresh
+        return fresh
+
+
+def _retire(db: Database) -> None:
+    """Stop using ``db`` (DuckDB invalidated it); sessions on it rebuild on their next query."""
+    with _LOCK:
+        db.alive = False
+        if _databases.get(db.external_access) is db:
+            del _databases[db.external_access]
 
 
 class Session:
-    """One DuckDB connection and the names it created for one loaded dataset.
-
-    Datasets derived with ``sql()`` or filters share their parent's session.
+    """The DuckDB objects of one :class:`LevelTables` in one database.
 
     Args:
-        where: the dataset location, named in error messages.
+        base: the level tables to register.
+        db: the database to connect to.
     """
 
-    def __init__(self, where: str) -> None:
-        self.where = where
+    def __init__(self, base: LevelTables, db: Database) -> None:
+        self.database = db
+        self.where = base.where
+        self.pid = os.getpid()
         self.id = next(_SESSION_IDS)
-        self.conn = _database().cursor()
-        self._names = itertools.count(1)
-        self._registered: list[str] = []
+        self.lock = threading.RLock()
+        self.conn = db.conn.cursor()
+        self._created: set[str] = set()
         self._columns: dict[str, list[tuple[str, str]]] = {}
-        self.levels: list[str] = []
-        """Registered level tables, level 0 first (their views are ``level0`` ...)."""
-        self.rows: list[int] = []
-        """Rows of each level table (padding included)."""
-        self._finalizer = weakref.finalize(self, _close, self.conn, self._registered)
-
-    def new_name(self, stem: str) -> str:
-        """A fresh connection-local name such as ``v7``."""
-        return f"{stem}{next(self._names)}"
+        self._extra = itertools.count(1)
+        for level, table in enumerate(base.tables):
+            name = self.table_name(f"level{level}")
+            self.conn.register(name, table)
+            self.conn.execute(
+                level_view_sql(level_view(level), name, base.rule, table.column_names)
+            )
 
     def table_name(self, what: str) -> str:
-        """A process-unique name for a registered Arrow table."""
+        """A name for a registered Arrow table (connection-local)."""
         return f"__taco_{self.id}_{what}"
 
-    def register(self, name: str, table: pa.Table) -> None:
-        self.conn.register(name, table)
-        self._registered.append(name)
+    def ensure(self, steps: Sequence[Step]) -> None:
+        """Create the views of ``steps`` this connection does not have yet, in order."""
+        for step in steps:
+            if step.view in self._created:
+                continue
+            for name, value in step.params:
+                self.conn.execute(f"SET VARIABLE {quote_ident(name)} = ?", [value])
+            self.conn.execute(step.sql)
+            self._created.add(step.view)
 
-    def unregister(self, name: str) -> None:
-        self.conn.unregister(name)
-        self._registered.remove(name)
-
-    def execute(
-        self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None, *, what: str
-    ) -> None:
-        """Run a statement; a DuckDB error becomes a TacoQueryError naming the dataset."""
+    def fetch(self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None) -> pa.Table:
         log.debug("%s: %s %s", self.where, sql, params or "")
-        try:
-            self.conn.execute(sql, params)
-        except duckdb.Error as exc:
-            raise TacoQueryError(f"{what} on {self.where}: {exc}") from exc
-
-    def fetch(
-        self, sql: str, params: Sequence[Any] | Mapping[str, Any] | None = None, *, what: str
-    ) -> pa.Table:
-        """Run a query and return its result as an Arrow table."""
-        log.debug("%s: %s %s", self.where, sql, params or "")
-        try:
-            return self.conn.execute(sql, params).to_arrow_table()
-        except duckdb.Error as exc:
-            raise TacoQueryError(f"{what} on {self.where}: {exc}") from exc
-
-    def set_variable(self, name: str, value: object) -> str:
-        """Bind ``value`` to a connection variable; returns the SQL that reads it."""
-        self.execute(f"SET VARIABLE {quote_ident(name)} = ?", [value], what="binding a value")
-        return f"getvariable({_string_literal(name)})"
+        return self.conn.execute(sql, params).to_arrow_table()
 
     def columns(self, relation: str) -> list[tuple[str, str]]:
-        """``(name, DuckDB type)`` of a view or table, without running it."""
+        """``(name, DuckDB type)`` of a view, without running it."""
         cached = self._columns.get(relation)
         if cached is None:
             rows = self.conn.execute(f"DESCRIBE SELECT * FROM {quote_ident(relation)}").fetchall()
@@ -170,18 +225,128 @@ class Session:
             self._columns[relation] = cached
         return cached
 
-    def column_names(self, relation: str) -> list[str]:
-        return [name for name, _ in self.columns(relation)]
+    @contextlib.contextmanager
+    def registered(self, table: pa.Table) -> Iterator[str]:
+        """Register ``table`` under a fresh name for the span of a ``with`` block."""
+        name = self.table_name(f"extra{next(self._extra)}")
+        self.conn.register(name, table)
+        try:
+            yield name
+        finally:
+            self.conn.unregister(name)
 
-    def close(self) -> None:
-        """Drop the registered tables and close the connection (idempotent)."""
-        self._finalizer()
+
+def _session(base: LevelTables, spatial: bool) -> Session:
+    db = database(base.sql_external_access, spatial)
+    with _LOCK:
+        current = _sessions.get(base)
+        if current is not None and current.database is db:
+            return current
+        if current is not None and current.pid != os.getpid():
+            _orphans.append(current)  # a parent's session: never touch its connection
+        session = Session(base, db)
+        _sessions[base] = session
+        return session
 
 
-def _close(conn: duckdb.DuckDBPyConnection, registered: list[str]) -> None:
-    for name in list(registered):
-        with contextlib.suppress(duckdb.Error):  # the connection may already be gone
-            conn.unregister(name)
-    registered.clear()
-    with contextlib.suppress(duckdb.Error):
-        conn.close()
+def _message(exc: BaseException) -> str:
+    """DuckDB's message without its stack trace and boilerplate."""
+    return str(exc).split("\n\nStack Trace", 1)[0].split("\n\nThis error signals", 1)[0].strip()
+
+
+def run(
+    base: LevelTables,
+    steps: Sequence[Step],
+    action: Callable[[Session], T],
+    *,
+    what: str,
+    spatial: bool = False,
+) -> T:
+    """Run ``action`` on the session of ``base`` once ``steps`` exist there.
+
+    A fatal DuckDB error retires the database and retries once on a fresh one.
+
+    Raises:
+        TacoQueryError: DuckDB refused or failed the query (names the dataset).
+    """
+    spatial = spatial or any(step.spatial for step in steps)
+    for attempt in (1, 2):
+        session = _session(base, spatial)
+        try:
+            with session.lock:
+                session.ensure(steps)
+                return action(session)
+        except _FATAL as exc:
+            _retire(session.database)
+            log.warning("%s: DuckDB failed fatally (%s); database replaced", base.where, exc)
+            if attempt == 2:
+                raise TacoQueryError(
+                    f"{what} on {base.where}: DuckDB failed fatally twice, on two fresh "
+                    f"databases (the metadata is probably malformed; other datasets are not "
+                    f"affected): {_message(exc)}"
+                ) from exc
+        except duckdb.Error as exc:
+            raise TacoQueryError(f"{what} on {base.where}: {_message(exc)}") from exc
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def fetch(
+    base: LevelTables,
+    steps: Sequence[Step],
+    sql: str,
+    params: Sequence[Any] | Mapping[str, Any] | None = None,
+    *,
+    what: str,
+) -> pa.Table:
+    """Run ``sql`` (over the views of ``steps``) and return its result as Arrow."""
+    return run(base, steps, lambda s: s.fetch(sql, params), what=what)
+
+
+def columns(base: LevelTables, steps: Sequence[Step], relation: str) -> list[tuple[str, str]]:
+    """``(name, DuckDB type)`` of ``relation``, a view of ``steps`` or a level view."""
+    return run(base, steps, lambda s: s.columns(relation), what=f"describing {relation}")
+
+
+def define(base: LevelTables, steps: Sequence[Step], *, what: str) -> Sequence[Step]:
+    """Create the views of ``steps`` now, so that a query that cannot bind fails here.
+
+    A step whose SQL needs the spatial extension (DuckDB says so) is marked
+    ``spatial`` and created again with it loaded.
+
+    Returns:
+        ``steps``, with ``spatial`` set where it was found to be needed.
+    """
+    try:
+        run(base, steps, lambda s: None, what=what)
+    except TacoQueryError as exc:
+        if _MISSING_SPATIAL not in str(exc) or all(step.spatial for step in steps):
+            raise
+        steps = [_as_spatial(step) for step in steps]
+        run(base, steps, lambda s: None, what=what)
+    return steps
+
+
+def _as_spatial(step: Step) -> Step:
+    return replace(step, spatial=True)
+
+
+def release(base: LevelTables) -> None:
+    """Drop the session of ``base`` (rebuilt if the dataset is queried again)."""
+    with _LOCK:
+        session = _sessions.pop(base, None)
+    if session is not None and session.pid == os.getpid():
+        with session.lock, contextlib.suppress(duckdb.Error):
+            session.conn.close()
+
+
+def _forget_parent_state() -> None:
+    """In a forked child: keep the parent's DuckDB objects unused and unfreed, start afresh."""
+    global _LOCK
+    _LOCK = threading.Lock()
+    _orphans.extend(_databases.values())
+    _orphans.extend(_sessions.values())
+    _databases.clear()
+    _sessions.clear()
+
+
+_fork.after_fork_in_child(_forget_parent_state)

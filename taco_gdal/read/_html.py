@@ -1,7 +1,7 @@
 """Text and HTML summaries of a TacoDataset (``repr`` and Jupyter's ``_repr_html_``).
 
-Both are built from COLLECTION metadata and the query steps only: showing a
-dataset never runs its query.
+Both are built from public properties only (COLLECTION metadata and the
+query state's step descriptions): showing a dataset never runs its query.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def _summary(ds: TacoDataset) -> list[tuple[str, str]]:
 
 
 def _steps(ds: TacoDataset) -> list[str]:
-    return list(ds._steps)
+    return ds.state.descriptions
 
 
 def dataset_text(ds: TacoDataset) -> str:

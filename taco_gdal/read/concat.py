@@ -42,10 +42,11 @@ from taco_gdal.format.names import (
     SOURCES_KEY,
     TYPE,
 )
-from taco_gdal.read._duck import Session
+from taco_gdal.read import _duck
 from taco_gdal.read.containers.base import VsiRule
-from taco_gdal.read.dataset import TacoDataset, install_levels
+from taco_gdal.read.dataset import TacoDataset
 from taco_gdal.read.levels import add_point_columns
+from taco_gdal.read.state import LevelTables, QueryState, level_view
 
 __all__ = ["COLUMN_MODES", "ColumnMode", "concat"]
 
@@ -88,9 +89,11 @@ def _check_compatible(datasets: Sequence[TacoDataset], names: Sequence[str]) -> 
 def _materialize(ds: TacoDataset, name: str) -> list[pa.Table]:
     """The dataset's surviving rows at every level, ``internal:gdal_vsi`` included."""
     tables: list[pa.Table] = []
+    state = ds.state
     for level in range(ds.max_depth + 1):
-        relation = ds._view if level == 0 else ds._level_views.get(level, f"level{level}")
-        missing = [c for c in _REQUIRED if c not in ds._session.column_names(relation)]
+        relation = state.relation(level)
+        present = [c for c, _ in _duck.columns(state.base, state.steps, relation)]
+        missing = [c for c in _REQUIRED if c not in present]
         if missing:
             raise TacoSchemaError(
                 f"concat: {name} level {level} lacks {missing} (a sql() query dropped them); "
@@ -204,7 +207,7 @@ def _combine(
 def _collection(
     datasets: Sequence[TacoDataset], names: Sequence[str], tables: Sequence[pa.Table]
 ) -> dict[str, Any]:
-    collection = copy.deepcopy(datasets[0]._collection)
+    collection = copy.deepcopy(dict(datasets[0].state.collection))
     pit = collection.get(PIT_SCHEMA_KEY)
     if isinstance(pit, dict):
         if isinstance(pit.get("root"), dict):
@@ -234,13 +237,19 @@ def _collection(
 
 
 def concat(
-    datasets: Sequence[TacoDataset], column_mode: ColumnMode = "intersection"
+    datasets: Sequence[TacoDataset],
+    column_mode: ColumnMode = "intersection",
+    *,
+    sql_external_access: bool | None = None,
 ) -> TacoDataset:
     """One dataset over the rows of several (their current filtered state).
 
     Args:
         datasets: two or more datasets with the same hierarchy (PIT schema).
         column_mode: ``intersection``, ``fill_missing`` or ``strict`` (see module doc).
+        sql_external_access: let ``sql()`` on the result read files and URLs
+            (default: only when every input allows it; see
+            :meth:`TacoDataset.with_sql_external_access`).
 
     Raises:
         TacoValidationError: fewer than two datasets, or an unknown mode.
@@ -270,13 +279,16 @@ def concat(
         columns = _columns(tables, names, column_mode, level)
         levels.append(add_point_columns(_combine(tables, columns, names, level)))
     where = "concat(" + ", ".join(ds.path for ds in datasets) + ")"
-    session = Session(where)
-    install_levels(session, levels, VsiRule("stored"))
+    if sql_external_access is None:
+        sql_external_access = all(ds.state.base.sql_external_access for ds in datasets)
+    base = LevelTables(tuple(levels), VsiRule("stored"), where, sql_external_access)
     formats = {ds.format for ds in datasets}
-    return TacoDataset(
-        session,
+    state = QueryState(
+        base,
         _collection(datasets, [ds.path for ds in datasets], levels),
-        format=formats.pop() if len(formats) == 1 else "mixed",
+        formats.pop() if len(formats) == 1 else "mixed",
         # __meta__ files list every child; the concatenated levels hold the survivors
-        level_views={level: f"level{level}" for level in range(1, len(levels))},
+        level_views=tuple((level, level_view(level)) for level in range(1, len(levels))),
     )
+    _duck.columns(base, (), level_view(0))  # build the views now, as load() does
+    return TacoDataset(state)

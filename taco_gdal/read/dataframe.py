@@ -6,13 +6,17 @@ the frame is a :class:`TacoGeoDataFrame`, which is both a ``TacoDataFrame``
 and a :class:`geopandas.GeoDataFrame` whose geometry columns hold shapely
 objects.  Slicing, filtering and column selection keep the class (and
 ``read()``), falling back from geo to plain when no geometry column is left.
+
+Frames pickle (pandas keeps ``_taco``, the :class:`FrameContext`, through
+``_metadata``): an unpickled frame, in another process too, still navigates
+with ``read()``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import geopandas as gpd
@@ -29,7 +33,7 @@ from taco_gdal.read.query import is_hidden
 if TYPE_CHECKING:
     from rasterio.io import DatasetReader
 
-    from taco_gdal.read._duck import Session
+    from taco_gdal.read.state import QueryState
 
 __all__ = ["FrameContext", "TacoDataFrame", "TacoGeoDataFrame", "to_frame"]
 
@@ -38,11 +42,26 @@ _CENTROID_CRS = "EPSG:4326"
 
 @dataclass(frozen=True)
 class FrameContext:
-    """Where a frame came from: the dataset session, its level, active level filters."""
+    """Where a frame came from: the dataset's query state and the frame's level.
 
-    session: Session
+    It holds the immutable :class:`~taco_gdal.read.state.QueryState` (never a
+    DuckDB connection), so a frame pickles with it and ``read(key)`` works in
+    the process that unpickles it; the level tables travel along (their size
+    is the cost of pickling a frame, however few rows it has).
+    """
+
+    state: QueryState
     level: int
-    level_views: Mapping[int, str] = field(default_factory=dict)
+
+    @property
+    def level_views(self) -> Mapping[int, str]:
+        """The current view of each filtered level below 0."""
+        return self.state.views
+
+    @property
+    def where(self) -> str:
+        """The dataset's path, for messages."""
+        return self.state.path
 
 
 class TacoDataFrame(pd.DataFrame):

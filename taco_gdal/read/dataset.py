@@ -14,7 +14,7 @@ new views; nothing runs until ``.data`` is read.  In every connection:
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from datetime import date, datetime
 from types import TracebackType
 from typing import Any
@@ -24,42 +24,62 @@ import pyarrow as pa
 
 from taco_gdal.errors import TacoQueryError
 from taco_gdal.format.names import CURRENT_ID, FIELD_SCHEMA_KEY, PARENT_ID, PIT_SCHEMA_KEY
-from taco_gdal.read import filters
-from taco_gdal.read._duck import Session
+from taco_gdal.read import _duck, filters
 from taco_gdal.read._html import dataset_html, dataset_text
 from taco_gdal.read._repair import repair_level_offsets
 from taco_gdal.read.containers.base import Container, VsiRule
 from taco_gdal.read.dataframe import FrameContext, TacoDataFrame, to_frame
 from taco_gdal.read.levels import prepare_level
 from taco_gdal.read.navigation import child_counts
-from taco_gdal.read.query import bound_query_sql, is_hidden, level_view_sql, quote_ident
+from taco_gdal.read.query import bound_query_sql, is_hidden, quote_ident, single_query
+from taco_gdal.read.state import LevelTables, QueryState, Step, new_view_name
 
-__all__ = ["TacoDataset", "install_level", "install_levels"]
-
-
-def install_level(session: Session, table: pa.Table, rule: VsiRule) -> None:
-    """Register the next level table and create its ``levelK`` view on ``session``."""
-    level = len(session.levels)
-    name = session.table_name(f"level{level}")
-    session.register(name, table)
-    session.execute(
-        level_view_sql(f"level{level}", name, rule, table.column_names),
-        what=f"creating view level{level}",
-    )
-    session.levels.append(name)
-    session.rows.append(table.num_rows)
+__all__ = ["TacoDataset", "prepare_tables"]
 
 
-def install_levels(session: Session, tables: Sequence[pa.Table], rule: VsiRule) -> None:
-    """Register the level tables and create the ``level0`` ... views on ``session``."""
-    for table in tables:
-        install_level(session, table, rule)
+def prepare_tables(
+    tables: Sequence[pa.Table], sources: Sequence[str], rule: VsiRule, where: str
+) -> tuple[pa.Table, ...]:
+    """The container's level tables with row-position ids (see :func:`prepare_level`).
+
+    A level without ``parent_id`` or ``relative_path`` is attached by counting the
+    rows of its parents' ``__meta__`` files, whose paths the levels prepared so
+    far give.
+    """
+    prepared: list[pa.Table] = []
+    previous: tuple[pa.Table, np.ndarray] | None = None
+    for level, (table, source) in enumerate(zip(tables, sources, strict=True)):
+
+        def counts(k: int) -> np.ndarray:
+            return child_counts(LevelTables(tuple(prepared), rule, where), k)
+
+        table, stored = prepare_level(table, level, previous, source, counts)
+        prepared.append(table)
+        previous = (table, stored)
+    return tuple(prepared)
 
 
 class TacoDataset:
     """A TACO dataset: COLLECTION metadata and a lazy, chainable query.
 
-    Create one with :func:`taco_gdal.load`.
+    A dataset is an immutable :class:`~taco_gdal.read.state.QueryState`
+    (:attr:`state`); DuckDB objects are a cache built from it in the process
+    that runs the query.  Create one with :func:`taco_gdal.load`.
+
+    Pickling sends the state: the level tables travel with the dataset (their
+    size, :attr:`metadata_nbytes`, is the cost) and the container is not read
+    again on the other side.
+
+    What is safe (see also :mod:`taco_gdal._fork`):
+
+    * fork: a child forked at any point after a load, query or read builds its
+      own DuckDB database and GDAL network state on first use; datasets and
+      frames inherited from the parent work in the child;
+    * spawn / forkserver: datasets and frames pickle (steps, filters, level
+      views and COLLECTION included);
+    * threads: one dataset may be queried and read from many threads at once
+      (queries of one dataset are serialised by a lock, sample reads are not);
+    * not safe: a rasterio/GDAL handle opened before a fork, used after it.
 
     Example:
         >>> ds = taco_gdal.load("dataset.tacozip")  # doctest: +SKIP
@@ -68,132 +88,151 @@ class TacoDataset:
         '/vsisubfile/6828_622,/data/dataset.tacozip'
     """
 
-    def __init__(
-        self,
-        session: Session,
-        collection: dict[str, Any],
-        *,
-        format: str,
-        view: str = "level0",
-        level_views: Mapping[int, str] | None = None,
-        steps: tuple[str, ...] = (),
-    ) -> None:
-        self._session = session
-        self._collection = collection
-        self._format = format
-        self._view = view
-        self._level_views: dict[int, str] = dict(level_views or {})
-        self._steps = steps
+    def __init__(self, state: QueryState) -> None:
+        self._state = state
 
     @classmethod
-    def from_container(cls, container: Container) -> TacoDataset:
-        """A dataset over an opened container (what :func:`taco_gdal.load` returns)."""
-        session = Session(container.path)
-        previous: tuple[pa.Table, np.ndarray] | None = None
+    def from_container(
+        cls, container: Container, *, sql_external_access: bool = False
+    ) -> TacoDataset:
+        """A dataset over an opened container (what :func:`taco_gdal.load` returns).
+
+        Args:
+            container: the opened container.
+            sql_external_access: let ``sql()`` read files and URLs (see
+                :meth:`with_sql_external_access`).
+        """
         # Hook: level1+ offsets misplaced by tacotoolbox are fixed from __meta__ (warns once).
         levels = repair_level_offsets(container.levels, container.vsi_rule, container.path)
-        for level, (table, where) in enumerate(zip(levels, container.sources, strict=True)):
-            prepared, stored = prepare_level(
-                table, level, previous, where, lambda k: child_counts(session, k)
-            )
-            install_level(session, prepared, container.vsi_rule)
-            previous = (prepared, stored)
-        return cls(session, container.collection, format=container.format)
+        tables = prepare_tables(levels, container.sources, container.vsi_rule, container.path)
+        base = LevelTables(tables, container.vsi_rule, container.path, sql_external_access)
+        _duck.columns(
+            base, (), "level0"
+        )  # build the views now: a table they cannot serve fails load
+        return cls(QueryState(base, container.collection, container.format))
 
-    def _derive(
-        self, view: str, step: str, level_views: Mapping[int, str] | None = None
-    ) -> TacoDataset:
-        return TacoDataset(
-            self._session,
-            self._collection,
-            format=self._format,
-            view=view,
-            level_views=self._level_views if level_views is None else level_views,
-            steps=(*self._steps, step),
-        )
+    @property
+    def state(self) -> QueryState:
+        """The immutable value this dataset is: tables, COLLECTION, query steps, current views."""
+        return self._state
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (TacoDataset, (self._state,))
+
+    @property
+    def metadata_nbytes(self) -> int:
+        """Bytes of the level tables this dataset carries (what pickling it sends)."""
+        return self._state.base.nbytes
+
+    def with_sql_external_access(self, enabled: bool = True) -> TacoDataset:
+        """The same dataset, with ``sql()`` allowed (or not) to read files and URLs.
+
+        By default ``sql()`` runs in a DuckDB database with external access off:
+        file and URL readers (``read_text``, ``read_parquet``, ``read_csv``,
+        ``glob``, ``ST_Read``) fail with a :class:`TacoQueryError`, as do
+        smuggled ``COPY``/``ATTACH``/``LOAD``/``INSTALL`` statements.  Opt in
+        only for queries you trust: with it, a query can read any file the
+        process can.
+
+        Example:
+            >>> ds.with_sql_external_access().sql(  # doctest: +SKIP
+            ...     "SELECT d.* FROM data AS d JOIN read_csv('labels.csv') AS l USING (id)")
+        """
+        state = self._state
+        base = state.base
+        if base.sql_external_access == enabled:
+            return self
+        opened = LevelTables(base.tables, base.rule, base.where, enabled)
+        return TacoDataset(state.with_base(opened))
+
+    def _fetch(self, sql: str, what: str) -> pa.Table:
+        return _duck.fetch(self._state.base, self._state.steps, sql, what=what)
+
+    def _column_names(self, relation: str) -> list[str]:
+        return [n for n, _ in _duck.columns(self._state.base, self._state.steps, relation)]
 
     # --- COLLECTION metadata --------------------------------------------------
     @property
     def id(self) -> str | None:
         """Dataset id (COLLECTION ``id``)."""
-        return self._collection.get("id")
+        return self._state.collection.get("id")
 
     @property
     def version(self) -> str | None:
         """Dataset version (COLLECTION ``dataset_version``)."""
-        return self._collection.get("dataset_version")
+        return self._state.collection.get("dataset_version")
 
     @property
     def description(self) -> str | None:
-        return self._collection.get("description")
+        return self._state.collection.get("description")
 
     @property
     def tasks(self) -> list[str]:
-        return list(self._collection.get("tasks") or [])
+        return list(self._state.collection.get("tasks") or [])
 
     @property
     def extent(self) -> dict[str, Any] | None:
-        return copy.deepcopy(self._collection.get("extent"))
+        return copy.deepcopy(self._state.collection.get("extent"))
 
     @property
     def providers(self) -> list[dict[str, Any]]:
-        return copy.deepcopy(self._collection.get("providers") or [])
+        return copy.deepcopy(self._state.collection.get("providers") or [])
 
     @property
     def licenses(self) -> list[str]:
-        return list(self._collection.get("licenses") or [])
+        return list(self._state.collection.get("licenses") or [])
 
     @property
     def title(self) -> str | None:
-        return self._collection.get("title")
+        return self._state.collection.get("title")
 
     @property
     def curators(self) -> list[dict[str, Any]]:
-        return copy.deepcopy(self._collection.get("curators") or [])
+        return copy.deepcopy(self._state.collection.get("curators") or [])
 
     @property
     def keywords(self) -> list[str]:
-        return list(self._collection.get("keywords") or [])
+        return list(self._state.collection.get("keywords") or [])
 
     @property
     def pit_schema(self) -> dict[str, Any]:
         """``taco:pit_schema``: the structure of the hierarchy."""
-        return copy.deepcopy(self._collection.get(PIT_SCHEMA_KEY) or {})
+        return copy.deepcopy(self._state.collection.get(PIT_SCHEMA_KEY) or {})
 
     @property
     def field_schema(self) -> dict[str, Any]:
         """``taco:field_schema``: ``{"level0": [[name, type, description], ...], ...}``."""
-        return copy.deepcopy(self._collection.get(FIELD_SCHEMA_KEY) or {})
+        return copy.deepcopy(self._state.collection.get(FIELD_SCHEMA_KEY) or {})
 
     @property
     def collection(self) -> dict[str, Any]:
         """A copy of the whole COLLECTION.json."""
-        return copy.deepcopy(self._collection)
+        return copy.deepcopy(dict(self._state.collection))
 
     # --- structure --------------------------------------------------------------
     @property
     def format(self) -> str:
         """Container format: ``zip``, ``folder``, ``tacocat``, a plugin's, or ``concat``."""
-        return self._format
+        return self._state.format
 
     @property
     def path(self) -> str:
         """GDAL path of what was loaded."""
-        return self._session.where
+        return self._state.path
 
     @property
     def max_depth(self) -> int:
         """Index of the deepest level (0 for a flat dataset)."""
-        return len(self._session.levels) - 1
+        return self._state.max_depth
 
     def level_counts(self) -> list[int]:
         """Rows stored at each level (padding included, filters ignored)."""
-        return list(self._session.rows)
+        return list(self._state.base.rows)
 
     @property
     def columns(self) -> list[str]:
         """Columns of the current view (binding only, nothing runs)."""
-        return [c for c in self._session.column_names(self._view) if not is_hidden(c)]
+        return [c for c in self._column_names(self._state.view) if not is_hidden(c)]
 
     # --- queries ---------------------------------------------------------------
     def sql(self, query: str) -> TacoDataset:
@@ -209,9 +248,17 @@ class TacoDataset:
             >>> ds.sql("SELECT * FROM data WHERE cloud_cover < 10").sql(  # doctest: +SKIP
             ...     "SELECT * FROM data ORDER BY cloud_cover").data
         """
-        name = self._session.new_name("v")
-        self._session.execute(bound_query_sql(name, self._view, query), what="sql()")
-        return self._derive(name, f"sql: {' '.join(query.split())}")
+        state = self._state
+        body = single_query(query, where=state.path)
+        view = new_view_name()
+        step = Step(
+            view,
+            bound_query_sql(view, state.view, body),
+            0,
+            text=f"sql: {' '.join(body.split())}",
+        )
+        steps = _duck.define(state.base, (*state.steps, step), what="sql()")
+        return TacoDataset(state.then(steps[len(state.steps) :], view=view))
 
     def filter_bbox(
         self,
@@ -237,7 +284,9 @@ class TacoDataset:
         Example:
             >>> ds.filter_bbox(-10, 35, 5, 45, level=1).data  # doctest: +SKIP
         """
-        return filters.filter_bbox(self, (minx, miny, maxx, maxy), geometry_col, level)
+        return TacoDataset(
+            filters.filter_bbox(self._state, (minx, miny, maxx, maxy), geometry_col, level)
+        )
 
     def filter_datetime(
         self,
@@ -259,14 +308,13 @@ class TacoDataset:
         Example:
             >>> ds.filter_datetime("2023-01-01/2023-06-30T12:00:00Z").data  # doctest: +SKIP
         """
-        return filters.filter_datetime(self, datetime_range, time_col, level)
+        return TacoDataset(filters.filter_datetime(self._state, datetime_range, time_col, level))
 
     @property
     def data(self) -> TacoDataFrame:
         """Run the current view: a TacoDataFrame (a GeoDataFrame when there is geometry)."""
-        table = self._session.fetch(f"SELECT * FROM {quote_ident(self._view)}", what=".data")
-        context = FrameContext(self._session, 0, dict(self._level_views))
-        return to_frame(table, context, self._session.where)
+        table = self._fetch(f"SELECT * FROM {quote_ident(self._state.view)}", what=".data")
+        return to_frame(table, FrameContext(self._state, 0), self._state.path)
 
     def to_arrow(self, level: int = 0) -> pa.Table:
         """The rows of the current state at ``level``, as Arrow (exact types, no pandas).
@@ -291,8 +339,8 @@ class TacoDataset:
             raise TacoQueryError(
                 f"level must be 0..{self.max_depth} for {self.path}, got {level!r}"
             )
-        relation = self._view
-        columns = self._session.column_names(relation)
+        relation = self._state.view
+        columns = self._column_names(relation)
         sql = f"SELECT * FROM {quote_ident(relation)}"
         for k in range(1, level + 1):
             if CURRENT_ID not in columns:
@@ -300,15 +348,15 @@ class TacoDataset:
                     f"{self.path}: level {k} rows are found through {CURRENT_ID!r}, which the "
                     "current view dropped (keep it in sql() queries)"
                 )
-            relation = self._level_views.get(k, f"level{k}")
-            columns = self._session.column_names(relation)
+            relation = self._state.relation(k)
+            columns = self._column_names(relation)
             current = quote_ident(CURRENT_ID)
             sql = (
                 f"SELECT * FROM {quote_ident(relation)} WHERE {quote_ident(PARENT_ID)} IN "
                 f"(SELECT {current} FROM ({sql})) ORDER BY {current}"
             )
         keep = ", ".join(quote_ident(c) for c in columns if not is_hidden(c))
-        return self._session.fetch(f"SELECT {keep} FROM ({sql})", what="to_arrow()")
+        return self._fetch(f"SELECT {keep} FROM ({sql})", what="to_arrow()")
 
     def read(self, key: int | str) -> str | TacoDataFrame:
         """Shortcut for ``self.data.read(key)``."""
@@ -316,8 +364,11 @@ class TacoDataset:
 
     # --- lifecycle and display ----------------------------------------------
     def close(self) -> None:
-        """Release the DuckDB connection (shared by datasets derived from this one)."""
-        self._session.close()
+        """Release the DuckDB connection (shared by datasets derived from this one).
+
+        Only a cache is released: a later query builds it again.
+        """
+        _duck.release(self._state.base)
 
     def __enter__(self) -> TacoDataset:
         return self

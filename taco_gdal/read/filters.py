@@ -7,28 +7,33 @@ parent.internal:current_id``, and equal ``internal:source_file`` when both
 sides have it).  Every per-level view is remembered, so a later filter at any
 level compounds with it and ``read()`` returns only surviving children.
 
-Values are bound as DuckDB variables (``SET VARIABLE ... = ?``), never written
-into SQL.  The spatial predicate is ``ST_Intersects(ST_GeomFromWKB(col),
-ST_MakeEnvelope(...))``; for point columns the reader's decoded coordinates
-(``__taco_x:col``) first discard the rows outside the box, so the exact
-predicate only runs on candidates.
+Values are bound as DuckDB variables (``SET VARIABLE ... = ?`` when the view is
+created; the step keeps them as plain values), never written into SQL.  The
+spatial predicate is ``ST_Intersects(ST_GeomFromWKB(col), ST_MakeEnvelope(...))``;
+for point columns the reader's decoded coordinates (``__taco_x:col``) first
+discard the rows outside the box, so the exact predicate only runs on
+candidates.
 """
 
 from __future__ import annotations
 
 import math
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from taco_gdal.errors import TacoQueryError
 from taco_gdal.format.names import CURRENT_ID, GEOMETRY_COLUMNS, SOURCE_FILE, TIME_START_COLUMNS
-from taco_gdal.read._duck import ensure_spatial
+from taco_gdal.read import _duck
 from taco_gdal.read.levels import point_columns
-from taco_gdal.read.query import filtered_view_sql, is_hidden, quote_ident, survivors_view_sql
+from taco_gdal.read.query import (
+    filtered_view_sql,
+    is_hidden,
+    quote_ident,
+    sql_string,
+    survivors_view_sql,
+)
+from taco_gdal.read.state import QueryState, Step, new_view_name
 from taco_gdal.read.timerange import parse_range
-
-if TYPE_CHECKING:
-    from taco_gdal.read.dataset import TacoDataset
 
 __all__ = ["filter_bbox", "filter_datetime"]
 
@@ -36,18 +41,20 @@ _GEOMETRY_TYPES = ("BLOB", "GEOMETRY")
 _TIME_TYPES = ("TIMESTAMP", "DATE")
 
 
-def _relation(ds: TacoDataset, level: object) -> tuple[int, str]:
+def _columns(state: QueryState, relation: str) -> dict[str, str]:
+    return dict(_duck.columns(state.base, state.steps, relation))
+
+
+def _relation(state: QueryState, level: object) -> tuple[int, str]:
     if isinstance(level, bool) or not isinstance(level, int):
         raise TacoQueryError(f"level must be an int, got {type(level).__name__} {level!r}")
-    if not 0 <= level <= ds.max_depth:
-        raise TacoQueryError(f"level must be 0..{ds.max_depth} for {ds.path}, got {level}")
-    if level == 0:
-        return 0, ds._view
-    return level, ds._level_views.get(level, f"level{level}")
+    if not 0 <= level <= state.max_depth:
+        raise TacoQueryError(f"level must be 0..{state.max_depth} for {state.path}, got {level}")
+    return level, state.relation(level)
 
 
 def _resolve(
-    ds: TacoDataset,
+    state: QueryState,
     relation: str,
     level: int,
     requested: str,
@@ -55,59 +62,68 @@ def _resolve(
     kinds: tuple[str, ...],
     what: str,
 ) -> tuple[str, str]:
-    columns = dict(ds._session.columns(relation))
+    columns = _columns(state, relation)
     visible = [c for c in columns if not is_hidden(c)]
     if requested == "auto":
         found = next((c for c in candidates if c in columns), None)
         if found is None:
             raise TacoQueryError(
-                f"{ds.path}: no {what} column at level {level}: looked for {list(candidates)}; "
-                f"the level has columns {visible}"
+                f"{state.path}: no {what} column at level {level}: looked for "
+                f"{list(candidates)}; the level has columns {visible}"
             )
         requested = found
     elif requested not in columns:
         raise TacoQueryError(
-            f"{ds.path}: {what} column {requested!r} not found at level {level}; the level has "
-            f"columns {visible}"
+            f"{state.path}: {what} column {requested!r} not found at level {level}; the level "
+            f"has columns {visible}"
         )
     kind = columns[requested]
     if not kind.startswith(kinds):
         raise TacoQueryError(
-            f"{ds.path}: {what} column {requested!r} at level {level} has type {kind}, expected "
-            f"one of {list(kinds)}"
+            f"{state.path}: {what} column {requested!r} at level {level} has type {kind}, "
+            f"expected one of {list(kinds)}"
         )
     return requested, kind
 
 
-def _apply(ds: TacoDataset, level: int, view: str, predicate: str, step: str) -> TacoDataset:
-    session = ds._session
+def _apply(
+    state: QueryState,
+    level: int,
+    view: str,
+    predicate: str,
+    params: dict[str, Any],
+    text: str,
+    spatial: bool = False,
+) -> QueryState:
+    """The state with ``predicate`` applied at ``level`` (and cascaded up to level 0)."""
+    bound = tuple(params.items())
     if level == 0:
-        session.execute(filtered_view_sql(view, ds._view, predicate), what=step)
-        return ds._derive(view, step)
-    if CURRENT_ID not in session.column_names(ds._view):
+        sql = filtered_view_sql(view, state.view, predicate)
+        step = Step(view, sql, 0, bound, text, spatial)
+        steps = _duck.define(state.base, (*state.steps, step), what=text)
+        return state.then(steps[len(state.steps) :], view=view)
+    if CURRENT_ID not in _columns(state, state.view):
         raise TacoQueryError(
-            f"{ds.path}: a filter at level {level} keeps level-0 samples by "
+            f"{state.path}: a filter at level {level} keeps level-0 samples by "
             f"{CURRENT_ID!r}, which the current view dropped (keep it in sql() queries)"
         )
-    target = ds._level_views.get(level, f"level{level}")
-    session.execute(filtered_view_sql(view, target, predicate), what=step)
-    views = dict(ds._level_views)
+    target = state.relation(level)
+    new = [Step(view, filtered_view_sql(view, target, predicate), level, bound, text, spatial)]
+    views = state.views
     views[level] = view
-    child = view
+    child, child_columns = view, set(_columns(state, target))
     for parent_level in range(level - 1, -1, -1):
-        parents = ds._view if parent_level == 0 else views.get(parent_level, f"level{parent_level}")
-        survivors = session.new_name("v")
-        same_source = SOURCE_FILE in session.column_names(parents) and SOURCE_FILE in (
-            session.column_names(child)
-        )
-        session.execute(
-            survivors_view_sql(survivors, parents, child, match_source_file=same_source),
-            what=step,
-        )
+        parents = state.relation(parent_level)
+        parent_columns = set(_columns(state, parents))
+        survivors = new_view_name()
+        same_source = SOURCE_FILE in parent_columns and SOURCE_FILE in child_columns
+        sql = survivors_view_sql(survivors, parents, child, match_source_file=same_source)
+        new.append(Step(survivors, sql, parent_level, spatial=spatial))
         if parent_level > 0:
             views[parent_level] = survivors
-        child = survivors
-    return ds._derive(child, step, views)
+        child, child_columns = survivors, parent_columns
+    steps = _duck.define(state.base, (*state.steps, *new), what=text)
+    return state.then(steps[len(state.steps) :], view=child, level_views=views)
 
 
 def _box(box: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
@@ -130,28 +146,24 @@ def _bbox_predicate(geometry: str, helpers: tuple[str, str] | None, b: list[str]
 
 
 def filter_bbox(
-    ds: TacoDataset, box: tuple[float, float, float, float], geometry_col: str, level: int
-) -> TacoDataset:
+    state: QueryState, box: tuple[float, float, float, float], geometry_col: str, level: int
+) -> QueryState:
     """See :meth:`TacoDataset.filter_bbox`."""
     minx, miny, maxx, maxy = _box(box)
-    level, relation = _relation(ds, level)
+    level, relation = _relation(state, level)
     column, kind = _resolve(
-        ds, relation, level, geometry_col, GEOMETRY_COLUMNS, _GEOMETRY_TYPES, "geometry"
+        state, relation, level, geometry_col, GEOMETRY_COLUMNS, _GEOMETRY_TYPES, "geometry"
     )
-    ensure_spatial()
-    session = ds._session
-    view = session.new_name("v")
+    view = new_view_name()
     names = ("minx", "miny", "maxx", "maxy", "west_edge", "east_edge")
     values = (minx, miny, maxx, maxy, 180.0, -180.0)
-    bound = {
-        name: session.set_variable(f"{view}_{name}", value)
-        for name, value in zip(names, values, strict=True)
-    }
+    params = {f"{view}_{name}": value for name, value in zip(names, values, strict=True)}
+    bound = {name: f"getvariable({sql_string(f'{view}_{name}')})" for name in names}
     geometry = (
         quote_ident(column) if kind == "GEOMETRY" else f"ST_GeomFromWKB({quote_ident(column)})"
     )
     x, y = point_columns(column)
-    helpers = (x, y) if {x, y} <= set(session.column_names(relation)) else None
+    helpers = (x, y) if {x, y} <= set(_columns(state, relation)) else None
     lo, hi = bound["miny"], bound["maxy"]
     if minx <= maxx:
         predicate = _bbox_predicate(geometry, helpers, [bound["minx"], lo, bound["maxx"], hi])
@@ -159,8 +171,8 @@ def filter_bbox(
         east = _bbox_predicate(geometry, helpers, [bound["minx"], lo, bound["west_edge"], hi])
         west = _bbox_predicate(geometry, helpers, [bound["east_edge"], lo, bound["maxx"], hi])
         predicate = f"(({east}) OR ({west}))"
-    step = f"filter_bbox({minx}, {miny}, {maxx}, {maxy}, {column!r}, level={level})"
-    return _apply(ds, level, view, predicate, step)
+    text = f"filter_bbox({minx}, {miny}, {maxx}, {maxy}, {column!r}, level={level})"
+    return _apply(state, level, view, predicate, params, text, spatial=True)
 
 
 def _as_bound(value: datetime, aware: bool) -> datetime:
@@ -168,23 +180,26 @@ def _as_bound(value: datetime, aware: bool) -> datetime:
     return value.replace(tzinfo=UTC) if aware else value
 
 
-def filter_datetime(ds: TacoDataset, value: Any, time_col: str, level: int) -> TacoDataset:
+def filter_datetime(state: QueryState, value: Any, time_col: str, level: int) -> QueryState:
     """See :meth:`TacoDataset.filter_datetime`."""
     span = parse_range(value)
-    level, relation = _relation(ds, level)
-    column, kind = _resolve(ds, relation, level, time_col, TIME_START_COLUMNS, _TIME_TYPES, "time")
-    session = ds._session
-    view = session.new_name("v")
+    level, relation = _relation(state, level)
+    column, kind = _resolve(
+        state, relation, level, time_col, TIME_START_COLUMNS, _TIME_TYPES, "time"
+    )
+    view = new_view_name()
     target = quote_ident(column)
     if kind == "DATE":
         target = f"CAST({target} AS TIMESTAMP)"
     aware = "TIME ZONE" in kind
     clauses = []
+    params: dict[str, Any] = {}
     if span.start is not None:
-        start = session.set_variable(f"{view}_start", _as_bound(span.start, aware))
-        clauses.append(f"{target} >= {start}")
+        params[f"{view}_start"] = _as_bound(span.start, aware)
+        clauses.append(f"{target} >= getvariable({sql_string(f'{view}_start')})")
     if span.end is not None:
-        end = session.set_variable(f"{view}_end", _as_bound(span.end, aware))
-        clauses.append(f"{target} {'<=' if span.end_inclusive else '<'} {end}")
-    step = f"filter_datetime({span.start} .. {span.end}, {column!r}, level={level})"
-    return _apply(ds, level, view, " AND ".join(clauses), step)
+        params[f"{view}_end"] = _as_bound(span.end, aware)
+        op = "<=" if span.end_inclusive else "<"
+        clauses.append(f"{target} {op} getvariable({sql_string(f'{view}_end')})")
+    text = f"filter_datetime({span.start} .. {span.end}, {column!r}, level={level})"
+    return _apply(state, level, view, " AND ".join(clauses), params, text)

@@ -33,13 +33,16 @@ from taco_gdal.format.names import (
     TYPE,
 )
 from taco_gdal.io.vsi import VSIFile, read_all
+from taco_gdal.read import _duck
 from taco_gdal.read.containers._parse import parse_level, read_entries
 from taco_gdal.read.containers.base import VsiRule
 from taco_gdal.read.dataframe import FrameContext, TacoDataFrame, to_frame
 from taco_gdal.read.query import gdal_vsi_sql, not_padding_sql, quote_ident
+from taco_gdal.read.state import level_view
 
 if TYPE_CHECKING:
     from taco_gdal.read._duck import Session
+    from taco_gdal.read.state import LevelTables
 
 __all__ = ["child_counts", "read", "read_meta"]
 
@@ -58,7 +61,7 @@ def _where(frame: TacoDataFrame) -> str:
     context = frame._taco
     if context is None:
         return "this frame"
-    return f"level {context.level} of {context.session.where}"
+    return f"level {context.level} of {context.where}"
 
 
 def _position(frame: TacoDataFrame, key: object) -> int:
@@ -127,12 +130,13 @@ def read_meta(path: str, sample: str) -> tuple[pa.Table, VsiRule]:
 
 
 def _children(context: FrameContext, row: dict[str, Any]) -> TacoDataFrame:
-    session = context.session
+    state = context.state
+    base = state.base
     level = context.level + 1
     sample = str(row.get(ID))
-    if level >= len(session.levels):
+    if level > state.max_depth:
         raise TacoFormatError(
-            f"sample {sample!r} at level {context.level} of {session.where} is a FOLDER but the "
+            f"sample {sample!r} at level {context.level} of {state.path} is a FOLDER but the "
             f"dataset has no level {level}"
         )
     try:
@@ -140,34 +144,35 @@ def _children(context: FrameContext, row: dict[str, Any]) -> TacoDataFrame:
     except TacoIOError as exc:
         if row.get(SOURCE_FILE) is not None:
             raise TacoIOError(
-                f"{session.where}: cannot read sample {sample!r} from its TACOCAT source ZIP "
+                f"{state.path}: cannot read sample {sample!r} from its TACOCAT source ZIP "
                 f"{row[SOURCE_FILE]!r}: {exc}"
             ) from exc
         raise
     parent = row.get(CURRENT_ID)
-    filtered = context.level_views.get(level)
+    filtered = state.views.get(level)
     if parent is None and filtered is not None:
         raise TacoQueryError(
-            f"a filter is active at level {level} of {session.where}; navigating it needs the "
+            f"a filter is active at level {level} of {state.path}; navigating it needs the "
             f"{CURRENT_ID!r} column, which the current view dropped"
         )
-    name = session.table_name(session.new_name("meta"))
-    session.register(name, meta)
-    try:
-        sql, params = _children_sql(
-            session.levels[level],
-            session.column_names(session.levels[level]),
-            name,
-            meta.column_names,
-            rule,
-            parent=None if parent is None else int(parent),
-            source_file=row.get(SOURCE_FILE),
-            filtered=filtered,
-        )
-        result = session.fetch(sql, params, what=f"read({sample!r})")
-    finally:
-        session.unregister(name)
-    return to_frame(result, FrameContext(session, level, context.level_views), session.where)
+    level_table = level_view(level)
+
+    def children(session: Session) -> pa.Table:
+        with session.registered(meta) as name:
+            sql, params = _children_sql(
+                level_table,
+                [c for c, _ in session.columns(level_table)],
+                name,
+                meta.column_names,
+                rule,
+                parent=None if parent is None else int(parent),
+                source_file=row.get(SOURCE_FILE),
+                filtered=filtered,
+            )
+            return session.fetch(sql, params)
+
+    result = _duck.run(base, state.steps, children, what=f"read({sample!r})")
+    return to_frame(result, FrameContext(state, level), state.path)
 
 
 def _children_sql(
@@ -217,7 +222,7 @@ def _children_sql(
     return sql, params
 
 
-def child_counts(session: Session, level: int) -> np.ndarray:
+def child_counts(base: LevelTables, level: int) -> np.ndarray:
     """Children of every row of ``level``, counted from the ``__meta__`` files of its FOLDERs.
 
     Only for files whose deeper levels carry neither ``internal:parent_id`` nor
@@ -225,13 +230,15 @@ def child_counts(session: Session, level: int) -> np.ndarray:
     read with as few coalesced range reads as possible; only parquet footers
     are decoded.
     """
-    rows = session.fetch(
+    rows = _duck.fetch(
+        base,
+        (),
         f"SELECT {quote_ident(CURRENT_ID)}, {quote_ident(GDAL_VSI)} FROM "
-        f"{quote_ident(f'level{level}')} WHERE {quote_ident(TYPE)} = ?",
+        f"{quote_ident(level_view(level))} WHERE {quote_ident(TYPE)} = ?",
         [FOLDER],
         what=f"counting the children of level {level}",
     )
-    counts = np.zeros(session.rows[level], dtype=np.int64)
+    counts = np.zeros(base.rows[level], dtype=np.int64)
     positions = rows.column(CURRENT_ID).to_pylist()
     paths = rows.column(GDAL_VSI).to_pylist()
     by_archive: dict[str, list[tuple[int, vsi.SubfilePath]]] = {}

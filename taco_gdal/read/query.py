@@ -13,7 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from taco_gdal.errors import TacoFormatError
+import duckdb
+
+from taco_gdal.errors import TacoFormatError, TacoQueryError
 from taco_gdal.format.names import (
     CURRENT_ID,
     FOLDER,
@@ -40,6 +42,7 @@ __all__ = [
     "level_view_sql",
     "not_padding_sql",
     "quote_ident",
+    "single_query",
     "sql_string",
     "survivors_view_sql",
 ]
@@ -138,6 +141,33 @@ def level_view_sql(view: str, table: str, rule: VsiRule, columns: Sequence[str])
         f"CREATE TEMP VIEW {quote_ident(view)} AS SELECT {select}, {vsi} AS "
         f"{quote_ident(GDAL_VSI)} FROM {quote_ident(table)} WHERE {not_padding_sql()}"
     )
+
+
+def single_query(query: str, where: str) -> str:
+    """``query`` if it is exactly one query statement (``SELECT``, ``FROM``-first, ``VALUES``...).
+
+    ``sql()`` wraps the text in a view, so anything else (a second statement,
+    ``COPY``, ``ATTACH``, ``LOAD``, ``SET``) is refused before it reaches DuckDB.
+
+    Raises:
+        TacoQueryError: the text does not parse, or is not one query statement.
+
+    Example:
+        >>> single_query("SELECT * FROM data;", "x.tacozip")
+        'SELECT * FROM data'
+    """
+    try:
+        statements = duckdb.extract_statements(query)
+    except duckdb.Error as exc:
+        first = str(exc).split("\n", 1)[0]
+        raise TacoQueryError(f"sql() on {where}: cannot parse the query: {first}") from exc
+    kinds = [statement.type.name for statement in statements]
+    if kinds != [duckdb.StatementType.SELECT.name]:
+        raise TacoQueryError(
+            f"sql() on {where}: expected one query statement (SELECT over data, level0, ...), "
+            f"found {len(kinds)} statement(s) of type {kinds}"
+        )
+    return query.strip().rstrip(";").rstrip()
 
 
 def bound_query_sql(view: str, current: str, query: str) -> str:

@@ -1,0 +1,176 @@
+"""QueryState: everything a dataset's query is, as one immutable, picklable value.
+
+A :class:`~taco_gdal.read.dataset.TacoDataset` is a :class:`QueryState`; the
+DuckDB objects that run it are a cache built from the state on demand (see
+:mod:`taco_gdal.read._duck`), in whatever process holds the state.
+
+* :class:`LevelTables`: the loaded level tables (Arrow, already prepared by
+  :func:`~taco_gdal.read.levels.prepare_level`), the rule that builds every
+  row's GDAL path, where they came from, and whether ``sql()`` may reach
+  outside them (``sql_external_access``).  Datasets derived from one load share
+  one ``LevelTables`` object, hence one DuckDB session.
+* :class:`Step`: one view a query step defines: its ``CREATE TEMP VIEW`` SQL,
+  the values it binds (plain Python values, set as DuckDB variables when the
+  view is created), its level and the text shown in ``repr``.  A filter below
+  level 0 is several steps (the filtered level, then one semi-join per level up
+  to 0); only the first carries text.
+* :class:`QueryState`: the tables, COLLECTION, format, path, steps, and which
+  view is current at each level.  Filters, ``sql()`` and ``concat()`` take a
+  state and return a new one.
+
+Pickling a state pickles its Arrow tables (their size is the cost: the
+metadata travels with the object, the container is not read again).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import pyarrow as pa
+
+from taco_gdal.read.containers.base import VsiRule
+
+__all__ = ["LevelTables", "QueryState", "Step", "level_view", "new_view_name"]
+
+
+def new_view_name(stem: str = "v") -> str:
+    """A view name unique across processes (states are pickled and rebuilt elsewhere).
+
+    Example:
+        >>> len(new_view_name())
+        14
+    """
+    return f"{stem}_{secrets.token_hex(6)}"
+
+
+def level_view(level: int) -> str:
+    """Name of the whole-level view ``level<k>`` (padding hidden, GDAL paths built)."""
+    return f"level{level}"
+
+
+@dataclass(frozen=True, eq=False)
+class LevelTables:
+    """The prepared level tables of one load (level 0 first) and how to build GDAL paths.
+
+    Compared by identity: every dataset derived from one load shares this object.
+
+    Example:
+        >>> import pyarrow as pa
+        >>> base = LevelTables((pa.table({"id": ["a"]}),), VsiRule("stored"), "/data/x")
+        >>> base.rows
+        (1,)
+    """
+
+    tables: tuple[pa.Table, ...]
+    rule: VsiRule
+    where: str
+    sql_external_access: bool = False
+
+    @property
+    def rows(self) -> tuple[int, ...]:
+        """Rows of each level table (padding included)."""
+        return tuple(t.num_rows for t in self.tables)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the level tables: what pickling a dataset sends."""
+        return sum(t.nbytes for t in self.tables)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One view of a query: its SQL, bound values, level and display text.
+
+    ``params`` maps DuckDB variable names (set before the view is created and
+    read by the SQL with ``getvariable``) to plain values.  ``spatial`` marks
+    SQL that needs the spatial extension.
+    """
+
+    view: str
+    sql: str
+    level: int
+    params: tuple[tuple[str, Any], ...] = ()
+    text: str | None = None
+    spatial: bool = False
+
+
+@dataclass(frozen=True)
+class QueryState:
+    """A dataset's whole query, immutable: tables, COLLECTION, steps and current views.
+
+    ``view`` is the current level-0 view; ``level_views`` the current view of
+    each deeper level a filter touched (others are ``level<k>``).
+
+    Example:
+        >>> import pyarrow as pa
+        >>> base = LevelTables((pa.table({"id": ["a"]}),), VsiRule("stored"), "/data/x")
+        >>> QueryState(base, {"id": "x"}, "zip").relation(0)
+        'level0'
+    """
+
+    base: LevelTables
+    collection: Mapping[str, Any]
+    format: str
+    steps: tuple[Step, ...] = ()
+    view: str = "level0"
+    level_views: tuple[tuple[int, str], ...] = field(default=())
+
+    @property
+    def path(self) -> str:
+        """GDAL path of what was loaded."""
+        return self.base.where
+
+    @property
+    def max_depth(self) -> int:
+        """Index of the deepest level."""
+        return len(self.base.tables) - 1
+
+    @property
+    def views(self) -> dict[int, str]:
+        """Current view of each filtered level below 0."""
+        return dict(self.level_views)
+
+    @property
+    def descriptions(self) -> list[str]:
+        """The human text of each user step, in order."""
+        return [step.text for step in self.steps if step.text is not None]
+
+    @property
+    def spatial(self) -> bool:
+        """True when a step needs DuckDB's spatial extension."""
+        return any(step.spatial for step in self.steps)
+
+    def relation(self, level: int) -> str:
+        """The current view of ``level``."""
+        if level == 0:
+            return self.view
+        return self.views.get(level, level_view(level))
+
+    def then(
+        self,
+        steps: Sequence[Step],
+        view: str | None = None,
+        level_views: Mapping[int, str] | None = None,
+    ) -> QueryState:
+        """A new state with ``steps`` appended and new current views.
+
+        Args:
+            steps: the views to add, in creation order.
+            view: the new level-0 view (default: unchanged).
+            level_views: the new per-level views (default: unchanged).
+        """
+        return replace(
+            self,
+            steps=(*self.steps, *steps),
+            view=self.view if view is None else view,
+            level_views=self.level_views
+            if level_views is None
+            else tuple(sorted(level_views.items())),
+        )
+
+    def with_base(self, base: LevelTables) -> QueryState:
+        """The same query over another ``LevelTables`` (e.g. with external access on)."""
+        return replace(self, base=base)
