@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -13,10 +13,12 @@ from torch.utils.data import Dataset
 from taco_gdal.errors import TacoQueryError
 from taco_gdal.format.names import CHECKSUM, FOLDER, GDAL_VSI, ID, INTERNAL_PREFIX, TYPE
 from taco_gdal.io import pinning
-from taco_gdal.read.dataframe import TacoDataFrame
-from taco_gdal.read.dataset import TacoDataset
 from taco_gdal.torch.reading import Reader, SampleReader
 from taco_gdal.torch.rows import SampleRows, resolve_rows
+
+if TYPE_CHECKING:
+    from taco_gdal.read.dataframe import TacoDataFrame
+    from taco_gdal.read.dataset import TacoDataset
 
 __all__ = ["CHILDREN", "IMAGE", "SampleDataset"]
 

@@ -16,10 +16,9 @@ import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from taco_gdal.errors import TacoFormatError, TacoQueryError
@@ -32,8 +31,11 @@ from taco_gdal.format.names import (
     PARENT_ID,
     TYPE,
 )
-from taco_gdal.read.dataframe import TacoDataFrame
-from taco_gdal.read.dataset import TacoDataset
+
+if TYPE_CHECKING:  # the reader (DuckDB, geopandas) loads only where rows are resolved,
+    # never in a DataLoader worker that unpickles them
+    from taco_gdal.read.dataframe import TacoDataFrame
+    from taco_gdal.read.dataset import TacoDataset
 
 __all__ = ["LevelRows", "SampleRows", "plain_value", "resolve_rows"]
 
@@ -206,8 +208,10 @@ def _from_dataset(source: TacoDataset, level: int) -> SampleRows:
     return _build(tables, parents, where, level)
 
 
-def _frame_table(frame: pd.DataFrame) -> pa.Table:
+def _frame_table(frame: TacoDataFrame) -> pa.Table:
     """A frame as Arrow; shapely geometry columns become WKB bytes."""
+    import pandas as pd
+
     columns: dict[str, Any] = {}
     for name in frame.columns:
         series = frame[name]
@@ -231,7 +235,7 @@ def _from_frame(source: TacoDataFrame, level: int, where: str) -> SampleRows:
             kinds = frame[TYPE].to_numpy()
             for i in np.flatnonzero(kinds == FOLDER):
                 child = frame.read(int(i))  # one __meta__ read per FOLDER, in the parent
-                assert isinstance(child, TacoDataFrame)
+                assert not isinstance(child, str)
                 children.append(child)
                 positions += [offset + int(i)] * len(child)
             offset += len(frame)
@@ -263,6 +267,9 @@ def resolve_rows(source: TacoDataset | TacoDataFrame, level: int = 0) -> SampleR
         >>> len(rows)  # doctest: +SKIP
         26
     """
+    from taco_gdal.read.dataframe import TacoDataFrame
+    from taco_gdal.read.dataset import TacoDataset
+
     if isinstance(source, TacoDataset):
         return _from_dataset(source, level)
     if isinstance(source, TacoDataFrame):

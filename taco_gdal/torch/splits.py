@@ -14,8 +14,6 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
-import pyproj
-import shapely
 
 from taco_gdal.errors import TacoQueryError
 from taco_gdal.format.names import GEOMETRY_COLUMNS, ISTAC_CRS, ISTAC_GEOMETRY
@@ -83,6 +81,8 @@ def lonlat_centroids(dataset: SampleDataset, geometry_col: str = "auto") -> np.n
     Raises:
         TacoQueryError: no geometry column, or a sample without geometry.
     """
+    import shapely
+
     name = _geometry_column(dataset, geometry_col)
     wkb = dataset.rows.column(name).to_pylist()
     missing = [i for i, v in enumerate(wkb) if v is None]
@@ -97,6 +97,8 @@ def lonlat_centroids(dataset: SampleDataset, geometry_col: str = "auto") -> np.n
     if name != ISTAC_GEOMETRY or ISTAC_CRS not in table.column_names:
         return xy
     crs = np.asarray([str(c) for c in table.column(ISTAC_CRS).to_pylist()], dtype=object)
+    import pyproj
+
     for code in set(crs.tolist()):
         if code in (_LONLAT, "None"):
             continue
