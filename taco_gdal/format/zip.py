@@ -99,9 +99,18 @@ def _flags_for(name: bytes) -> int:
 
 
 def decode_name(name: bytes, flags: int) -> str:
-    """Member name as text: UTF-8 when flagged (or valid), else code page 437."""
+    """Member name as text: UTF-8 when flagged (or valid), else code page 437.
+
+    Raises:
+        TacoFormatError: flagged UTF-8 but not valid UTF-8.
+    """
     if flags & UTF8_FLAG:
-        return name.decode("utf-8")
+        try:
+            return name.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise TacoFormatError(
+                f"member name {name[:200]!r} is flagged UTF-8 but is not valid UTF-8: {exc}"
+            ) from exc
     try:
         return name.decode("ascii")
     except UnicodeDecodeError:

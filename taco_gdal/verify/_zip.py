@@ -144,7 +144,7 @@ def _check_local(member: Member, buffer: bytes, where: str, out: Collector) -> N
 def _decodable(name: bytes, flags: int) -> bool:
     try:
         zipfmt.decode_name(name, flags)
-    except UnicodeDecodeError:
+    except (UnicodeDecodeError, TacoFormatError):
         return False
     return True
 

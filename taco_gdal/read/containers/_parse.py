@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
 from typing import Any
@@ -14,6 +13,7 @@ from taco_gdal.errors import TacoFormatError
 from taco_gdal.format.header import HeaderEntry
 from taco_gdal.format.names import ID, MAX_DEPTH, PIT_SCHEMA_KEY, TYPE
 from taco_gdal.io.vsi import VSIFile
+from taco_gdal.read.containers._limits import check_columns, loads_json, normalise_collection
 
 __all__ = [
     "collection_depth",
@@ -56,6 +56,13 @@ def read_entries(
             names the entry, its byte range and the file size.
     """
     out: list[pa.Buffer | None] = [None] * len(entries)
+    size = f.size()
+    for entry, label in zip(entries, labels, strict=True):
+        if entry.end > size:  # checked before any read or allocation
+            raise TacoFormatError(
+                f"{f.path}: {label} should occupy bytes {entry.offset}..{entry.end} but the "
+                f"file has only {size} bytes (truncated file, or a header pointing past the end)"
+            )
     for group in _groups(entries):
         start = min(entries[i].offset for i in group)
         stop = max(entries[i].end for i in group)
@@ -85,6 +92,7 @@ def parse_level(data: pa.Buffer | bytes, where: str) -> pa.Table:
         table = pq.ParquetFile(pa.BufferReader(data)).read()
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise TacoFormatError(f"{where}: expected a parquet file, cannot parse it: {exc}") from exc
+    check_columns(table, where)
     missing = [name for name in (ID, TYPE) if name not in table.column_names]
     if missing:
         raise TacoFormatError(
@@ -101,12 +109,13 @@ def parse_collection(data: pa.Buffer | bytes, where: str) -> dict[str, Any]:
         TacoFormatError: not UTF-8 JSON, or not a JSON object.
     """
     try:
-        value = json.loads(memoryview(data).tobytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        text = memoryview(data).tobytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise TacoFormatError(f"{where}: expected UTF-8 JSON, cannot parse it: {exc}") from exc
+    value = loads_json(text, where)
     if not isinstance(value, dict):
         raise TacoFormatError(f"{where}: expected a JSON object, found {type(value).__name__}")
-    return value
+    return normalise_collection(value, where)
 
 
 def parse_metadata(
@@ -137,6 +146,11 @@ def collection_depth(collection: dict[str, Any], where: str) -> int | None:
     if not isinstance(pit, dict):
         return None
     hierarchy = pit.get("hierarchy") or {}
+    if not isinstance(hierarchy, dict):
+        raise TacoFormatError(
+            f"{where}: {PIT_SCHEMA_KEY}.hierarchy must be an object, found "
+            f"{type(hierarchy).__name__}"
+        )
     try:
         depth = max((int(key) for key in hierarchy), default=0)
     except (TypeError, ValueError) as exc:

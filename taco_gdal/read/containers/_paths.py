@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import os
 import posixpath
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import pyarrow as pa
+
 from taco_gdal.errors import TacoFormatError
+from taco_gdal.format.names import ID, RELATIVE_PATH
 from taco_gdal.format.vsi import is_remote
 
-__all__ = ["check_inside", "escape_reason", "symlink_on_path"]
+__all__ = ["check_folder_paths", "check_inside", "escape_reason", "symlink_on_path"]
 
 
 def escape_reason(value: str) -> str | None:
@@ -73,4 +77,49 @@ def check_inside(root: str, relative: str, what: str, where: str) -> None:
         raise TacoFormatError(
             f"{where}: {what} {relative[:200]!r} goes through the symlink {link!r}; "
             "symlinks inside a dataset are refused (they can point outside it)"
+        )
+
+
+def _row_paths(levels: Sequence[pa.Table]) -> Iterator[tuple[int, int, str]]:
+    for level, table in enumerate(levels):
+        column = RELATIVE_PATH if level > 0 and RELATIVE_PATH in table.column_names else ID
+        for row, value in enumerate(table.column(column).to_pylist()):
+            yield level, row, "" if value is None else str(value)
+
+
+def _symlinks(root: str) -> Iterator[str]:
+    """Every symlink below the local folder ``root`` (no link is followed)."""
+    stack = [root]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_symlink():
+                yield entry.path
+            elif entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+
+
+def check_folder_paths(levels: Sequence[pa.Table], sources: Sequence[str], data_root: str) -> None:
+    """Every FOLDER row's path stays under ``DATA/``, and (local) ``DATA/`` holds no symlink.
+
+    Raises:
+        TacoFormatError: names the row (level, position) and its path, or the symlink.
+    """
+    for level, row, value in _row_paths(levels):
+        reason = escape_reason(value)
+        if reason is not None:
+            raise TacoFormatError(
+                f"{sources[level]}: row {row} has path {value[:200]!r} ({reason}); every "
+                "sample must be a path inside the dataset's DATA folder"
+            )
+    if is_remote(data_root) or data_root.startswith("/vsi"):
+        return
+    link = next(_symlinks(data_root), None)
+    if link is not None:
+        raise TacoFormatError(
+            f"{data_root}: {link!r} is a symlink; symlinks inside a dataset are refused "
+            "(they can point outside it)"
         )

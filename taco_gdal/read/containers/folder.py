@@ -14,6 +14,7 @@ from taco_gdal.format import vsi
 from taco_gdal.format.names import COLLECTION_FILE, DATA_DIR, MAX_DEPTH, METADATA_DIR, level_file
 from taco_gdal.io.vsi import read_all
 from taco_gdal.read.containers._parse import collection_depth, parse_collection, parse_level
+from taco_gdal.read.containers._paths import check_folder_paths
 from taco_gdal.read.containers.base import OpenedContainer, Probe, VsiRule, path_exists
 
 __all__ = ["FolderContainer", "read_folder", "read_level_files"]
@@ -81,4 +82,5 @@ class FolderContainer(OpenedContainer):
     def open(cls, probe: Probe, base_path: str | None = None) -> FolderContainer:
         levels, collection, sources = read_folder(probe.path, vsi.join(probe.path, METADATA_DIR))
         root = vsi.join(probe.path, DATA_DIR)
+        check_folder_paths(levels, sources, root)
         return cls(probe.path, levels, collection, VsiRule("folder", root), sources)

@@ -32,8 +32,10 @@ from taco_gdal.format.names import (
     level_file,
 )
 from taco_gdal.format.tacocat import MAGIC, TACOCAT_HEADER_SIZE, TacoCatHeader
-from taco_gdal.io.vsi import VSIFile
+from taco_gdal.io.vsi import VSIFile, file_size
+from taco_gdal.read.containers._limits import check_ranges
 from taco_gdal.read.containers._parse import parse_metadata, read_entries
+from taco_gdal.read.containers._paths import escape_reason, symlink_on_path
 from taco_gdal.read.containers.base import OpenedContainer, Probe, VsiRule, path_exists
 from taco_gdal.read.containers.folder import read_folder
 
@@ -70,17 +72,35 @@ def _check_sources(
                 f"{source}: a TACOCAT level table needs column {SOURCE_FILE!r}; the table has "
                 f"columns {table.column_names}"
             )
+    names: set[str] = set()
+    for table, source in zip(levels, sources, strict=True):
+        for name in pc.unique(table.column(SOURCE_FILE)).to_pylist():
+            if name is None:
+                raise TacoFormatError(f"{source}: {SOURCE_FILE} is null in some rows")
+            reason = escape_reason(str(name))
+            if reason is not None:
+                raise TacoFormatError(
+                    f"{source}: {SOURCE_FILE} {str(name)[:200]!r} must name a ZIP beside the "
+                    f"TACOCAT ({reason})"
+                )
+            names.add(str(name))
     if vsi.is_remote(base):
         return  # checked when a sample is read: one request per ZIP would be too many here
-    names = pc.unique(levels[0].column(SOURCE_FILE)).to_pylist()
-    for name in names:
-        if name is None:
-            raise TacoFormatError(f"{sources[0]}: {SOURCE_FILE} is null in some rows")
+    for name in sorted(names):
+        link = symlink_on_path(base, name)
+        if link is not None:
+            raise TacoFormatError(
+                f"{where}: source ZIP {name!r} is reached through the symlink {link!r}; refused"
+            )
         if not path_exists(vsi.join(base, name)):
             raise TacoIOError(
                 f"{where}: source ZIP {name!r} named in {SOURCE_FILE} not found at "
                 f"{vsi.join(base, name)} (pass base_path= if the ZIPs are elsewhere)"
             )
+        size = file_size(vsi.join(base, name))
+        for table, source in zip(levels, sources, strict=True):
+            rows = table.filter(pc.equal(table.column(SOURCE_FILE), name))
+            check_ranges(rows, size, source, vsi.join(base, name))
 
 
 class TacoCatContainer(OpenedContainer):
