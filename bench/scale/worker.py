@@ -1,0 +1,150 @@
+"""One measure of one reader on one file, in a fresh process; prints one JSON line.
+
+Run by :mod:`bench.scale.__main__` as
+``python -m bench.scale.worker MEASURE READER PATH [--repeat N]`` with
+``PYTHONPATH`` choosing the taco_gdal tree under test.  Measures:
+
+* ``cold``: import the reader, ``load(path)``, ``.data``; seconds from before
+  the import to after ``.data`` (the interpreter's own start is not counted).
+* ``warm``: after one warm-up of each step, the median of ``repeat`` runs of
+  ``load``, ``.data`` and the bbox + datetime filter (``filter_bbox`` on
+  ``istac:centroid`` then ``filter_datetime``, then ``.data``).  ``--ops``
+  picks a subset (10M runs ``load,filter``).
+* ``nav``: ``frame = ds.data`` once, then ``frame.read(i)`` of FOLDER rows
+  spread over the level, ``repeat`` calls; median seconds per call.
+* ``rss``: the reader and pyarrow, pandas, geopandas, shapely and DuckDB are
+  imported first; peak RSS (``ru_maxrss``) after ``load`` + ``.data`` minus
+  the RSS after the imports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib
+import json
+import resource
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+BOX = (-3.0, 40.0, 3.0, 45.0)
+"""A box in EPSG:4326 over the ``istac:centroid`` points (about 2% of the samples)."""
+SPAN = "2021-01-01/2021-06-30"
+"""Half a year of the three the samples span."""
+GEOMETRY = "istac:centroid"
+
+
+def _reader(name: str) -> Any:
+    return importlib.import_module(name)
+
+
+def _rss_mb() -> float:
+    """Current resident set size in MiB (from /proc)."""
+    with open("/proc/self/statm") as f:
+        pages = int(f.read().split()[1])
+    return pages * resource.getpagesize() / 2**20
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _median(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    result = fn()  # warm-up
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), result
+
+
+def _filtered(ds: Any) -> Any:
+    return ds.filter_bbox(*BOX, geometry_col=GEOMETRY).filter_datetime(SPAN).data
+
+
+def cold(reader: str, path: str) -> dict[str, Any]:
+    start = time.perf_counter()
+    module = _reader(reader)
+    frame = module.load(path).data
+    return {"seconds": time.perf_counter() - start, "rows": len(frame)}
+
+
+def warm(reader: str, path: str, repeat: int, ops: list[str]) -> dict[str, Any]:
+    module = _reader(reader)
+    out: dict[str, Any] = {}
+    ds = module.load(path)
+    if "load" in ops:
+        out["load"], ds = _median(lambda: module.load(path), repeat)
+    if "data" in ops:
+        out["data"], frame = _median(lambda: ds.data, repeat)
+        out["rows"] = len(frame)
+        del frame
+    if "filter" in ops:
+        out["filter"], frame = _median(lambda: _filtered(ds), repeat)
+        out["filter_rows"] = len(frame)
+        out["filter_ids"] = sorted(str(v) for v in frame["id"])[:5]
+    return out
+
+
+def nav(reader: str, path: str, repeat: int) -> dict[str, Any]:
+    module = _reader(reader)
+    frame = module.load(path).data
+    n = len(frame)
+    positions = [(i * 7919) % n for i in range(repeat + 1)]
+    children = frame.read(positions[0])  # warm-up
+    times = []
+    for position in positions[1:]:
+        start = time.perf_counter()
+        children = frame.read(position)
+        times.append(time.perf_counter() - start)
+    return {"nav": statistics.median(times), "children": len(children), "parents": n}
+
+
+def rss(reader: str, path: str) -> dict[str, Any]:
+    import duckdb  # noqa: F401
+    import geopandas  # noqa: F401
+    import pandas  # noqa: F401
+    import pyarrow.parquet  # noqa: F401
+    import shapely  # noqa: F401
+
+    module = _reader(reader)
+    if reader == "taco_gdal":
+        importlib.import_module("taco_gdal.read")
+    gc.collect()
+    base = _rss_mb()
+    frame = module.load(path).data
+    peak = _peak_mb()
+    return {
+        "imports_mb": base,
+        "peak_above_imports_mb": peak - base,
+        "peak_mb": peak,
+        "rows": len(frame),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("measure", choices=["cold", "warm", "nav", "rss"])
+    parser.add_argument("reader", choices=["taco_gdal", "tacoreader"])
+    parser.add_argument("path")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--ops", default="load,data,filter")
+    args = parser.parse_args()
+    if args.measure == "cold":
+        result = cold(args.reader, args.path)
+    elif args.measure == "warm":
+        result = warm(args.reader, args.path, args.repeat, args.ops.split(","))
+    elif args.measure == "nav":
+        result = nav(args.reader, args.path, args.repeat)
+    else:
+        result = rss(args.reader, args.path)
+    result["module"] = sys.modules[args.reader].__file__
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
