@@ -32,6 +32,7 @@ from taco_gdal.format.vsi import build_subfile, join, to_vsi
 from taco_gdal.format.zip import read_central_directory
 from taco_gdal.io.vsi import VSIFile
 from taco_gdal.model.package import MetadataPackage
+from taco_gdal.read.containers._paths import check_folder_paths
 from taco_gdal.write._layout import check_relative_path
 from taco_gdal.write._sources import DatasetMetadata, read_folder_metadata, read_zip_metadata
 from taco_gdal.write.folder_container import write_folder
@@ -85,6 +86,7 @@ def folder2zip(
     """
     meta = read_folder_metadata(input)
     data = join(to_vsi(input), DATA_DIR)
+    check_folder_paths(meta.levels, [f"{data}: level{i}" for i in range(len(meta.levels))], data)
 
     def source(level: int, row: dict[str, Any]) -> str:
         return join(data, _relative(level, row))

@@ -43,6 +43,7 @@ from taco_gdal.model.collection import field_schema
 from taco_gdal.model.extent import extent_of_tables
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.model.pit import pit_schema
+from taco_gdal.read.containers._paths import check_sample_source
 from taco_gdal.write.create import OutputFormat, resolve_format
 from taco_gdal.write.folder_container import write_folder
 from taco_gdal.write.zip_container import write_zip
@@ -121,6 +122,9 @@ def _package_table(
         None if kind != FILE or size == 0 else str(path)
         for kind, path, size in zip(kinds, vsi, sizes, strict=True)
     ]
+    for path in paths:
+        if path is not None:
+            check_sample_source(path, f"export level{level}")
     suffix = ["/" if kind == FOLDER else "" for kind in kinds]
     if level == 0:
         rel = [i + s for i, s in zip(ids, suffix, strict=True)]

@@ -20,7 +20,13 @@ from taco_gdal.errors import TacoFormatError
 from taco_gdal.format.names import ID, RELATIVE_PATH
 from taco_gdal.format.vsi import is_remote
 
-__all__ = ["check_folder_paths", "check_inside", "escape_reason", "symlink_on_path"]
+__all__ = [
+    "check_folder_paths",
+    "check_inside",
+    "check_sample_source",
+    "escape_reason",
+    "symlink_on_path",
+]
 
 
 def escape_reason(value: str) -> str | None:
@@ -123,3 +129,19 @@ def check_folder_paths(levels: Sequence[pa.Table], sources: Sequence[str], data_
             f"{data_root}: {link!r} is a symlink; symlinks inside a dataset are refused "
             "(they can point outside it)"
         )
+
+
+def check_sample_source(path: str, where: str) -> None:
+    """A local sample file under a dataset's ``DATA/`` must not go through a symlink.
+
+    Called by writers right before copying (``export``), so a link planted
+    after :func:`taco_gdal.load` is refused too.  Other paths pass.
+
+    Raises:
+        TacoFormatError: names the path and the symlink.
+    """
+    marker = "/DATA/"
+    if path.startswith("/vsi") or is_remote(path) or marker not in path:
+        return
+    cut = path.rindex(marker)
+    check_inside(path[: cut + len(marker) - 1], path[cut + len(marker) :], "sample path", where)
