@@ -78,7 +78,7 @@ class VerbGroup(click.Group):
 
 
 @click.group(
-    cls=VerbGroup, epilog=_EPILOG, context_settings={"help_option_names": ["-h", "--help"]}
+    "taco", cls=VerbGroup, epilog=_EPILOG, context_settings={"help_option_names": ["-h", "--help"]}
 )
 @click.version_option(package_name="taco_gdal", prog_name="taco")
 def cli() -> None:

@@ -80,6 +80,8 @@ def one_line(exc: BaseException, verb: str, paths: list[str]) -> str:
     name = type(exc).__name__
     if not isinstance(exc, TacoError | OSError | click.ClickException):
         text = f"unexpected error (a bug: please report it with --debug output): {text}"
+    if isinstance(exc, TacoExistsError):
+        text += " (taco: add --overwrite)"
     named = [p for p in paths if p and p not in text]
     if named and len(named) == len(paths):
         text += f" (file: {', '.join(named)})"

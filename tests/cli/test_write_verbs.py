@@ -1,0 +1,133 @@
+"""create, export, convert, cat, validate, verify through the installed ``taco``."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+import taco_gdal
+from taco_gdal.format.names import GDAL_VSI, ID, ISTAC_GEOMETRY, STAC_CRS
+from taco_gdal.format.vsi import parse_subfile
+from taco_gdal.rasters import samples_from_rasters
+from tests.cli.conftest import taco
+from tests.cli.rasters import raster_folder
+
+
+def _ids(path: Path | str, level: int = 0) -> list[str]:
+    return [str(v) for v in taco_gdal.load(path).to_arrow(level).column(ID).to_pylist()]
+
+
+def test_create_from_a_folder_of_rasters(tmp_path: Path) -> None:
+    folder = raster_folder(tmp_path)
+    out = tmp_path / "tiles.tacozip"
+    document = taco("create", folder, out, "--license", "CC-BY-4.0", "--json").json("written")
+    assert document == {"written": [str(out)], "samples": 4}
+    ds = taco_gdal.load(out)
+    assert ds.id == "tiles" and ds.licenses == ["CC-BY-4.0"]
+    assert _ids(out) == [s.id for s in samples_from_rasters(folder)]
+    table = ds.to_arrow(0)
+    assert set(table.column(STAC_CRS).to_pylist()) == {"EPSG:32630", "EPSG:4326"}
+    assert ISTAC_GEOMETRY in table.column_names  # footprints read from the rasters
+
+
+def test_create_from_a_csv_table(tmp_path: Path) -> None:
+    folder = raster_folder(tmp_path, utm=1, lonlat=2)
+    table = pa.table(
+        {
+            "path": ["rasters/geo_0.tif", "rasters/geo_1.tif", str(folder / "utm_0.tif")],
+            "id": ["a", "b", "c"],
+            "label": ["water", "forest", "urban"],
+        }
+    )
+    csv_path = tmp_path / "samples.csv"
+    pacsv.write_csv(table, csv_path)
+    out = tmp_path / "from_table.tacozip"
+    assert taco("create", csv_path, out, "--id", "from_table").out.strip() == str(out)
+    ds = taco_gdal.load(out)
+    rows = ds.to_arrow(0)
+    assert rows.column(ID).to_pylist() == ["a", "b", "c"]
+    assert rows.column("label").to_pylist() == ["water", "forest", "urban"]
+    assert rows.column(STAC_CRS).to_pylist() == ["EPSG:4326", "EPSG:4326", "EPSG:32630"]
+    with open(folder / "geo_1.tif", "rb") as f:
+        original = f.read()
+    with taco_gdal.open_sample(ds.read("b")) as src:  # bytes copied as they were
+        assert src.width == 20
+    location = parse_subfile(ds.read("b"))
+    with open(location.container, "rb") as f:
+        f.seek(location.offset)
+        assert f.read(location.size) == original
+
+
+def test_export_with_filters_and_overwrite(datasets: dict[str, Path], tmp_path: Path) -> None:
+    source = datasets["2level"]
+    out = tmp_path / "train.tacozip"
+    args = ("export", source, out, "--where", "split <> 'test'", "--level", "1", "--bbox")
+    box = "-3.75,40.3,-3.5,40.46"
+    document = taco(*args, box, "--json").json("written")
+    expected = (
+        taco_gdal.load(source)
+        .sql("SELECT * FROM data WHERE split <> 'test'")
+        .filter_bbox(-3.75, 40.3, -3.5, 40.46, level=1)
+    )
+    assert _ids(out) == expected.to_arrow(0).column(ID).to_pylist() == ["tile000", "tile001"]
+    assert document["samples"] == 2
+    assert len(_ids(out, 1)) == 6  # whole subtrees
+    again = taco(*args, box, check=False)
+    assert again.code == 2 and "--overwrite" in again.err and str(out) in again.err
+    taco(*args, box, "--overwrite")
+
+
+def test_convert_zip_folder_zip_and_caf(datasets: dict[str, Path], tmp_path: Path) -> None:
+    from taco_caf import write_caf
+
+    source = datasets["2level"]
+    folder = tmp_path / "as_folder"
+    assert taco("convert", source, folder, "--json").json("written")["from"] == "zip"
+    back = tmp_path / "back.tacozip"
+    taco("convert", folder, back)
+    assert _ids(folder, 1) == _ids(back, 1) == _ids(source, 1)
+    assert taco_gdal.load(folder).format == "folder"
+    rasters = raster_folder(tmp_path, utm=1, lonlat=1)
+    caf = write_caf(sorted(rasters.glob("*.tif")), tmp_path / "tiles.caf")
+    converted = tmp_path / "tiles.tacozip"
+    taco("convert", caf, converted, "--id", "tiles")
+    ds = taco_gdal.load(converted)
+    assert ds.id == "tiles" and ds.format == "zip"
+    assert sorted(_ids(converted)) == ["geo_0_tif", "utm_0_tif"]
+
+
+def test_cat_makes_a_tacocat_of_parts(datasets: dict[str, Path], tmp_path: Path) -> None:
+    parts = sorted(datasets["tacocat"].parent.glob("*.tacozip"))
+    copies = [Path(shutil.copy(p, tmp_path / p.name)) for p in parts]
+    written = taco("cat", *copies, tmp_path, "--json").json("written")
+    assert written["written"] == [str(tmp_path / ".tacocat"), str(tmp_path / "__TACOCAT__")]
+    cat = taco_gdal.load(tmp_path / ".tacocat")
+    assert cat.format == "tacocat"
+    assert _ids(tmp_path / ".tacocat", 1) == _ids(datasets["tacocat"], 1)
+    assert {parse_subfile(v).container for v in cat.to_arrow(1).column(GDAL_VSI).to_pylist()} == {
+        str(c) for c in copies
+    }
+
+
+def test_validate_and_verify_report_as_json(datasets: dict[str, Path], tmp_path: Path) -> None:
+    source = datasets["flat"]
+    assert taco("validate", source, "--json").json("report")["ok"] is True
+    assert taco("verify", source, "--level", "full", "--json").json("report")["ok"] is True
+    broken = tmp_path / "broken.tacozip"
+    shutil.copy(source, broken)
+    sample = parse_subfile(taco_gdal.load(broken).read(1))
+    with open(broken, "r+b") as f:
+        f.seek(sample.offset + sample.size // 2)
+        byte = f.read(1)
+        f.seek(-1, 1)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    failed = taco("verify", broken, "--json", check=False)
+    assert failed.code == 1
+    report = failed.json("report")
+    assert report["ok"] is False and report["failures"]
+    assert any("CRC" in f["code"] for f in report["failures"])
+    text = taco("verify", broken, check=False)
+    assert text.code == 1 and text.out.startswith(f"verify {broken}: ")
