@@ -8,9 +8,20 @@ is not available, a dot-named temporary in the same folder is used and removed
 on any exception.  Linking refuses an existing target, so an output is never
 clobbered unless ``overwrite=True`` was asked for.
 
-Folder outputs are built under a dot-named sibling directory and renamed into
-place; leftovers of a killed process are recognised by their PID and removed by
-the next write into the same folder.
+Folder outputs are built under a dot-named sibling directory and moved into
+place so that at every instant the target name holds one complete dataset (the
+old or the new) or, on systems without an atomic exchange, a state the next
+write completes:
+
+* new target: ``renameat2(RENAME_NOREPLACE)`` (or ``rename``) of the staging folder;
+* overwrite on Linux: ``renameat2(RENAME_EXCHANGE)`` swaps staging and target in
+  one step; the old dataset, now under the staging name, is then removed;
+* overwrite elsewhere: target -> ``.taco-tmp-{pid}-old-{name}``, then staging ->
+  target.  A kill between the two leaves no target; the next write into the
+  folder renames the old dataset back before anything else.
+
+Leftovers of a killed process are recognised by their (dead) PID and removed,
+or restored as just said, by the next write into the same folder.
 """
 
 from __future__ import annotations
@@ -26,6 +37,7 @@ from pathlib import Path
 from typing import BinaryIO, cast
 
 from taco_gdal.errors import TacoExistsError, TacoIOError
+from taco_gdal.io._faults import pause_point
 
 __all__ = ["atomic_directory", "atomic_file", "check_target"]
 
@@ -123,20 +135,92 @@ def _link_into_place(fd: int, tmp_name: Path | None, target: Path, overwrite: bo
         os.replace(tmp_name, target)
 
 
+_OLD_TAG = "-~old-"
+
+
+def _dead(pid_text: str) -> bool:
+    if not pid_text.isdigit() or int(pid_text) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid_text), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
 def _remove_stale(parent: Path) -> None:
-    for entry in parent.glob(f"{_TMP_TAG}*"):
-        pid_text = entry.name[len(_TMP_TAG) :].split("-", 1)[0]
-        if not pid_text.isdigit() or int(pid_text) == os.getpid():
+    """Finish what killed writers left: restore an old dataset with no target, drop the rest."""
+    for entry in sorted(parent.glob(f"{_TMP_TAG}*")):
+        pid_text, _, rest = entry.name[len(_TMP_TAG) :].partition("-")
+        if not _dead(pid_text):
             continue
+        if entry.is_dir() and rest.startswith(_OLD_TAG[1:]):
+            target = parent / rest[len(_OLD_TAG) - 1 :]
+            if not target.exists() and not target.is_symlink():
+                os.rename(entry, target)  # the swap was cut between its two renames
+                continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
+
+
+_RENAME_NOREPLACE = 1
+_RENAME_EXCHANGE = 2
+
+
+@functools.cache
+def _renameat2() -> Callable[[int, bytes, int, bytes, int], int] | None:
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):  # glibc < 2.28, musl, not Linux
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return cast(Callable[[int, bytes, int, bytes, int], int], fn)
+
+
+def _rename2(src: Path, dst: Path, flags: int) -> bool:
+    """``renameat2(src, dst, flags)``; False when the call or the flag is unsupported here."""
+    fn = _renameat2()
+    if fn is None:
+        return False
+    if fn(_AT_FDCWD, os.fsencode(src), _AT_FDCWD, os.fsencode(dst), flags) == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP):
+        return False
+    if err == errno.EEXIST:
+        raise FileExistsError(err, os.strerror(err), str(dst))
+    raise OSError(err, os.strerror(err), str(dst))
+
+
+def _swap_into_place(staging: Path, path: Path, overwrite: bool) -> None:
+    """Move the complete ``staging`` folder to ``path`` (see the module docstring)."""
+    if not (path.exists() or path.is_symlink()):
         try:
-            os.kill(int(pid_text), 0)
-        except ProcessLookupError:
-            if entry.is_dir():
-                shutil.rmtree(entry, ignore_errors=True)
-            else:
-                entry.unlink(missing_ok=True)
-        except PermissionError:
-            continue
+            if not _rename2(staging, path, _RENAME_NOREPLACE):
+                if path.exists():
+                    raise FileExistsError(str(path))
+                os.rename(staging, path)
+        except FileExistsError as exc:
+            raise TacoExistsError(f"output {str(path)!r} appeared while writing") from exc
+        pause_point()
+        return
+    if not overwrite:
+        raise TacoExistsError(f"output {str(path)!r} appeared while writing")
+    if _rename2(staging, path, _RENAME_EXCHANGE):
+        pause_point()  # the target is the new dataset; the old one is under the staging name
+        shutil.rmtree(staging, ignore_errors=True)
+        return
+    old = path.with_name(f"{_TMP_TAG}{os.getpid()}{_OLD_TAG}{path.name}")
+    os.rename(path, old)
+    pause_point()  # no target now: the next write renames ``old`` back if this process dies
+    os.rename(staging, path)
+    pause_point()
+    shutil.rmtree(old, ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -185,15 +269,7 @@ def atomic_directory(target: str | os.PathLike[str], overwrite: bool = False) ->
     staging.mkdir()
     try:
         yield staging
-        if path.exists() and overwrite:
-            old = path.with_name(f"{_TMP_TAG}{os.getpid()}-old-{path.name}")
-            os.rename(path, old)
-            os.rename(staging, path)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            if path.exists():
-                raise TacoExistsError(f"output {str(path)!r} appeared while writing")
-            os.rename(staging, path)
+        _swap_into_place(staging, path, overwrite)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
