@@ -59,11 +59,11 @@ class VerbGroup(click.Group):
     """A group whose verbs load on first use and whose errors print one line."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(VERBS)
+        return [*VERBS, *sorted(set(self.commands) - set(VERBS))]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in VERBS:
-            return None
+        if cmd_name not in VERBS:  # a command added with add_command()
+            return super().get_command(ctx, cmd_name)
         module = importlib.import_module(f"taco_gdal.cli.{cmd_name}")
         command: click.Command = module.command
         return command
@@ -71,7 +71,8 @@ class VerbGroup(click.Group):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         # The summaries come from VERBS, so `taco --help` imports no verb module.
         with formatter.section("Commands"):
-            formatter.write_dl(list(VERBS.items()))
+            added = [(n, c.get_short_help_str()) for n, c in sorted(self.commands.items())]
+            formatter.write_dl([*VERBS.items(), *(a for a in added if a[0] not in VERBS)])
 
     def invoke(self, ctx: click.Context) -> Any:
         return run_guarded(ctx, lambda: super(VerbGroup, self).invoke(ctx))

@@ -96,7 +96,7 @@ def test_convert_zip_folder_zip_and_caf(datasets: dict[str, Path], tmp_path: Pat
     taco("convert", caf, converted, "--id", "tiles")
     ds = taco_gdal.load(converted)
     assert ds.id == "tiles" and ds.format == "zip"
-    assert sorted(_ids(converted)) == ["geo_0_tif", "utm_0_tif"]
+    assert sorted(_ids(converted)) == ["geo_0.tif", "utm_0.tif"]
 
 
 def test_cat_makes_a_tacocat_of_parts(datasets: dict[str, Path], tmp_path: Path) -> None:
