@@ -1,0 +1,1 @@
+"""DataLoader benchmark: taco_gdal's SampleDataset vs the same loop on tacoreader's paths."""

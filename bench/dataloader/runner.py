@@ -1,0 +1,127 @@
+"""One measured epoch: a DataLoader over half of the samples, after a warm-up on the other half.
+
+Workers are persistent, so the timed half sees started workers with open
+connections (what every epoch after the first looks like in a training run),
+and reads samples no worker has read before (GDAL's block cache cannot help).
+Requests and bytes come from the server's log of the timed half only.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from osgeo import gdal
+from torch.utils.data import DataLoader, Dataset, Sampler
+
+from tests.servers.range_server import RangeServer
+
+
+class Halves(Sampler[int]):
+    """Yields the first half of the indices, or the second (``part`` 0 or 1)."""
+
+    def __init__(self, length: int) -> None:
+        self.length = length
+        self.part = 0
+
+    def _range(self) -> range:
+        half = self.length // 2
+        return range(0, half) if self.part == 0 else range(half, 2 * half)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._range())
+
+    def __len__(self) -> int:
+        return len(self._range())
+
+
+@dataclass(frozen=True)
+class Epoch:
+    loop: str
+    pixels: int
+    workers: int
+    samples: int
+    seconds: float
+    requests: int
+    gets: int
+    bytes: int
+    warmup_seconds: float
+    warmup_requests: int
+    sample_bytes: float
+
+    @property
+    def samples_per_s(self) -> float:
+        return self.samples / self.seconds
+
+    @property
+    def requests_per_sample(self) -> float:
+        return self.requests / self.samples
+
+    @property
+    def gets_per_sample(self) -> float:
+        return self.gets / self.samples
+
+    @property
+    def bytes_per_sample(self) -> float:
+        return self.bytes / self.samples
+
+
+def _drain(loader: DataLoader[Any]) -> int:
+    count = 0
+    for batch in loader:
+        count += int(batch["image"].shape[0])
+    return count
+
+
+def measure(
+    loop: str,
+    dataset: Dataset[Any],
+    server: RangeServer,
+    workers: int,
+    batch_size: int,
+    pixels: int,
+    sample_bytes: float,
+) -> Epoch:
+    """Warm up on the first half, then time an epoch over the second half.
+
+    GDAL's network cache is cleared first, so no loop reads blocks that the
+    previous one (in this process, with 0 workers) left behind.
+    """
+    gdal.VSICurlClearCache()
+    sampler = Halves(len(dataset))  # type: ignore[arg-type]
+    loader = DataLoader(
+        dataset,
+        batch_size=batch_size,
+        sampler=sampler,
+        num_workers=workers,
+        persistent_workers=workers > 0,
+        multiprocessing_context=multiprocessing.get_context("fork") if workers else None,
+    )
+    server.log.clear()
+    start = time.perf_counter()
+    _drain(loader)
+    warmup = time.perf_counter() - start
+    warmup_requests = len(server.log.records())
+    server.log.clear()
+    sampler.part = 1
+    start = time.perf_counter()
+    count = _drain(loader)
+    seconds = time.perf_counter() - start
+    records = server.log.records()
+    del loader  # stops the persistent workers
+    return Epoch(
+        loop,
+        pixels,
+        workers,
+        count,
+        seconds,
+        len(records),
+        sum(r.method == "GET" for r in records),
+        sum(r.bytes_sent for r in records),
+        warmup,
+        warmup_requests,
+        sample_bytes,
+    )
