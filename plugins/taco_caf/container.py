@@ -21,10 +21,18 @@ from taco_caf.layout import (
     parse_footer,
     parse_index,
 )
-from taco_derived import derived_collection
-from taco_gdal.format.names import FILE, ID, OFFSET, SIZE, TYPE
-from taco_gdal.io.vsi import VSIFile
-from taco_gdal.read.containers.base import OpenedContainer, Probe, VsiRule
+from taco_gdal.containers import (
+    FILE,
+    ID,
+    OFFSET,
+    SIZE,
+    TYPE,
+    OpenedContainer,
+    Probe,
+    VSIFile,
+    VsiRule,
+    derived_collection,
+)
 
 __all__ = ["LABEL", "SUFFIX", "CafContainer", "member_table", "read_index"]
 

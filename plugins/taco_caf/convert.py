@@ -6,9 +6,7 @@ import os
 from pathlib import Path
 
 from taco_caf.container import LABEL, CafContainer
-from taco_derived import to_taco
-from taco_gdal.format.vsi import to_vsi
-from taco_gdal.read.containers.base import Probe
+from taco_gdal.containers import Probe, to_taco, to_vsi
 
 __all__ = ["caf_to_taco"]
 

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeGuard
 
-from taco_gdal.errors import TacoFormatError
+from taco_gdal.containers import TacoFormatError
 
 __all__ = [
     "FOOTER_SIZE",

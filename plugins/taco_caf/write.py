@@ -16,10 +16,7 @@ from taco_caf.layout import (
     pack_footer,
     pack_index,
 )
-from taco_gdal.errors import TacoValidationError
-from taco_gdal.format.vsi import to_vsi
-from taco_gdal.io.vsi import VSIFile, file_size
-from taco_gdal.write._atomic import atomic_file
+from taco_gdal.containers import TacoValidationError, VSIFile, atomic_file, file_size, to_vsi
 
 __all__ = ["write_caf"]
 

@@ -1,15 +1,12 @@
-"""Shared by the container plugins whose formats carry no TACO metadata (CAF, TARIDX).
+"""Kept for plugins written against it: the helpers now live in :mod:`taco_gdal.containers`.
 
-Such a container lists members and byte ranges, nothing else, so the plugin
-*derives* what the reader needs: a COLLECTION (:func:`derived_collection`) and,
-for conversion, a :class:`~taco_gdal.model.Taco` written as a TACO ZIP
-(:func:`to_taco`).  Only public taco_gdal modules are used, the way an
-out-of-tree plugin would.
+Formats that carry no TACO metadata (CAF, TARIDX) derive a COLLECTION
+(:func:`derived_collection`) and convert to a TACO ZIP (:func:`to_taco`); both
+are part of the public plugin contract, :mod:`taco_gdal.containers`.
 """
 
 from __future__ import annotations
 
-from taco_derived.collection import core_fields, dataset_id, derived_collection
-from taco_derived.convert import sample_id, to_taco
+from taco_gdal.containers import core_fields, dataset_id, derived_collection, sample_id, to_taco
 
 __all__ = ["core_fields", "dataset_id", "derived_collection", "sample_id", "to_taco"]

@@ -26,11 +26,23 @@ import numpy as np
 import pyarrow as pa
 from osgeo import gdal
 
-from taco_derived import derived_collection
-from taco_gdal.format import vsi
-from taco_gdal.format.names import FILE, ID, OFFSET, SIZE, SOURCE_FILE, TYPE
-from taco_gdal.io.vsi import VSIFile, read_all
-from taco_gdal.read.containers.base import OpenedContainer, Probe, VsiRule, path_exists
+from taco_gdal.containers import (
+    FILE,
+    ID,
+    OFFSET,
+    SIZE,
+    SOURCE_FILE,
+    TYPE,
+    OpenedContainer,
+    Probe,
+    VSIFile,
+    VsiRule,
+    derived_collection,
+    join_vsi,
+    parent_vsi,
+    path_exists,
+    read_all,
+)
 from taco_taridx.layout import MAGIC, TAR_BLOCK, Rows, TaridxFormatError, TaridxIndex, parse_index
 from taco_taridx.members import TarMember, key_hash, parse_member_header, split_name
 
@@ -82,9 +94,9 @@ def shard_names(path: str, count: int) -> list[str]:
     Raises:
         TaridxFormatError: fewer shards found than the rows refer to.
     """
-    folder, fold = vsi.parent(path), _fold(path)
+    folder, fold = parent_vsi(path), _fold(path)
     single = fold + TAR_SUFFIX
-    if count <= 1 and path_exists(vsi.join(folder, single)):
+    if count <= 1 and path_exists(join_vsi(folder, single)):
         return [single]
     prefix = fold + "_"
     try:
@@ -153,10 +165,10 @@ def _names_and_stems(
     """Each row's member name and stem, from the tar header it points at (checked)."""
     rows: Rows = index.rows
     names, stems = [""] * len(rows), [""] * len(rows)
-    folder = vsi.parent(path)
+    folder = parent_vsi(path)
     for fid, shard in enumerate(shards):
         positions = np.flatnonzero(rows["fid"] == fid)
-        shard_path = vsi.join(folder, shard)
+        shard_path = join_vsi(folder, shard)
         blocks = _header_blocks(shard_path, rows["offset"][positions])
         for position, block in zip(positions.tolist(), blocks, strict=True):
             row = rows[position]
@@ -219,5 +231,5 @@ class TarIdxContainer(OpenedContainer):
         path = probe.path
         table = member_table(path, read_taridx(path))
         collection = derived_collection(table, path, LABEL, DESCRIPTIONS)
-        rule = VsiRule("source_file", vsi.parent(path))
+        rule = VsiRule("source_file", parent_vsi(path))
         return cls(path, [table], collection, rule, [f"{path}: TARIDX rows"])

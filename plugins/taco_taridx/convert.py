@@ -5,9 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from taco_derived import to_taco
-from taco_gdal.format.vsi import to_vsi
-from taco_gdal.read.containers.base import Probe
+from taco_gdal.containers import Probe, to_taco, to_vsi
 from taco_taridx.container import LABEL, TarIdxContainer
 
 __all__ = ["tar_to_taco"]

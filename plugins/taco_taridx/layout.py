@@ -20,7 +20,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from taco_gdal.errors import TacoFormatError
+from taco_gdal.containers import TacoFormatError
 
 __all__ = [
     "FLAG_CONTIGUOUS",

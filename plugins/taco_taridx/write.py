@@ -10,8 +10,7 @@ from typing import Final
 
 import numpy as np
 
-from taco_gdal.errors import TacoIOError
-from taco_gdal.write._atomic import atomic_file
+from taco_gdal.containers import TacoIOError, atomic_file
 from taco_taridx.layout import ROW_DTYPE, TAR_BLOCK, TaridxFormatError, TaridxIndex, pack_index
 from taco_taridx.members import key_hash, parse_member_header, split_name
 

@@ -1,7 +1,8 @@
 """Which container formats the reader knows: built-ins plus entry-point plugins.
 
-Plugins declare a class satisfying :class:`~taco_gdal.read.containers.base.Container`
-under the entry point group ``taco_gdal.containers``::
+The built-in formats are registered here and only here (:data:`BUILTINS`).
+Plugins declare a class satisfying :class:`taco_gdal.containers.Container`
+(the public plugin contract) under the entry point group ``taco_gdal.containers``::
 
     [project.entry-points."taco_gdal.containers"]
     caf = "my_plugin.caf:CafContainer"
