@@ -1,7 +1,8 @@
 """Options every verb shares, and the decorator that gives them to a verb.
 
 ``--json``, ``-q/--quiet``, ``--progress``, ``--config KEY=VALUE`` (GDAL
-options, set thread-locally with :class:`taco_gdal.Env` around the verb),
+options, set thread-locally with :func:`taco_gdal.env.config_options`, the
+functional form of :class:`taco_gdal.Env`, around the verb),
 ``--overwrite`` (verbs that write) and ``--debug``.  The verb function receives
 them as one :class:`Common` value; option names are the same in every verb,
 as in GDAL's ``gdal`` command.
@@ -155,9 +156,9 @@ def verb(
                 debug=bool(kwargs.pop("debug")),
                 config=parse_config(kwargs.pop("config")),
             )
-            from taco_gdal.env import Env
+            from taco_gdal.env import config_options
 
-            with Env(**common.config):
+            with config_options(common.config):  # thread-local, exactly these options
                 fn(common, **kwargs)
 
         command: Callable[..., Any] = callback
