@@ -14,6 +14,31 @@ When GDAL has to ask the server again (new process, cache cleared or evicted),
 over HTTP, one ranged GET on S3), which also fills GDAL's cache, so the request
 GDAL would have made anyway is the one that checks size *and* ETag.
 
+Warm caches.  GDAL (3.6 and later) never re-validates a file it has cached: its
+size, and the blocks it holds, are trusted until the cache is cleared, and a
+block it does not hold is fetched with a plain ranged GET.  After a same-size
+replacement, such a GET returns *new* bytes at *old* offsets, and a size
+comparison cannot see it.  So every fetch :func:`conditions` covers (the GET
+of a sample in :func:`taco_gdal.io.sample.open_sample`, GDAL's open of it) goes
+out with a precondition built from the pin: ``If-Match: <ETag>``, or
+``If-Unmodified-Since: <Last-Modified>`` when the server sends no ETag.  A server
+whose file changed answers 412 instead of bytes; :func:`raise_if_changed` then
+asks again (one HEAD) and raises :class:`TacoChangedError` naming what changed.
+Bytes GDAL already holds are the pinned version's, so they are served as they
+are.
+
+Guarantee by backend:
+
+* local files: not pinned (offsets are read from the file being read);
+* HTTP with ETag: a change of content is caught at the first fetch after it
+  (``If-Match``), whatever the size;
+* HTTP with Last-Modified only: caught when the modification time moved by at
+  least a second (``If-Unmodified-Since`` has one-second resolution);
+* HTTP with neither: only a change of size is caught; a same-size change is
+  caught by the per-sample digest (``open_sample(..., checksum=...)``,
+  ``verify(level="full")``);
+* S3 (``/vsis3/``): as HTTP with ETag (S3 sends ETags and honours ``If-Match``).
+
 Example:
     >>> from taco_gdal.io import pinning
     >>> pinning.verify("/vsicurl/https://host/data.tacozip")  # doctest: +SKIP
@@ -23,6 +48,8 @@ Example:
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from osgeo import gdal
@@ -31,7 +58,16 @@ from taco_gdal.errors import TacoChangedError, TacoIOError
 from taco_gdal.format.vsi import SUBFILE_PREFIX, is_remote, parse_subfile
 from taco_gdal.io.profile import metadata_env
 
-__all__ = ["Pin", "PinRegistry", "container_of", "fetch_pin", "pins", "verify"]
+__all__ = [
+    "Pin",
+    "PinRegistry",
+    "conditions",
+    "container_of",
+    "fetch_pin",
+    "pins",
+    "raise_if_changed",
+    "verify",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +77,15 @@ class Pin:
     path: str
     size: int
     etag: str | None
+    last_modified: str | None = None
+
+    def describe(self) -> str:
+        parts = [f"size {self.size}"]
+        if self.etag is not None:
+            parts.append(f"ETag {self.etag}")
+        if self.last_modified is not None:
+            parts.append(f"Last-Modified {self.last_modified}")
+        return ", ".join(parts)
 
 
 def container_of(vsi_path: str) -> str:
@@ -104,18 +149,91 @@ def fetch_pin(path: str) -> Pin:
             f"{path!r} does not exist or cannot be reached (no size in its headers)"
             f"{': ' + detail if detail else ''}"
         )
-    etag = {k.lower(): v for k, v in headers.items()}.get("etag")
-    return Pin(path, size, etag)
+    lower = {k.lower(): v for k, v in headers.items()}
+    return Pin(path, size, lower.get("etag"), lower.get("last-modified"))
 
 
-def _changed(pin: Pin, size: int, etag: str | None) -> TacoChangedError:
+def _what_changed(pin: Pin, current: Pin) -> list[str]:
+    changes = []
+    if current.size != pin.size:
+        changes.append(f"size {pin.size} -> {current.size}")
+    if pin.etag is not None and current.etag is not None and pin.etag != current.etag:
+        changes.append(f"ETag {pin.etag} -> {current.etag}")
+    if (
+        pin.last_modified is not None
+        and current.last_modified is not None
+        and pin.last_modified != current.last_modified
+    ):
+        changes.append(f"Last-Modified {pin.last_modified} -> {current.last_modified}")
+    return changes
+
+
+def _changed(pin: Pin, current: Pin, changes: list[str] | None = None) -> TacoChangedError:
     gdal.VSICurlPartialClearCache(pin.path)  # keep no block of the new version: ask again next time
-    found = f"size {size}" + (f", ETag {etag}" if etag is not None else "")
-    pinned = f"size {pin.size}" + (f", ETag {pin.etag}" if pin.etag is not None else "")
+    what = changes if changes is not None else _what_changed(pin, current)
     return TacoChangedError(
-        f"{pin.path} changed after its metadata was read: expected {pinned}, found {found}; "
-        f"the stored offsets no longer apply, load the dataset again"
+        f"{pin.path} changed after its metadata was read ({'; '.join(what) or 'content'}): "
+        f"expected {pin.describe()}, found {current.describe()}; the stored offsets no longer "
+        "apply, load the dataset again"
     )
+
+
+def _quoted(header: str) -> str:
+    """One ``GDAL_HTTP_HEADERS`` item: quoted, inner quotes escaped (GDAL strips bare quotes)."""
+    return '"' + header.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+@contextmanager
+def conditions(
+    path: str, expected: Pin | None = None, registry: PinRegistry | None = None
+) -> Iterator[Pin | None]:
+    """Make GDAL's requests in this block conditional on the pinned version (thread-local).
+
+    ``If-Match`` with the pinned ETag, else ``If-Unmodified-Since`` with the
+    pinned Last-Modified; nothing for a local file or a pin with neither.
+    Headers the user set in ``GDAL_HTTP_HEADERS`` are kept.
+
+    Example:
+        >>> with conditions("/vsicurl/https://host/data.tacozip"):  # doctest: +SKIP
+        ...     fetch_sample(path, size)
+    """
+    container = container_of(path)
+    pin = expected if expected is not None else (registry or pins).get(container)
+    header = None
+    if pin is not None and is_remote(container):
+        if pin.etag is not None:
+            header = f"If-Match: {pin.etag}"
+        elif pin.last_modified is not None:
+            header = f"If-Unmodified-Since: {pin.last_modified}"
+    if header is None:
+        yield pin
+        return
+    user = gdal.GetConfigOption("GDAL_HTTP_HEADERS")
+    value = _quoted(header) if not user else f"{user},{_quoted(header)}"
+    from taco_gdal.env import Env
+
+    with Env(GDAL_HTTP_HEADERS=value):
+        yield pin
+
+
+def raise_if_changed(path: str, expected: Pin | None = None, registry: PinRegistry = pins) -> None:
+    """After a failed read: ask the server again and raise TacoChangedError if the file changed.
+
+    Returns normally when the file is still the pinned one (the failure was
+    something else, which the caller re-raises).
+    """
+    container = container_of(path)
+    pin = expected if expected is not None else registry.get(container)
+    if pin is None or not is_remote(container):
+        return
+    gdal.VSICurlPartialClearCache(container)
+    try:
+        current = fetch_pin(container)
+    except TacoIOError:
+        return
+    changes = _what_changed(pin, current)
+    if changes:
+        raise _changed(pin, current, changes) from None
 
 
 def verify(path: str, expected: Pin | None = None, registry: PinRegistry = pins) -> Pin | None:
@@ -127,7 +245,7 @@ def verify(path: str, expected: Pin | None = None, registry: PinRegistry = pins)
     ``expected``).  Local files are not pinned (``None`` is returned).
 
     Raises:
-        TacoChangedError: the size or the ETag differs from the pin.
+        TacoChangedError: the size, the ETag or the Last-Modified differs from the pin.
         TacoIOError: the container cannot be reached.
     """
     container = container_of(path)
@@ -141,10 +259,10 @@ def verify(path: str, expected: Pin | None = None, registry: PinRegistry = pins)
         return registry.record(fetch_pin(container))
     if size is not None:  # GDAL still trusts its cached size: compare that, no request
         if size != pin.size:
-            raise _changed(pin, size, None)
+            raise _changed(pin, Pin(container, size, None))
         return pin
     current = fetch_pin(container)
-    etags_differ = pin.etag is not None and current.etag is not None and pin.etag != current.etag
-    if current.size != pin.size or etags_differ:
-        raise _changed(pin, current.size, current.etag)
+    changes = _what_changed(pin, current)
+    if changes:
+        raise _changed(pin, current, changes)
     return pin

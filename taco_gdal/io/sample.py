@@ -10,7 +10,10 @@ who want the same behaviour for a ``internal:gdal_vsi`` path:
    is fetched whole with one ranged GET through
    :class:`~taco_gdal.io.vsi.VSIFile`, which retries a broken transfer and
    refuses partial bytes; the bytes land in GDAL's block cache;
-3. the dataset is opened under :func:`~taco_gdal.io.profile.sample_env`, so
+3. with ``checksum=`` (the row's ``taco_gdal:checksum``), the bytes are
+   digested and compared first: :class:`~taco_gdal.errors.TacoChecksumError`
+   instead of pixels from changed bytes;
+4. the dataset is opened under :func:`~taco_gdal.io.profile.sample_env`, so
    GDAL's own open reads the sample from that cache (no second request).  The
    profile is active around the open only, not in the caller's ``with`` block.
 """
@@ -26,13 +29,13 @@ import rasterio
 from rasterio.errors import RasterioIOError
 from rasterio.io import DatasetReader
 
-from taco_gdal.errors import TacoIOError
+from taco_gdal.errors import TacoChecksumError, TacoIOError
 from taco_gdal.format.vsi import SUBFILE_PREFIX, is_remote, parse_subfile, to_vsi
 from taco_gdal.io import pinning
 from taco_gdal.io.profile import INGEST_LIMIT, sample_env
-from taco_gdal.io.vsi import VSIFile
+from taco_gdal.io.vsi import VSIFile, file_size
 
-__all__ = ["fetch_sample", "open_raster", "open_sample", "sample_size"]
+__all__ = ["check_digest", "fetch_sample", "open_raster", "open_sample", "sample_size"]
 
 
 def sample_size(vsi_path: str) -> int | None:
@@ -52,9 +55,40 @@ def fetch_sample(vsi_path: str, size: int) -> None:
         f.read_exact(0, size, "sample")
 
 
+def check_digest(vsi_path: str, checksum: str, size: int | None = None) -> None:
+    """Read the sample's bytes (streamed) and compare them with ``checksum``.
+
+    Raises:
+        TacoChecksumError: the digests differ; names the sample, its container
+            and both digests.
+        TacoFormatError: ``checksum`` is not ``"<algorithm>:<lowercase hex>"``.
+    """
+    from taco_gdal.verify._stream import Span, stream_spans
+    from taco_gdal.verify.digest import new_hasher, parse_checksum
+
+    expected = parse_checksum(checksum, f"checksum of {vsi_path}")
+    if size is None:
+        size = file_size(vsi_path)
+    hasher = new_hasher(expected.algorithm)
+    if size:
+        stream_spans(vsi_path, [Span(0, size, hasher.update)])
+    found = hasher.hexdigest()
+    if found != expected.hexdigest:
+        raise TacoChecksumError(
+            f"sample {vsi_path!r} in container {pinning.container_of(vsi_path)!r} does not "
+            f"match its digest: expected {expected}, found {expected.algorithm}:{found} (the "
+            "bytes changed after the digest was written, or the metadata points elsewhere)"
+        )
+
+
 @contextmanager
 def open_sample(
-    path: str | os.PathLike[str], size: int | None = None, pin: pinning.Pin | None = None
+    path: str | os.PathLike[str],
+    size: int | None = None,
+    pin: pinning.Pin | None = None,
+    *,
+    checksum: str | None = None,
+    verify: bool = True,
 ) -> Iterator[DatasetReader]:
     """Open a sample with rasterio under the read profile.
 
@@ -64,13 +98,19 @@ def open_sample(
             ``/vsisubfile/`` path, or from the pin of a loose remote file.
         pin: the container state to verify against (default: the process-wide
             pin recorded when the container was first read).
+        checksum: the sample's ``taco_gdal:checksum`` value
+            (``"<algorithm>:<lowercase hex>"``), when the dataset has one.
+        verify: with a ``checksum``, read the bytes first and compare
+            (``False`` skips the comparison).
 
     Raises:
         TacoChangedError: the container changed since it was pinned.
+        TacoChecksumError: the bytes do not match ``checksum`` (names the
+            sample, the container and both digests).
         TacoIOError: the sample could not be read or opened (names the path).
 
     Example:
-        >>> with open_sample(row_vsi_path) as src:  # doctest: +SKIP
+        >>> with open_sample(row_vsi_path, checksum=row_checksum) as src:  # doctest: +SKIP
         ...     pixels = src.read()
     """
     vsi = to_vsi(path)
@@ -81,13 +121,25 @@ def open_sample(
         state = pinning.verify(vsi, pin)
         if size is None and state is not None and state.path == vsi:  # a loose remote file
             size = state.size
-    with sample_env(size):  # only around the open: the block's own GDAL calls stay untouched
-        if remote and size is not None and 0 < size <= INGEST_LIMIT:
-            fetch_sample(vsi, size)
+    # only around the open: the block's own GDAL calls stay untouched
+    failure: TacoIOError | RasterioIOError | None = None
+    with sample_env(size), pinning.conditions(vsi, pin) as pinned:
         try:
+            if remote and size is not None and 0 < size <= INGEST_LIMIT:
+                fetch_sample(vsi, size)
+            if checksum is not None and verify:
+                check_digest(vsi, checksum, size)
             dataset = rasterio.open(vsi)
-        except RasterioIOError as exc:
-            raise TacoIOError(f"cannot open sample {vsi!r}: {exc}") from exc
+        except TacoChecksumError:
+            raise
+        except (TacoIOError, RasterioIOError) as exc:
+            failure = exc
+    if failure is not None:
+        if remote:  # a 412 (precondition failed) or a short body: did the file change?
+            pinning.raise_if_changed(vsi, pinned)
+        if isinstance(failure, TacoIOError):
+            raise failure
+        raise TacoIOError(f"cannot open sample {vsi!r}: {failure}") from failure
     with dataset:
         yield dataset
 

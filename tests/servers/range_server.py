@@ -128,12 +128,16 @@ class _Handler(BaseHTTPRequestHandler):
             return
         stat = target.stat()
         size = stat.st_size
-        headers = {
-            "Accept-Ranges": "bytes",
-            "ETag": f'"{size:x}-{stat.st_mtime_ns:x}"',
-            "Last-Modified": email.utils.formatdate(stat.st_mtime, usegmt=True),
-            "Content-Type": "application/octet-stream",
-        }
+        owner = self.server.owner
+        etag = f'"{size:x}-{stat.st_mtime_ns:x}"'
+        headers = {"Accept-Ranges": "bytes", "Content-Type": "application/octet-stream"}
+        if owner.etag:
+            headers["ETag"] = etag
+        if owner.last_modified:
+            headers["Last-Modified"] = email.utils.formatdate(int(stat.st_mtime), usegmt=True)
+        if not self._preconditions_hold(etag, int(stat.st_mtime)):
+            self._send_bytes(412, b"precondition failed\n", {})
+            return
         try:
             span = parse_range(self.headers.get("Range"), size)
         except Unsatisfiable:
@@ -147,6 +151,22 @@ class _Handler(BaseHTTPRequestHandler):
         self._start(status, headers, max(0, span.length))
         if self.command == "GET" and size:
             self._send_file(target, span, path)
+
+    def _preconditions_hold(self, etag: str, mtime: int) -> bool:
+        """RFC 9110 ``If-Match`` / ``If-Unmodified-Since``, for the validators this server sends."""
+        owner = self.server.owner
+        if_match = self.headers.get("If-Match")
+        if if_match is not None and owner.etag:
+            tags = [t.strip() for t in if_match.split(",")]
+            return "*" in tags or etag in tags
+        since = self.headers.get("If-Unmodified-Since")
+        if since is not None and owner.last_modified:
+            try:
+                limit = email.utils.parsedate_to_datetime(since).timestamp()
+            except (TypeError, ValueError):
+                return True  # an invalid date is ignored (RFC 9110 13.1.4)
+            return mtime <= limit
+        return True
 
     def _send_file(self, target: Path, span: ByteRange, path: str) -> None:
         """``socket.sendfile`` the span (zero-copy on plain TCP), cut short by a drop fault."""
@@ -192,6 +212,8 @@ class RangeServer:
         root: folder whose files are served (paths map below it, no listing).
         upstream: ``(host, port)`` of a server to forward to instead (a counting proxy).
         delay: seconds to wait before answering each request.
+        etag: send ``ETag`` (and honour ``If-Match``).
+        last_modified: send ``Last-Modified`` (and honour ``If-Unmodified-Since``).
     """
 
     def __init__(
@@ -199,12 +221,16 @@ class RangeServer:
         root: str | os.PathLike[str] | None = None,
         upstream: tuple[str, int] | None = None,
         delay: float = 0.0,
+        etag: bool = True,
+        last_modified: bool = True,
     ) -> None:
         if (root is None) == (upstream is None):
             raise ValueError("give exactly one of root= (serve files) or upstream= (proxy)")
         self.root = Path(root).resolve() if root is not None else None
         self.upstream = upstream
         self.delay = delay
+        self.etag = etag
+        self.last_modified = last_modified
         self.log = RequestLog()
         self.faults = FaultPlan()
         self._server: _Server | None = None
