@@ -85,7 +85,8 @@ def markdown(rows: list[dict[str, Any]], setup: dict[str, Any], found: dict[str,
         f"{setup['gdal']}, torch {setup['torch']}; {setup['cpus']} CPUs shared with other work "
         f"(load average {setup['load_average'][0]} before, {setup['load_average'][1]} after).  ",
         "Each measurement: persistent workers read the first half of the samples (warm-up), "
-        "then the timed epoch reads the second half (samples no worker has read).  "
+        "then the timed epoch reads the second half (samples no worker has read), both in a "
+        "seeded shuffled order as a training loop reads.  "
         f"{setup['repeat']} rounds, interleaved (round > size > workers > loop); best and worst "
         "round shown.  Ceiling = max(workers, 1) / delay, the rate if every sample cost exactly "
         "one request and nothing else took time.",

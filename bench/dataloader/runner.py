@@ -2,13 +2,15 @@
 
 Workers are persistent, so the timed half sees started workers with open
 connections (what every epoch after the first looks like in a training run),
-and reads samples no worker has read before (GDAL's block cache cannot help).
+and reads samples no worker has read before (GDAL's block cache cannot help),
+shuffled as in training.
 Requests and bytes come from the server's log of the timed half only.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import random
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,21 +23,29 @@ from tests.servers.range_server import RangeServer
 
 
 class Halves(Sampler[int]):
-    """Yields the first half of the indices, or the second (``part`` 0 or 1)."""
+    """The first half of the indices, or the second (``part`` 0 or 1), in a seeded random order.
 
-    def __init__(self, length: int) -> None:
+    Shuffled as a training loop reads (``shuffle=True``): consecutive reads of
+    one worker are not neighbours in the file, so GDAL's read-ahead of one
+    sample does not bring the next one.
+    """
+
+    def __init__(self, length: int, seed: int = 0) -> None:
         self.length = length
         self.part = 0
+        self.seed = seed
 
-    def _range(self) -> range:
+    def _indices(self) -> list[int]:
         half = self.length // 2
-        return range(0, half) if self.part == 0 else range(half, 2 * half)
+        indices = list(range(0, half) if self.part == 0 else range(half, 2 * half))
+        random.Random(self.seed + self.part).shuffle(indices)
+        return indices
 
     def __iter__(self) -> Iterator[int]:
-        return iter(self._range())
+        return iter(self._indices())
 
     def __len__(self) -> int:
-        return len(self._range())
+        return self.length // 2
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Mapping
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +26,7 @@ from osgeo import gdal
 from rasterio.errors import RasterioIOError
 from rasterio.io import MemoryFile
 
-from taco_gdal.env import Env
+from taco_gdal.env import config_options
 from taco_gdal.errors import TacoIOError
 from taco_gdal.format.names import CHECKSUM, GDAL_VSI, ID, SIZE
 from taco_gdal.io import pinning
@@ -76,7 +77,7 @@ class SampleReader:
         reader: a user reader, or ``None`` for rasterio (bands-first array).
         verify: check ``taco_gdal:checksum`` when the row has a value.
         gdal_options: GDAL options applied (thread-locally, through
-            :class:`~taco_gdal.Env`) around every read, in every worker.
+            :func:`taco_gdal.env.config_options`) around every read, in every worker.
         pins: container path -> pin recorded in the parent.
     """
 
@@ -102,7 +103,7 @@ class SampleReader:
         size = row.get(SIZE)
         size = int(size) if size is not None else sample_size(path)
         stored = row.get(CHECKSUM) if self.verify else None
-        with Env(**self.gdal_options):
+        with config_options(self.gdal_options) if self.gdal_options else nullcontext():
             if stored is None:
                 if self.reader is not None:
                     return self.reader(path, row)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -68,21 +68,44 @@ class LevelRows:
     """The rows of one level, and where each FOLDER row's children are in the next.
 
     ``children_order[children_start[i]:children_stop[i]]`` are the positions,
-    in the next :class:`LevelRows`, of the children of row ``i``.
+    in the next :class:`LevelRows`, of the children of row ``i``.  The plain
+    Python values of the columns are computed once per process, on first use
+    (a worker pays it once, not per item), and are not pickled.
     """
 
     table: pa.Table
     children_order: np.ndarray
     children_start: np.ndarray
     children_stop: np.ndarray
+    _plain: dict[str, list[Any]] = field(default_factory=dict, compare=False, repr=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {
+            "table": self.table,
+            "children_order": self.children_order,
+            "children_start": self.children_start,
+            "children_stop": self.children_stop,
+        }
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        for key, value in state.items():
+            object.__setattr__(self, key, value)
+        object.__setattr__(self, "_plain", {})
 
     def __len__(self) -> int:
         return int(self.table.num_rows)
 
+    def _values(self) -> dict[str, list[Any]]:
+        if not self._plain and self.table.num_columns:
+            for name in self.table.column_names:
+                values = self.table.column(name).to_pylist()
+                self._plain[name] = [plain_value(v) for v in values]
+        return self._plain
+
     def rows(self, positions: Sequence[int]) -> list[dict[str, Any]]:
         """The rows at ``positions`` as dicts of plain values (every column)."""
-        taken = self.table.take(pa.array(positions, type=pa.int64()))
-        return [{k: plain_value(v) for k, v in row.items()} for row in taken.to_pylist()]
+        values = self._values()
+        return [{name: column[p] for name, column in values.items()} for p in positions]
 
     def children(self, position: int) -> np.ndarray:
         """Positions in the next level of the children of row ``position``."""
