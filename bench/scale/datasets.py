@@ -9,7 +9,8 @@ rows take seconds, not hours):
   EPSG:4326, ``istac:time_start`` / ``istac:time_end`` over three years, plus
   ``cloud_cover`` (double), ``split`` (string) and ``tile`` (int64).
 * ``cascade(n)``: ``n // 4`` FOLDER samples at level 0, each with the FILE
-  children ``q0`` .. ``q3`` at level 1 (``n`` rows), for navigation.
+  children ``q0`` .. ``q3`` at level 1 (``n`` rows), for navigation; child
+  ``qj`` has ``cloud_cover`` ``10 j`` and ``istac:time_start`` 2020-01-01 + j days.
 
 Rows point at a few tiny GeoTIFF members (FOLDER rows at one shared
 ``__meta__`` that lists ``q0`` .. ``q3``), so the archive is a few megabytes
@@ -166,17 +167,21 @@ def _folder_slice(start: int, n: int, meta: np.ndarray) -> pa.Table:
 
 
 def _child_slice(start: int, n: int, blobs: np.ndarray) -> pa.Table:
-    rng = np.random.default_rng(start + 1)
+    """Level-1 rows; child ``j`` of every FOLDER equals row ``j`` of the shared ``__meta__``."""
     rows = np.arange(start, start + n, dtype=np.int64)
+    child = rows % len(CHILD_IDS)
     names = np.asarray(CHILD_IDS, dtype=object)
     return pa.table(
         {
-            ID: pa.array(names[rows % len(CHILD_IDS)], pa.string()),
+            ID: pa.array(names[child], pa.string()),
             TYPE: pa.array(np.full(n, FILE, dtype=object), pa.string()),
-            "cloud_cover": pa.array(rng.uniform(0, 100, n)),
+            "cloud_cover": pa.array(child * 10.0),
+            ISTAC_TIME_START: pa.array(START_US + child * 86_400_000_000, pa.int64()).cast(
+                pa.timestamp("us")
+            ),
             CURRENT_ID: pa.array(rows),
             PARENT_ID: pa.array(rows // len(CHILD_IDS)),
-            **_pointers(rows, blobs),
+            **_pointers(child, blobs),
         }
     )
 
@@ -247,11 +252,11 @@ def _collection(name: str, schemas: list[pa.Schema], rows: list[int]) -> dict[st
     }
 
 
-def _build(name: str, rows: int, shape: str) -> Path:
-    target = CACHE / f"{name}.tacozip"
+def _build(name: str, rows: int, shape: str, folder: Path) -> Path:
+    target = folder / f"{name}.tacozip"
     if target.exists():
         return target
-    work = CACHE / f"{name}.work"
+    work = folder / f"{name}.work"
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     partial = work / "out.tacozip"
@@ -302,19 +307,19 @@ def _build(name: str, rows: int, shape: str) -> Path:
     return target
 
 
-def flat(rows: int) -> Path:
-    """The level-0 ISTAC dataset of ``rows`` samples (generated once, then cached).
+def flat(rows: int, folder: Path = CACHE) -> Path:
+    """The level-0 ISTAC dataset of ``rows`` samples (generated once in ``folder``, then reused).
 
     Example:
         >>> flat(1000).name  # doctest: +SKIP
         'flat_1000.tacozip'
     """
-    return _build(f"flat_{rows}", rows, "flat")
+    return _build(f"flat_{rows}", rows, "flat", folder)
 
 
-def cascade(rows: int) -> Path:
-    """``rows // 4`` FOLDERs of 4 FILEs each (generated once, then cached)."""
-    return _build(f"cascade_{rows}", rows, "cascade")
+def cascade(rows: int, folder: Path = CACHE) -> Path:
+    """``rows // 4`` FOLDERs of 4 FILEs each (generated once in ``folder``, then reused)."""
+    return _build(f"cascade_v2_{rows}", rows, "cascade", folder)
 
 
 def parquet_bytes(path: Path) -> int:

@@ -14,11 +14,19 @@ wrote it:
   holds only 2D points gets two helper columns ``__taco_x:<col>`` and
   ``__taco_y:<col>`` (decoded with numpy, no parsing per row), which let a
   bounding-box filter discard most rows before calling ``ST_Intersects``.
+  A column is decoded chunk by chunk and given up at its first value that is
+  not a 21-byte point, so a polygon column costs nothing and is never copied.
+
+:class:`ChildIndex` answers "which rows of level ``k`` are the children of
+row ``p`` of level ``k - 1``" in O(children): built once per level from
+``internal:parent_id`` (a sorted copy and offsets; no copy at all when the
+level is stored grouped by parent, as every writer stores it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -38,7 +46,9 @@ from taco_gdal.read.query import HIDDEN_PREFIX
 
 __all__ = [
     "ChildCounts",
+    "ChildIndex",
     "add_point_columns",
+    "child_index",
     "point_columns",
     "prepare_level",
     "prepare_levels",
@@ -170,12 +180,26 @@ def _as_objects(values: pa.ChunkedArray | pa.Array) -> np.ndarray:
 
 
 def _decode_points(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray] | None:
-    """x and y of a WKB column that holds only little-endian 2D points (else None)."""
-    array = column.combine_chunks()
-    if isinstance(array, pa.ChunkedArray):  # pragma: no cover - empty chunked input
-        array = pa.concat_arrays(array.chunks) if array.num_chunks else pa.array([], pa.binary())
-    if not (pa.types.is_binary(array.type) or pa.types.is_large_binary(array.type)):
+    """x and y of a WKB column that holds only little-endian 2D points (else None).
+
+    Chunk by chunk: a column of polygons is recognised at its first value and
+    never combined into one buffer (which would copy it).
+    """
+    if not (pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)):
         return None
+    xs, ys = [], []
+    for chunk in column.chunks:
+        decoded = _decode_chunk(chunk)
+        if decoded is None:
+            return None
+        xs.append(decoded[0])
+        ys.append(decoded[1])
+    if not xs:
+        return np.empty(0), np.empty(0)
+    return np.concatenate(xs), np.concatenate(ys)
+
+
+def _decode_chunk(array: pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
     n = len(array)
     if n == 0:
         return np.empty(0), np.empty(0)
@@ -183,6 +207,9 @@ def _decode_points(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray] | N
     offsets = np.frombuffer(array.buffers()[1], dtype=offset_type)[
         array.offset : array.offset + n + 1
     ]
+    first = int(np.argmax(np.diff(offsets[: min(n, 64) + 1]) > 0))
+    if offsets[first + 1] - offsets[first] not in (0, _WKB_POINT_SIZE):
+        return None  # not points: given up before scanning (or copying) the column
     data = np.frombuffer(array.buffers()[2], dtype=np.uint8)
     if not np.all(np.diff(offsets)[_valid(array)] == _WKB_POINT_SIZE):
         return None
@@ -275,3 +302,53 @@ def prepare_levels(
         out.append(prepared)
         previous = (prepared, old)
     return out
+
+
+@dataclass(frozen=True)
+class ChildIndex:
+    """The rows of a level grouped by parent: ``rows(p)`` in O(children of p).
+
+    ``order`` is ``None`` when the level is stored grouped by parent
+    (``internal:parent_id`` non-decreasing): the children of ``p`` are then the
+    rows ``offsets[p]`` to ``offsets[p + 1]``.  Otherwise ``order`` lists row
+    positions sorted by parent (stable, so siblings keep their stored order).
+
+    Example:
+        >>> index = ChildIndex.build(np.array([0, 0, 1, 1, 1]), parents=3)
+        >>> index.rows(1), index.rows(2)
+        (array([2, 3, 4]), array([], dtype=int64))
+    """
+
+    offsets: np.ndarray
+    order: np.ndarray | None
+
+    @classmethod
+    def build(cls, parent_ids: np.ndarray, parents: int) -> ChildIndex:
+        """Index a level from its ``internal:parent_id`` values (row positions of parents).
+
+        Args:
+            parent_ids: one parent position per row of the level.
+            parents: rows of the previous level (positions ``0 .. parents - 1``).
+        """
+        keys = np.asarray(parent_ids, dtype=np.int64)
+        order: np.ndarray | None = None
+        if keys.size > 1 and bool(np.any(keys[1:] < keys[:-1])):
+            order = np.argsort(keys, kind="stable")
+            keys = keys[order]
+        offsets = np.searchsorted(keys, np.arange(parents + 1, dtype=np.int64), side="left")
+        return cls(offsets.astype(np.int64), order)
+
+    def rows(self, parent: int) -> np.ndarray:
+        """Row positions of the children of ``parent``, in stored order."""
+        if not 0 <= parent < len(self.offsets) - 1:
+            return np.empty(0, dtype=np.int64)
+        start, stop = int(self.offsets[parent]), int(self.offsets[parent + 1])
+        if self.order is None:
+            return np.arange(start, stop, dtype=np.int64)
+        return self.order[start:stop]
+
+
+def child_index(table: pa.Table, parents: int) -> ChildIndex:
+    """The :class:`ChildIndex` of a prepared level table (its ``internal:parent_id``)."""
+    column = table.column(PARENT_ID)
+    return ChildIndex.build(np.asarray(column.to_numpy(), dtype=np.int64), parents)

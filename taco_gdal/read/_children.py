@@ -1,0 +1,125 @@
+"""The children of one FOLDER row, in O(its children): no scan of the level, no ``__meta__`` read.
+
+:func:`children_table` takes the rows of level ``k`` whose
+``internal:parent_id`` is the FOLDER's position from a
+:class:`~taco_gdal.read.levels.ChildIndex` (built once per level and load),
+keeps those that survive the filters active at level ``k`` (the surviving
+positions are computed once per filtered view, then looked up with a binary
+search) and gives them their GDAL paths with the one expression that builds
+``internal:gdal_vsi`` (:func:`~taco_gdal.read.query.gdal_vsi_sql`), in a DuckDB
+query over those few rows only.
+
+The level tables already hold every child (``__meta__`` files repeat them;
+misplaced level-1+ offsets are repaired at load), so navigation reads nothing.
+
+Both caches hang off the :class:`~taco_gdal.read.state.LevelTables` object (weak
+keys): every dataset derived from one load shares them, and they go with it.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+
+from taco_gdal.format.names import CURRENT_ID, GDAL_VSI
+from taco_gdal.read import _duck
+from taco_gdal.read.levels import ChildIndex, child_index
+from taco_gdal.read.query import gdal_vsi_sql, not_padding_sql, quote_ident
+
+if TYPE_CHECKING:
+    from taco_gdal.read._duck import Session
+    from taco_gdal.read.state import LevelTables, QueryState
+
+__all__ = ["children_table", "survivors"]
+
+_LOCK = threading.Lock()
+_INDEXES: weakref.WeakKeyDictionary[LevelTables, dict[int, ChildIndex]] = (
+    weakref.WeakKeyDictionary()
+)
+_SURVIVORS: weakref.WeakKeyDictionary[LevelTables, dict[str, np.ndarray]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _index(base: LevelTables, level: int) -> ChildIndex:
+    with _LOCK:
+        known = _INDEXES.setdefault(base, {})
+        index = known.get(level)
+    if index is None:  # built outside the lock; two threads may both build it, once each
+        index = child_index(base.tables[level], base.tables[level - 1].num_rows)
+        with _LOCK:
+            known[level] = index
+    return index
+
+
+def survivors(state: QueryState, level: int, view: str) -> np.ndarray:
+    """Sorted positions (``internal:current_id``) of the rows of filtered ``view`` at ``level``.
+
+    Evaluated once per view (view names are unique) and kept with the level tables.
+    """
+    base = state.base
+    with _LOCK:
+        known = _SURVIVORS.setdefault(base, {})
+        found = known.get(view)
+    if found is not None:
+        return found
+    table = _duck.fetch(
+        base,
+        state.steps,
+        f"SELECT {quote_ident(CURRENT_ID)} FROM {quote_ident(view)}",
+        what=f"finding the level-{level} rows that survive the filters",
+    )
+    positions = np.unique(np.asarray(table.column(0).to_numpy(), dtype=np.int64))
+    with _LOCK:
+        known[view] = positions
+    return positions
+
+
+def _kept(rows: np.ndarray, alive: np.ndarray) -> np.ndarray:
+    """``rows`` that are in the sorted array ``alive`` (binary search: O(len(rows) log n))."""
+    if not alive.size or not rows.size:
+        return rows[:0]
+    at = np.minimum(np.searchsorted(alive, rows), alive.size - 1)
+    kept: np.ndarray = rows[alive[at] == rows]
+    return kept
+
+
+def children_table(state: QueryState, level: int, parent: int, *, what: str) -> pa.Table:
+    """The children of row ``parent`` of level ``level - 1`` that survive ``state``, as Arrow.
+
+    Columns as in the ``level<k>`` view: the stored columns (padding rows
+    dropped), ``internal:gdal_vsi`` last; the reader's helper columns are kept
+    (``to_frame`` drops them).
+
+    Args:
+        state: the dataset's query state.
+        level: the children's level (1 .. max depth).
+        parent: the FOLDER's row position at ``level - 1``.
+        what: names the operation in error messages.
+
+    Example:
+        >>> children_table(ds._state, 1, 0, what="read(0)").num_rows  # doctest: +SKIP
+        4
+    """
+    base = state.base
+    rows = _index(base, level).rows(parent)
+    view = state.views.get(level)
+    if view is not None:
+        rows = _kept(rows, survivors(state, level, view))
+    taken = base.tables[level].take(pa.array(rows, pa.int64()))
+    columns = taken.column_names
+    vsi = gdal_vsi_sql(base.rule, columns, where=f"level {level} of {state.path}")
+    keep = "*" if GDAL_VSI not in columns else f"* EXCLUDE ({quote_ident(GDAL_VSI)})"
+
+    def select(session: Session) -> pa.Table:
+        with session.registered(taken) as name:
+            return session.fetch(
+                f"SELECT {keep}, {vsi} AS {quote_ident(GDAL_VSI)} FROM {quote_ident(name)} "
+                f"WHERE {not_padding_sql()}"
+            )
+
+    return _duck.run(base, state.steps, select, what=what)
