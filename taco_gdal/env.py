@@ -6,6 +6,15 @@ a ``with`` block and restores the previous thread-local values on exit, the way
 ``rasterio.Env`` does.  Because the osgeo bindings, rasterio and pyogrio share
 one libgdal (see ``scripts/setup.sh``), options set here are seen by
 ``rasterio.open`` and ``gdal.Open`` called inside the block on the same thread.
+
+``Env()`` without options carries taco_gdal's read profile, so a user's own
+``rasterio.open(path)`` of a sample path inside the block costs one GET for a
+sample of up to 8 MB (see :func:`taco_gdal.io.profile.env_profile`).
+``Env(**options)`` sets exactly ``options`` (how taco_gdal itself uses it);
+``Env(read_profile=True, **options)`` sets both, ``options`` winning.
+
+Importing this module registers taco_gdal's after-fork handler
+(:mod:`taco_gdal._fork`); it sets no GDAL option.
 """
 
 from __future__ import annotations
@@ -16,6 +25,8 @@ from contextlib import contextmanager
 from types import TracebackType
 
 from osgeo import gdal
+
+from taco_gdal import _fork  # noqa: F401  (registers the after-fork reset)
 
 __all__ = ["Env", "config_options", "get_config"]
 
@@ -42,6 +53,17 @@ class Env:
     """Thread-local GDAL configuration options for the span of a ``with`` block.
 
     Args:
+        read_profile: apply taco_gdal's read profile
+            (:func:`~taco_gdal.io.profile.env_profile`: no directory listing on
+            open, retries, and ``GDAL_INGESTED_BYTES_AT_OPEN`` = 8 MB so that a
+            sample of up to 8 MB opens with one GET).  Default: only when no
+            option is given.  Options already set by the user (process-wide or
+            in an enclosing block) win over the profile, explicit ``options``
+            win over everything.  In a profiled block *every* dataset GDAL
+            opens reads up to 8 MB at open (a whole small file, the first 8 MB
+            of a large COG): right for samples, wasteful for a big remote
+            raster read a tile at a time; open those outside the block or with
+            ``Env(GDAL_INGESTED_BYTES_AT_OPEN=None)`` nested inside it.
         options: GDAL config options, e.g. ``GDAL_HTTP_MAX_RETRY=3``.  ``True`` and
             ``False`` become ``YES``/``NO``; ``None`` unsets an option for the block.
 
@@ -50,16 +72,29 @@ class Env:
         >>> with taco_gdal.Env(GDAL_DISABLE_READDIR_ON_OPEN="EMPTY_DIR"):
         ...     taco_gdal.get_config("GDAL_DISABLE_READDIR_ON_OPEN")
         'EMPTY_DIR'
+        >>> with taco_gdal.Env():
+        ...     taco_gdal.get_config("GDAL_INGESTED_BYTES_AT_OPEN")
+        '8388608'
     """
 
-    def __init__(self, **options: object) -> None:
+    def __init__(self, read_profile: bool | None = None, **options: object) -> None:
         self.options: dict[str, str | None] = {
             key: _as_config_value(value) for key, value in options.items()
         }
+        self.read_profile = not options if read_profile is None else read_profile
+
+    def _applied(self) -> dict[str, str | None]:
+        if not self.read_profile:
+            return dict(self.options)
+        from taco_gdal.io.profile import env_profile  # the profile module imports this one
+
+        applied: dict[str, str | None] = dict(env_profile())
+        applied.update(self.options)
+        return applied
 
     def __enter__(self) -> Env:
         saved: dict[str, str | None] = {}
-        for key, value in self.options.items():
+        for key, value in self._applied().items():
             saved[key] = gdal.GetThreadLocalConfigOption(key, None)
             gdal.SetThreadLocalConfigOption(key, value)
         _stack().append(saved)
@@ -79,7 +114,7 @@ class Env:
 @contextmanager
 def config_options(options: Mapping[str, object]) -> Iterator[None]:
     """Functional form of :class:`Env` for a mapping of options."""
-    with Env(**dict(options)):
+    with Env(read_profile=False, **dict(options)):
         yield
 
 

@@ -14,6 +14,11 @@ Two groups of options, both applied thread-locally through :class:`taco_gdal.Env
   ``GDAL_INGESTED_BYTES_AT_OPEN`` = the sample's size when it is at most
   :data:`INGEST_LIMIT`, so GDAL fetches the whole sample with one GET instead of
   a 16 KiB header read followed by growing read-ahead requests.
+* :func:`env_profile` for a user's ``with taco_gdal.Env():`` block, where the
+  sizes are unknown: the network options plus ``GDAL_INGESTED_BYTES_AT_OPEN`` =
+  :data:`INGEST_LIMIT`.  GDAL reads ``min(that, file size)`` at open, and a
+  ``/vsisubfile/`` path is exactly as large as its sample, so a plain
+  ``rasterio.open(path)`` of a sample of up to 8 MB is one GET.
 
 Options the user already set (process-wide or in an enclosing ``Env``) win,
 except ``GDAL_INGESTED_BYTES_AT_OPEN``, which is per sample by nature.
@@ -34,6 +39,7 @@ from taco_gdal.format.names import LOCAL_META, TACOCAT_FILE, ZIP_SUFFIXES
 __all__ = [
     "INGEST_LIMIT",
     "METADATA_SUFFIXES",
+    "env_profile",
     "metadata_env",
     "network_options",
     "read_profile",
@@ -114,6 +120,24 @@ def read_profile(size: int | None = None) -> dict[str, str]:
     return options
 
 
+def env_profile() -> dict[str, str]:
+    """GDAL options ``taco_gdal.Env()`` applies: :func:`network_options` and an 8 MB ingest.
+
+    ``GDAL_INGESTED_BYTES_AT_OPEN`` = :data:`INGEST_LIMIT` unless the user set
+    it: every open in the block reads up to 8 MB at once, which is the whole of
+    a sample up to that size (one GET) but also the first 8 MB of any larger
+    file opened there.
+
+    Example:
+        >>> env_profile()["GDAL_INGESTED_BYTES_AT_OPEN"]
+        '8388608'
+    """
+    options = network_options()
+    if get_config("GDAL_INGESTED_BYTES_AT_OPEN") is None:
+        options["GDAL_INGESTED_BYTES_AT_OPEN"] = str(INGEST_LIMIT)
+    return options
+
+
 def sample_env(size: int | None = None) -> Env:
     """An :class:`~taco_gdal.Env` holding :func:`read_profile` for one sample.
 
@@ -123,7 +147,7 @@ def sample_env(size: int | None = None) -> Env:
         ...     with rasterio.open("/vsisubfile/4096_400000,/vsicurl/https://h/d.tacozip") as src:
         ...         arr = src.read()
     """
-    return Env(**read_profile(size))
+    return Env(read_profile=False, **read_profile(size))
 
 
 def metadata_env() -> Env:
@@ -134,4 +158,4 @@ def metadata_env() -> Env:
         ...     get_config("GDAL_DISABLE_READDIR_ON_OPEN") is not None
         True
     """
-    return Env(**network_options(METADATA_SUFFIXES))
+    return Env(read_profile=False, **network_options(METADATA_SUFFIXES))

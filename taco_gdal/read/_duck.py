@@ -71,6 +71,7 @@ __all__ = [
     "columns",
     "define",
     "fetch",
+    "interrupt",
     "release",
     "spatial_extension_path",
 ]
@@ -278,7 +279,7 @@ def run(
                 return action(session)
         except _FATAL as exc:
             _retire(session.database)
-            log.warning("%s: DuckDB failed fatally (%s); database replaced", base.where, exc)
+            log.warning("%s: DuckDB failed (%s); database replaced", base.where, _message(exc))
             if attempt == 2:
                 raise TacoQueryError(
                     f"{what} on {base.where}: DuckDB failed fatally twice, on two fresh "
@@ -337,6 +338,18 @@ def release(base: LevelTables) -> None:
     if session is not None and session.pid == os.getpid():
         with session.lock, contextlib.suppress(duckdb.Error):
             session.conn.close()
+
+
+def interrupt(base: LevelTables) -> None:
+    """Interrupt the query running on the session of ``base`` (from another thread).
+
+    Example:
+        >>> interrupt(ds.state.base)  # doctest: +SKIP
+    """
+    with _LOCK:
+        session = _sessions.get(base)
+    if session is not None and session.pid == os.getpid():
+        session.conn.interrupt()
 
 
 def _forget_parent_state() -> None:
