@@ -125,3 +125,20 @@ def test_help_does_not_import_the_heavy_stack() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_documented_schema_file_is_current() -> None:
+    """docs/cli-json-schema.json is ``python -m taco_gdal.cli.schema`` (regenerate it if not)."""
+    import json
+
+    from jsonschema import Draft202012Validator
+
+    from taco_gdal.cli.schema import SCHEMAS, VERB_SCHEMA, schema_document
+
+    path = Path(__file__).parents[2] / "docs" / "cli-json-schema.json"
+    assert json.loads(path.read_text("utf-8")) == json.loads(schema_document())
+    for schema in SCHEMAS.values():
+        Draft202012Validator.check_schema(schema)
+    from taco_gdal.cli import VERBS
+
+    assert set(VERB_SCHEMA) == set(VERBS)
