@@ -223,6 +223,14 @@ def _swap_into_place(staging: Path, path: Path, overwrite: bool) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
+def _fsync_directory(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def atomic_file(target: str | os.PathLike[str], overwrite: bool = False) -> Iterator[BinaryIO]:
     """Yield a binary file that appears at ``target`` only if the block succeeds.
@@ -250,6 +258,7 @@ def atomic_file(target: str | os.PathLike[str], overwrite: bool = False) -> Iter
         f.flush()
         os.fsync(f.fileno())
         _link_into_place(f.fileno(), tmp_name, path, overwrite)
+        _fsync_directory(path.parent)  # the new name is durable too, as after cp + sync
     except BaseException:
         if tmp_name is not None:
             tmp_name.unlink(missing_ok=True)

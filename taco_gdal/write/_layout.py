@@ -24,6 +24,7 @@ from taco_gdal.format.names import (
     FOLDER,
     ID,
     LOCAL_META,
+    PADDING_PREFIX,
     PARENT_ID,
     PATH,
     RELATIVE_PATH,
@@ -169,6 +170,10 @@ class Layout:
     def is_folder(self, ref: SampleRef) -> bool:
         return self.types[ref.level][ref.row] == FOLDER
 
+    def is_padding(self, ref: SampleRef) -> bool:
+        """True for a ``__TACOPAD__N`` row without source (no bytes, no digest)."""
+        return self.source(ref) is None and self.ids[ref.level][ref.row].startswith(PADDING_PREFIX)
+
     def files_depth_first(self) -> Iterator[SampleRef]:
         """Every FILE sample, depth first, in sample order (the ZIP data member order)."""
         stack = [SampleRef(0, row) for row in reversed(range(len(self.ids[0])))]
@@ -179,12 +184,14 @@ class Layout:
                 continue
             stack.extend(SampleRef(ref.level + 1, r) for r in reversed(self.children(ref)))
 
+    def folders(self, level: int) -> list[SampleRef]:
+        """The FOLDER samples of one level, in row order."""
+        return [SampleRef(level, row) for row, t in enumerate(self.types[level]) if t == FOLDER]
+
     def folders_bottom_up(self) -> Iterator[SampleRef]:
         """Every FOLDER sample, deepest level first, in row order within a level."""
         for level in reversed(range(self.depth)):
-            for row, sample_type in enumerate(self.types[level]):
-                if sample_type == FOLDER:
-                    yield SampleRef(level, row)
+            yield from self.folders(level)
 
     # -- paths -------------------------------------------------------------------
     def data_path(self, ref: SampleRef) -> str:

@@ -26,7 +26,7 @@ from taco_gdal.model.pit import pit_schema
 from taco_gdal.write._copy import source_size
 from taco_gdal.write._layout import Layout
 
-__all__ = ["Part", "plan_parts", "root_sizes", "subset_package"]
+__all__ = ["Part", "plan_partitions", "plan_parts", "root_sizes", "subset_package"]
 
 IntArray = npt.NDArray[np.int64]
 
@@ -134,6 +134,23 @@ def plan_parts(
         chunks = [rows] if sizes is None else _split_by_size(rows, sizes, max_size or 0)
         parts.extend(_named(base, chunks, whole=group_by is None))
     return parts
+
+
+def plan_partitions(layout: Layout, output: Path, count: int) -> list[Part]:
+    """``count`` parts of consecutive level-0 rows, as equal in row count as possible.
+
+    Named ``{stem}_part0001{ext}``...; ``count`` larger than the number of
+    level-0 rows gives one part per row.
+
+    Example:
+        >>> plan_partitions(layout, Path("d.tacozip"), 4)[0].path.name  # doctest: +SKIP
+        'd_part0001.tacozip'
+    """
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise TacoValidationError(f"partitions must be a positive integer, found {count!r}")
+    rows = np.arange(len(layout.ids[0]), dtype=np.int64)
+    chunks = [c for c in np.array_split(rows, min(count, len(rows))) if c.size]
+    return _named(output, chunks, whole=False)
 
 
 def _subset_levels(layout: Layout, rows0: IntArray) -> list[pa.Table]:

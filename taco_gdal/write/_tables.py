@@ -15,6 +15,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from taco_gdal.format.names import (
+    CHECKSUM,
     ID,
     INTERNAL_COLUMN_ORDER,
     INTERNAL_PREFIX,
@@ -24,7 +25,7 @@ from taco_gdal.format.names import (
     TYPE,
 )
 
-__all__ = ["local_columns", "stored_level", "with_offsets"]
+__all__ = ["local_columns", "stored_level", "with_checksums", "with_offsets"]
 
 IntArray = npt.NDArray[np.int64]
 
@@ -50,9 +51,36 @@ def local_columns(names: Sequence[str]) -> list[str]:
     return _user_columns(names)
 
 
-def with_offsets(table: pa.Table, offsets: IntArray, sizes: IntArray) -> pa.Table:
-    """``table`` plus ``internal:offset`` / ``internal:size`` (int64), in stored order."""
-    extra = table.append_column(OFFSET, pa.array(offsets, pa.int64()))
+def with_checksums(table: pa.Table, checksums: Sequence[str | None] | None) -> pa.Table:
+    """``table`` with its ``taco_gdal:checksum`` column set from ``checksums`` (None: unchanged).
+
+    A column already present (a dataset exported from one written with digests)
+    is replaced, so the stored digests are always those computed while copying.
+
+    Example:
+        >>> t = pa.table({"id": ["a", "b"], "type": ["FILE", "FOLDER"]})
+        >>> with_checksums(t, ["xxh3:00", None]).column("taco_gdal:checksum").to_pylist()
+        ['xxh3:00', None]
+    """
+    if checksums is None:
+        return table
+    if CHECKSUM in table.column_names:
+        table = table.drop_columns([CHECKSUM])
+    return table.append_column(CHECKSUM, pa.array(checksums, pa.string()))
+
+
+def with_offsets(
+    table: pa.Table,
+    offsets: IntArray,
+    sizes: IntArray,
+    checksums: Sequence[str | None] | None = None,
+) -> pa.Table:
+    """``table`` plus ``internal:offset`` / ``internal:size`` (int64), in stored order.
+
+    ``checksums`` (one ``"<algorithm>:<hex>"`` or None per row) adds the digest column.
+    """
+    extra = with_checksums(table, checksums)
+    extra = extra.append_column(OFFSET, pa.array(offsets, pa.int64()))
     extra = extra.append_column(SIZE, pa.array(sizes, pa.int64()))
     return extra.select(_ordered(extra.column_names))
 

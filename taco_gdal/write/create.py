@@ -5,7 +5,8 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -13,15 +14,23 @@ from taco_gdal.errors import TacoValidationError
 from taco_gdal.format.names import TACOCAT_DIR, TACOCAT_FILE
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import check_target
+from taco_gdal.write._digest import check_algorithm
 from taco_gdal.write._layout import Layout
-from taco_gdal.write._partition import Part, plan_parts, subset_package
+from taco_gdal.write._partition import Part, plan_partitions, plan_parts, subset_package
 from taco_gdal.write._size import parse_size
 from taco_gdal.write._sources import is_zip_path
 from taco_gdal.write.folder_container import check_folder_name, write_folder
 from taco_gdal.write.tacocat import create_tacocat
 from taco_gdal.write.zip_container import write_layout, write_zip
 
-__all__ = ["OutputFormat", "create", "resolve_format"]
+__all__ = [
+    "OutputFormat",
+    "WriteOptions",
+    "create",
+    "remove_output",
+    "resolve_format",
+    "write_part",
+]
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +71,8 @@ def _package(taco: object) -> MetadataPackage:
     return package
 
 
-def _remove(path: Path) -> None:
+def remove_output(path: Path) -> None:
+    """Delete a written part (file or folder); missing is fine."""
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
     else:
@@ -87,6 +97,10 @@ def create(
     consolidate: bool = True,
     overwrite: bool = False,
     quiet: bool = False,
+    checksum: str | None = None,
+    partitions: int | None = None,
+    client: Any = None,
+    retries: int = 3,
     **parquet_kwargs: Any,
 ) -> list[Path]:
     """Write a dataset to disk as TACO ZIP(s) or a TACO FOLDER.
@@ -105,6 +119,19 @@ def create(
             (``.tacocat/`` and ``__TACOCAT__``) next to them.
         overwrite: replace existing outputs instead of raising TacoExistsError.
         quiet: no progress bars.
+        checksum: ``"crc32c"``, ``"xxh3"`` or ``"sha256"``: store a digest of every
+            FILE sample in the ``taco_gdal:checksum`` column (``"xxh3:<hex>"``; null
+            for FOLDER and padding rows), computed from the buffers that are
+            written, in the same pass as the ZIP CRC-32.  Readers that do not
+            know the column ignore it.  None (default) stores no digest.
+        partitions: split the level-0 rows into this many consecutive parts of
+            equal row count (``{stem}_part0001{ext}``, ...) instead of by
+            ``split_size``; cannot be combined with ``group_by``.
+        client: a ``dask.distributed.Client``: write the parts as Dask tasks on
+            its workers, then commit them and the TACOCAT from this process
+            (see :mod:`taco_gdal.write.dask`; needs the ``dask`` extra).
+        retries: with ``client``, how many times Dask re-runs a failed or lost
+            part task.
         **parquet_kwargs: parquet writer overrides (compression, compression_level,
             row_group_size, ...).
 
@@ -123,6 +150,12 @@ def create(
         [PosixPath('/abs/dataset_part0001.tacozip'), PosixPath('/abs/dataset_part0002.tacozip')]
     """
     fmt = resolve_format(output, output_format)
+    check_algorithm(checksum)
+    if partitions is not None and group_by is not None:
+        raise TacoValidationError(
+            f"create(): expected partitions or group_by, found both "
+            f"(partitions={partitions!r}, group_by={group_by!r})"
+        )
     target = Path(output).absolute()
     if fmt == "folder":
         if is_zip_path(target):
@@ -132,43 +165,79 @@ def create(
     columns = [group_by] if isinstance(group_by, str) else group_by
     package = _package(taco)
     layout = Layout(package)
-    parts = plan_parts(layout, target, max_size, columns)
+    if partitions is not None:
+        parts = plan_partitions(layout, target, partitions)
+    else:
+        parts = plan_parts(layout, target, max_size, columns)
     consolidating = consolidate and fmt == "zip" and len(parts) > 1
     _check_targets(parts, consolidating, overwrite)
-    return _write_parts(
-        package, layout, parts, fmt, consolidating, overwrite, quiet, parquet_kwargs
-    )
+    options = WriteOptions(fmt, overwrite, quiet, dict(parquet_kwargs), checksum)
+    if client is not None:
+        from taco_gdal.write.dask import write_parts_dask
+
+        return write_parts_dask(client, package, layout, parts, options, consolidating, retries)
+    return _write_parts(package, layout, parts, options, consolidating)
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    """How every part of one ``create()`` call is written (picklable, sent to Dask tasks)."""
+
+    fmt: Literal["zip", "folder"]
+    overwrite: bool
+    quiet: bool
+    parquet_kwargs: dict[str, Any]
+    checksum: str | None
+
+    def writer_kwargs(self) -> dict[str, Any]:
+        return {
+            "overwrite": self.overwrite,
+            "quiet": self.quiet,
+            "parquet_kwargs": self.parquet_kwargs,
+            "checksum": self.checksum,
+        }
+
+
+def write_part(
+    package: MetadataPackage,
+    layout: Layout,
+    part: Part,
+    options: WriteOptions,
+    path: Path | None = None,
+) -> Path:
+    """Write one part of a dataset at ``path`` (default: the part's own path).
+
+    Example:
+        >>> write_part(package, layout, parts[0], options)  # doctest: +SKIP
+        PosixPath('/abs/dataset_part0001.tacozip')
+    """
+    target = part.path if path is None else path
+    kwargs = options.writer_kwargs()
+    if part.rows is None and options.fmt == "zip":
+        return write_layout(layout, package, target, **kwargs)
+    subset = package if part.rows is None else subset_package(package, layout, part.rows)
+    writer = write_zip if options.fmt == "zip" else write_folder
+    return writer(subset, target, **kwargs)
 
 
 def _write_parts(
     package: MetadataPackage,
     layout: Layout,
     parts: Sequence[Part],
-    fmt: Literal["zip", "folder"],
+    options: WriteOptions,
     consolidating: bool,
-    overwrite: bool,
-    quiet: bool,
-    parquet_kwargs: Mapping[str, Any],
 ) -> list[Path]:
-    writer = write_zip if fmt == "zip" else write_folder
     written: list[Path] = []
-    options: dict[str, Any] = {
-        "overwrite": overwrite,
-        "quiet": quiet,
-        "parquet_kwargs": parquet_kwargs,
-    }
     try:
         for index, part in enumerate(parts, start=1):
             log.info("part %d/%d: %s", index, len(parts), part.path.name)
-            if part.rows is None and fmt == "zip":
-                written.append(write_layout(layout, package, part.path, **options))
-                continue
-            subset = package if part.rows is None else subset_package(package, layout, part.rows)
-            written.append(writer(subset, part.path, **options))
+            written.append(write_part(package, layout, part, options))
         if consolidating:
-            create_tacocat(written, written[0].parent, overwrite=overwrite, quiet=quiet)
+            create_tacocat(
+                written, written[0].parent, overwrite=options.overwrite, quiet=options.quiet
+            )
     except BaseException:
         for path in written:
-            _remove(path)
+            remove_output(path)
         raise
     return written

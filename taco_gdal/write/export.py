@@ -44,6 +44,7 @@ from taco_gdal.model.extent import extent_of_tables
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.model.pit import pit_schema
 from taco_gdal.read.containers._paths import check_sample_source
+from taco_gdal.write._digest import check_algorithm
 from taco_gdal.write.create import OutputFormat, resolve_format
 from taco_gdal.write.folder_container import write_folder
 from taco_gdal.write.zip_container import write_zip
@@ -193,6 +194,7 @@ def export(
     output_format: OutputFormat = "auto",
     overwrite: bool = False,
     quiet: bool = False,
+    checksum: str | None = None,
     **parquet_kwargs: Any,
 ) -> Path:
     """Write the current rows of a loaded dataset, with their subtrees, as a new dataset.
@@ -205,6 +207,10 @@ def export(
         output_format: ``"auto"``, ``"zip"`` or ``"folder"``.
         overwrite: replace an existing output.
         quiet: no progress bar.
+        checksum: ``"crc32c"``, ``"xxh3"`` or ``"sha256"``: compute every FILE
+            sample's digest while copying it and store it in ``taco_gdal:checksum``
+            (replacing a stored one).  None keeps the source's stored digests as
+            they are (the bytes are copied unchanged, so they still hold).
         **parquet_kwargs: parquet writer overrides.
 
     Returns:
@@ -219,4 +225,11 @@ def export(
     tables = _tables(dataset)
     package = MetadataPackage(levels=tables, collection=_collection(dataset, tables))
     writer = write_zip if fmt == "zip" else write_folder
-    return writer(package, output, overwrite=overwrite, quiet=quiet, parquet_kwargs=parquet_kwargs)
+    return writer(
+        package,
+        output,
+        overwrite=overwrite,
+        quiet=quiet,
+        parquet_kwargs=parquet_kwargs,
+        checksum=check_algorithm(checksum),
+    )

@@ -33,10 +33,11 @@ from taco_gdal.model.collection import collection_json_bytes
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import atomic_directory
 from taco_gdal.write._copy import copy_sample
+from taco_gdal.write._digest import check_algorithm
 from taco_gdal.write._layout import Layout
 from taco_gdal.write._parquet import LEVEL_OPTIONS, LOCAL_META_OPTIONS, parquet_options
 from taco_gdal.write._progress import progress_bar
-from taco_gdal.write._tables import stored_level
+from taco_gdal.write._tables import stored_level, with_checksums
 
 __all__ = ["check_folder_name", "write_folder"]
 
@@ -60,15 +61,28 @@ def _make_dirs(root: Path, layout: Layout) -> None:
                 (root / DATA_DIR / path).mkdir()
 
 
-def _write_tree(root: Path, layout: Layout, options: Mapping[str, Any], quiet: bool) -> None:
+def _write_tree(
+    root: Path, layout: Layout, options: Mapping[str, Any], quiet: bool, digest: str | None
+) -> list[list[str | None]] | None:
+    """Copy the FILE samples and write the ``__meta__`` files; the digests per level, if asked."""
     data = root / DATA_DIR
+    digests: list[list[str | None]] | None = None
+    if digest is not None:
+        digests = [[None] * len(ids) for ids in layout.ids]
     with progress_bar(layout.sample_count, f"writing {root.name}", quiet, unit="sample") as bar:
         for ref in layout.files_depth_first():
-            copy_sample(layout.source(ref), data / layout.data_path(ref))
+            wanted = None if layout.is_padding(ref) else digest
+            copied = copy_sample(layout.source(ref), data / layout.data_path(ref), wanted)
+            if digests is not None:
+                digests[ref.level][ref.row] = copied.digest
             bar.update(1)
         for ref, table in layout.local_tables():
+            if digests is not None:
+                rows = layout.children(ref)
+                table = with_checksums(table, digests[ref.level + 1][rows.start : rows.stop])
             pq.write_table(table, data / layout.data_path(ref) / LOCAL_META, **options)
             bar.update(1)
+    return digests
 
 
 def write_folder(
@@ -78,6 +92,7 @@ def write_folder(
     overwrite: bool = False,
     quiet: bool = False,
     parquet_kwargs: Mapping[str, Any] | None = None,
+    checksum: str | None = None,
 ) -> Path:
     """Write ``package`` as a TACO FOLDER at ``output``, atomically.
 
@@ -88,6 +103,8 @@ def write_folder(
         overwrite: replace an existing ``output`` (otherwise TacoExistsError).
         quiet: no progress bar.
         parquet_kwargs: overrides of the parquet writer settings.
+        checksum: ``"crc32c"``, ``"xxh3"`` or ``"sha256"``: store a per-sample digest
+            (``taco_gdal:checksum``) computed while copying; None stores none.
 
     Example:
         >>> write_folder(taco.metadata(), "dataset")  # doctest: +SKIP
@@ -101,11 +118,12 @@ def write_folder(
     log.info("writing folder %s", target)
     with atomic_directory(target, overwrite) as root:
         _make_dirs(root, layout)
-        _write_tree(root, layout, meta_options, quiet)
+        digests = _write_tree(root, layout, meta_options, quiet, check_algorithm(checksum))
         (root / METADATA_DIR).mkdir()
         for level, table in enumerate(layout.levels):
-            pq.write_table(
-                stored_level(table), root / METADATA_DIR / level_file(level), **level_options
+            stored = stored_level(
+                with_checksums(table, None if digests is None else digests[level])
             )
+            pq.write_table(stored, root / METADATA_DIR / level_file(level), **level_options)
         (root / COLLECTION_FILE).write_bytes(collection_json_bytes(package.collection))
     return target

@@ -42,7 +42,7 @@ from taco_gdal.write._parquet import TACOCAT_OPTIONS, parquet_bytes, parquet_opt
 from taco_gdal.write._progress import progress_bar
 from taco_gdal.write._sources import DatasetMetadata, is_zip_path, read_zip_metadata
 
-__all__ = ["create_tacocat"]
+__all__ = ["create_tacocat", "write_tacocat"]
 
 log = logging.getLogger(__name__)
 
@@ -157,19 +157,41 @@ def create_tacocat(
     for target in targets:
         if folder.is_dir():
             check_target(target, overwrite)
-    options = parquet_options(TACOCAT_OPTIONS, parquet_kwargs)
     with progress_bar(len(paths), "reading metadata", quiet, unit="file") as bar:
         metas = []
         for path in paths:
             metas.append(read_zip_metadata(path))
             bar.update(1)
+    return write_tacocat(metas, names, folder, validate_schema, overwrite, **parquet_kwargs)
+
+
+def write_tacocat(
+    metas: Sequence[DatasetMetadata],
+    names: Sequence[str],
+    folder: Path,
+    validate_schema: bool = True,
+    overwrite: bool = False,
+    **parquet_kwargs: Any,
+) -> list[Path]:
+    """Consolidate already-read part metadata into ``folder`` (``.tacocat/`` and ``__TACOCAT__``).
+
+    :func:`create_tacocat` reads each ZIP's metadata and calls this; the Dask
+    writer passes the metadata its tasks returned, so the client reads nothing.
+
+    Example:
+        >>> metas = [read_zip_metadata("a.tacozip")]  # doctest: +SKIP
+        >>> write_tacocat(metas, ["a.tacozip"], Path("."))  # doctest: +SKIP
+        [PosixPath('.tacocat'), PosixPath('__TACOCAT__')]
+    """
+    targets = [folder / TACOCAT_DIR, folder / TACOCAT_FILE]
+    options = parquet_options(TACOCAT_OPTIONS, parquet_kwargs)
     collections = [m.collection for m in metas]
     if validate_schema:
         raise_problems(_schema_problems(metas, names) + collection_problems(collections, names))
     levels = _consolidate(metas, names, validate_schema)
     blobs = [parquet_bytes(t, options) for t in levels]
     blobs.append(collection_json_bytes(merge_collections(collections, names)))
-    log.info("writing TACOCAT of %d ZIPs into %s", len(paths), folder)
+    log.info("writing TACOCAT of %d ZIPs into %s", len(metas), folder)
     folder.mkdir(parents=True, exist_ok=True)
     with atomic_directory(targets[0], overwrite) as staging:
         for level, blob in enumerate(blobs[:-1]):

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
+import pyarrow as pa
 
 from taco_gdal.errors import TacoValidationError
 from taco_gdal.format.header import HeaderEntry
@@ -25,6 +27,7 @@ from taco_gdal.format.vsi import to_vsi
 from taco_gdal.model.collection import collection_json_bytes
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import atomic_file
+from taco_gdal.write._digest import check_algorithm
 from taco_gdal.write._layout import Layout, SampleRef
 from taco_gdal.write._parquet import (
     LEVEL_OPTIONS,
@@ -33,7 +36,7 @@ from taco_gdal.write._parquet import (
     parquet_options,
 )
 from taco_gdal.write._progress import progress_bar
-from taco_gdal.write._tables import stored_level, with_offsets
+from taco_gdal.write._tables import local_columns, stored_level, with_offsets
 from taco_gdal.write.zipstream import MemberInfo, ZipWriter
 
 __all__ = ["write_zip"]
@@ -44,21 +47,23 @@ IntArray = npt.NDArray[np.int64]
 
 
 class _Measured:
-    """``internal:offset`` / ``internal:size`` of every row of every level, as written."""
+    """``internal:offset`` / ``internal:size`` (and digests) of every row, as written."""
 
-    def __init__(self, layout: Layout) -> None:
+    def __init__(self, layout: Layout, digest: str | None) -> None:
         self.offsets: list[IntArray] = [np.full(len(ids), -1, np.int64) for ids in layout.ids]
         self.sizes: list[IntArray] = [np.full(len(ids), -1, np.int64) for ids in layout.ids]
+        self.digests: list[list[str | None]] | None = (
+            None if digest is None else [[None] * len(ids) for ids in layout.ids]
+        )
 
     def record(self, ref: SampleRef, info: MemberInfo) -> None:
         self.offsets[ref.level][ref.row] = info.data_offset
         self.sizes[ref.level][ref.row] = info.size
+        if self.digests is not None and info.digest is not None:
+            self.digests[ref.level][ref.row] = info.digest
 
-    def rows(self, level: int, rows: range) -> tuple[IntArray, IntArray]:
-        return (
-            self.offsets[level][rows.start : rows.stop],
-            self.sizes[level][rows.start : rows.stop],
-        )
+    def checksums(self, level: int) -> Sequence[str | None] | None:
+        return None if self.digests is None else self.digests[level]
 
     def check_complete(self) -> None:
         for level, offsets in enumerate(self.offsets):
@@ -67,28 +72,73 @@ class _Measured:
                 raise AssertionError(f"level{level} rows {missing[:5].tolist()} were not written")
 
 
-def _write_files(writer: ZipWriter, layout: Layout, measured: _Measured, bar: Any) -> None:
+def _write_files(
+    writer: ZipWriter, layout: Layout, measured: _Measured, digest: str | None, bar: Any
+) -> None:
     for ref in layout.files_depth_first():
         source = layout.source(ref)
         name = layout.member_name(ref)
-        if source is None:
-            info = writer.add_bytes(name, b"")
+        if source is None:  # zero bytes; padding rows get no digest (null in the column)
+            info = writer.add_bytes(name, b"", None if layout.is_padding(ref) else digest)
         else:
             local = source.startswith("/") and not source.startswith("/vsi")
-            info = writer.add_file(name, source if local else to_vsi(source))
+            info = writer.add_file(name, source if local else to_vsi(source), digest=digest)
         measured.record(ref, info)
         bar.update(1)
+
+
+T = TypeVar("T")
+R = TypeVar("R")
+_BATCH = 256
+_IN_FLIGHT = 4
+
+
+def _map_in_order(fn: Callable[[T], R], items: Sequence[T], workers: int = 2) -> Iterator[R]:
+    """``map(fn, items)`` on a small thread pool, results in order, a bounded batch ahead.
+
+    Parquet serialisation releases the GIL, so a second thread serialises the
+    next ``__meta__`` tables while this one appends members.
+    """
+
+    def run(batch: Sequence[T]) -> list[R]:
+        return [fn(item) for item in batch]
+
+    batches = [items[i : i + _BATCH] for i in range(0, len(items), _BATCH)]
+    with ThreadPoolExecutor(workers, thread_name_prefix="taco-parquet") as pool:
+        pending: list[Future[list[R]]] = []
+        for batch in batches:
+            pending.append(pool.submit(run, batch))
+            if len(pending) > _IN_FLIGHT:
+                yield from pending.pop(0).result()
+        for future in pending:
+            yield from future.result()
+
+
+def _local_level(layout: Layout, measured: _Measured, level: int) -> pa.Table:
+    """Level ``level`` as its FOLDER parents' ``__meta__`` tables store it (sliced per parent)."""
+    table = layout.levels[level].select(local_columns(layout.levels[level].column_names))
+    return with_offsets(
+        table, measured.offsets[level], measured.sizes[level], measured.checksums(level)
+    )
 
 
 def _write_local_meta(
     writer: ZipWriter, layout: Layout, measured: _Measured, options: Mapping[str, Any], bar: Any
 ) -> None:
-    for ref, table in layout.local_tables():
-        table = with_offsets(table, *measured.rows(ref.level + 1, layout.children(ref)))
-        measured.record(
-            ref, writer.add_bytes(layout.member_name(ref), parquet_bytes(table, options))
-        )
-        bar.update(1)
+    """One ``__meta__`` per FOLDER, deepest level first (so children are measured first)."""
+    for level in reversed(range(layout.depth)):
+        folders = layout.folders(level)
+        if not folders:
+            continue
+        children = _local_level(layout, measured, level + 1)
+        slices: list[pa.Table] = []
+        for ref in folders:
+            rows = layout.children(ref)
+            slices.append(children.slice(rows.start, len(rows)))
+        blobs: Iterable[bytes] = _map_in_order(lambda t: parquet_bytes(t, options), slices)
+        for ref, blob in zip(folders, blobs, strict=True):
+            measured.record(ref, writer.add_bytes(layout.member_name(ref), blob))
+            bar.update(1)
 
 
 def _write_levels(
@@ -97,7 +147,12 @@ def _write_levels(
     measured.check_complete()
     entries = []
     for level, table in enumerate(layout.levels):
-        stored = with_offsets(stored_level(table), measured.offsets[level], measured.sizes[level])
+        stored = with_offsets(
+            stored_level(table),
+            measured.offsets[level],
+            measured.sizes[level],
+            measured.checksums(level),
+        )
         info = writer.add_bytes(level_member(level), parquet_bytes(stored, options))
         entries.append(HeaderEntry(info.data_offset, info.size))
     return entries
@@ -110,6 +165,7 @@ def write_zip(
     overwrite: bool = False,
     quiet: bool = False,
     parquet_kwargs: Mapping[str, Any] | None = None,
+    checksum: str | None = None,
 ) -> Path:
     """Write ``package`` as one TACO ZIP at ``output``, atomically.
 
@@ -119,6 +175,8 @@ def write_zip(
         overwrite: replace an existing ``output`` (otherwise TacoExistsError).
         quiet: no progress bar.
         parquet_kwargs: overrides of the parquet writer settings.
+        checksum: ``"crc32c"``, ``"xxh3"`` or ``"sha256"``: store a per-sample digest
+            (``taco_gdal:checksum``) computed while copying; None stores none.
 
     Returns:
         The absolute path written.
@@ -129,7 +187,7 @@ def write_zip(
     """
     return write_layout(
         Layout(package), package, output, overwrite=overwrite, quiet=quiet,
-        parquet_kwargs=parquet_kwargs,
+        parquet_kwargs=parquet_kwargs, checksum=checksum,
     )  # fmt: skip
 
 
@@ -141,15 +199,17 @@ def write_layout(
     overwrite: bool = False,
     quiet: bool = False,
     parquet_kwargs: Mapping[str, Any] | None = None,
+    checksum: str | None = None,
 ) -> Path:
     """:func:`write_zip` for a package whose :class:`Layout` is already built."""
+    check_algorithm(checksum)
     if len(package.levels) > MAX_LEVELS:
         raise TacoValidationError(
             f"a TACO ZIP holds at most {MAX_LEVELS} levels, the dataset has {len(package.levels)}"
         )
     level_options = parquet_options(LEVEL_OPTIONS, parquet_kwargs)
     meta_options = parquet_options(LOCAL_META_OPTIONS, parquet_kwargs)
-    measured = _Measured(layout)
+    measured = _Measured(layout, checksum)
     target = Path(output).absolute()
     total = layout.sample_count
     log.info("writing %s (%d samples, %d levels)", target, total, len(layout.levels))
@@ -159,7 +219,7 @@ def write_layout(
     ):
         writer = ZipWriter(f)
         writer.add_taco_header()
-        _write_files(writer, layout, measured, bar)
+        _write_files(writer, layout, measured, checksum, bar)
         _write_local_meta(writer, layout, measured, meta_options, bar)
         entries = _write_levels(writer, layout, measured, level_options)
         info = writer.add_bytes(COLLECTION_FILE, collection_json_bytes(package.collection))

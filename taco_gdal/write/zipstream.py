@@ -7,15 +7,21 @@ the local header, as libzip writes them).  The offset of every member's data is
 *measured* (``tell()`` after its local header), never predicted.  ZIP64 records
 appear only when a size, an offset or the member count needs them.
 
-Three copy paths, one memory bound (one 4 MiB buffer per writer):
+Three copy paths, one memory bound (two 8 MiB buffers per writer):
 
-* a member up to 4 MiB is read whole, its CRC computed, then header and data
+* a member up to 8 MiB is read whole, its CRC computed, then header and data
   are written (no patch);
-* a larger local file without holes moves inside the kernel
-  (``copy_file_range``, as ``cp`` does) while a second thread reads the same
-  file and computes its CRC;
-* anything else (remote VSI paths, sparse files) is copied block by block;
-  blocks of zeros become holes in the archive.
+* a larger local file without holes is copied in one pass: a helper thread
+  reads block ``i + 1`` into one buffer while the CRC-32 (and the optional
+  per-sample digest) of block ``i`` is computed on the other buffer and the
+  block is written from it, so the source is read once and the checksums
+  cover exactly the bytes written;
+* anything else (remote VSI paths, sparse files) is copied block by block,
+  with the next block read ahead the same way; blocks of zeros become holes
+  in the archive.
+
+Every copy path can also compute a per-sample digest (``digest="xxh3"``...,
+see :mod:`taco_gdal.write._digest`) from the same buffers as the CRC-32.
 
 A TACO ZIP starts with the ``TACO_HEADER`` member: call :meth:`ZipWriter.add_taco_header`
 first, and :meth:`ZipWriter.set_header_entries` once the metadata offsets are known.
@@ -24,12 +30,10 @@ first, and :meth:`ZipWriter.set_header_entries` once the metadata offsets are kn
 from __future__ import annotations
 
 import dataclasses
-import errno
 import os
 import struct
-import zlib
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -40,10 +44,11 @@ from taco_gdal.format import header as hdr
 from taco_gdal.format import zip as zipfmt
 from taco_gdal.format.names import HEADER_MEMBER
 from taco_gdal.io.vsi import VSIFile
+from taco_gdal.write._digest import Digest, check_algorithm, crc32, new_digest
 
 __all__ = ["BLOCK_SIZE", "MemberInfo", "ZipWriter"]
 
-BLOCK_SIZE = 4 * 1024 * 1024
+BLOCK_SIZE = 8 * 1024 * 1024
 _LFH_CRC_OFFSET = 14
 _HOLE_MIN = 64 * 1024
 
@@ -71,6 +76,8 @@ class MemberInfo:
     data_offset: int
     size: int
     crc32: int
+    digest: str | None = None
+    """``"<algorithm>:<hex>"`` when the member was added with ``digest=``."""
 
 
 def _dense(fd: int, size: int) -> bool:
@@ -78,40 +85,61 @@ def _dense(fd: int, size: int) -> bool:
     return os.fstat(fd).st_blocks * 512 >= size
 
 
-def _file_crc(fd: int, size: int, view: memoryview) -> int:
-    """CRC-32 of the first ``size`` bytes of ``fd``, read with ``pread`` into ``view``."""
-    crc, offset = 0, 0
-    while offset < size:
-        n = os.preadv(fd, [view[: min(len(view), size - offset)]], offset)
+Reader = Callable[[memoryview, int], int]
+"""``read(view, offset)``: fill ``view`` from ``offset``, return the bytes read (0 at the end)."""
+
+
+def _read_full(read: Reader, view: memoryview, offset: int, source: str) -> memoryview:
+    """Exactly ``len(view)`` bytes from ``offset``; TacoIOError when the source ends early."""
+    got = 0
+    while got < len(view):
+        n = read(view[got:], offset + got)
         if n == 0:
-            raise TacoIOError(f"file ended {size - offset} bytes early while computing its CRC")
-        crc = zlib.crc32(view[:n], crc)
-        offset += n
-    return crc
-
-
-_COPY_CHUNK = 64 * 1024 * 1024
-_NO_KERNEL_COPY = frozenset({errno.EXDEV, errno.ENOSYS, errno.EINVAL, errno.EOPNOTSUPP})
-
-
-def _copy_range(src: int, dst: int, size: int, start: int, on_bytes: Progress | None) -> int:
-    """``copy_file_range`` of ``size`` bytes to offset ``start``; bytes copied before a refusal."""
-    copied = 0
-    while copied < size:
-        try:
-            n = os.copy_file_range(
-                src, dst, min(_COPY_CHUNK, size - copied), copied, start + copied
+            raise TacoIOError(
+                f"{source}: expected {len(view) - got} more bytes at offset {offset + got}, "
+                f"the source ended (changed while copying?)"
             )
-        except OSError as exc:
-            if exc.errno in _NO_KERNEL_COPY:
-                return copied
-            raise
-        if n == 0:
-            raise TacoIOError(f"source ended {size - copied} bytes early while copying")
-        copied += n
-        if on_bytes:
-            on_bytes(n)
-    return copied
+        got += n
+    return view
+
+
+def _pread(fd: int) -> Reader:
+    return lambda view, offset: os.preadv(fd, [view], offset)
+
+
+def _read_ahead(
+    read: Reader, size: int, buffers: tuple[memoryview, memoryview], source: str
+) -> Iterator[memoryview]:
+    """Blocks of a source, the next one read by a helper thread while the caller uses this one.
+
+    Two buffers alternate: the caller must be done with a block before asking
+    for the next one (the block after next reuses its buffer).
+    """
+    block = len(buffers[0])
+
+    def fetch(index: int, offset: int) -> memoryview:
+        view = buffers[index][: min(block, size - offset)]
+        return _read_full(read, view, offset, source)
+
+    with ThreadPoolExecutor(1, thread_name_prefix="taco-read") as pool:
+        pending: Future[memoryview] | None = pool.submit(fetch, 0, 0) if size else None
+        offset, index = 0, 0
+        while pending is not None:
+            view = pending.result()
+            offset += len(view)
+            index ^= 1
+            pending = pool.submit(fetch, index, offset) if offset < size else None
+            yield view
+
+
+def _pwrite_all(fd: int, view: memoryview, position: int) -> None:
+    written = 0
+    while written < len(view):
+        written += os.pwrite(fd, view[written:], position + written)
+
+
+def _hasher(digest: str | None) -> Digest | None:
+    return None if check_algorithm(digest) is None else new_digest(digest or "")
 
 
 class ZipWriter:
@@ -142,7 +170,7 @@ class ZipWriter:
         self._names: set[str] = set()
         self._members: list[MemberInfo] = []
         self._header_index: int | None = None
-        self._buffer = bytearray(BLOCK_SIZE)
+        self._buffers = (bytearray(BLOCK_SIZE), bytearray(BLOCK_SIZE))
         self._closed = False
 
     @property
@@ -166,7 +194,12 @@ class ZipWriter:
         return lfh, lfh_offset
 
     def _finish(
-        self, lfh: zipfmt.LocalFileHeader, lfh_offset: int, size: int, crc: int
+        self,
+        lfh: zipfmt.LocalFileHeader,
+        lfh_offset: int,
+        size: int,
+        crc: int,
+        digest: Digest | None = None,
     ) -> MemberInfo:
         data_offset = lfh_offset + lfh.packed_size
         end = self._f.tell()
@@ -182,129 +215,151 @@ class ZipWriter:
             lfh = dataclasses.replace(lfh, crc32=crc)
         self._central.append(zipfmt.CentralDirectoryEntry.for_member(lfh, size, lfh_offset))
         info = MemberInfo(
-            zipfmt.decode_name(lfh.name, lfh.flags), lfh_offset, data_offset, size, crc
+            zipfmt.decode_name(lfh.name, lfh.flags),
+            lfh_offset,
+            data_offset,
+            size,
+            crc,
+            None if digest is None else digest.value(),
         )
         self._members.append(info)
         return info
 
-    def add_bytes(self, name: str, data: bytes | memoryview) -> MemberInfo:
-        """Append a member whose bytes are in memory (metadata, small files)."""
-        crc = zlib.crc32(data)
+    def add_bytes(
+        self, name: str, data: bytes | memoryview, digest: str | None = None
+    ) -> MemberInfo:
+        """Append a member whose bytes are in memory (metadata, small files).
+
+        Args:
+            name: member name.
+            data: its bytes.
+            digest: also compute this per-sample digest (``"crc32c"``, ``"xxh3"``,
+                ``"sha256"``); it is returned in :attr:`MemberInfo.digest`.
+        """
+        hasher = _hasher(digest)
+        crc = crc32(data)
+        if hasher is not None:
+            hasher.update(data)
         lfh, lfh_offset = self._begin(name, len(data), crc)
         self._f.write(data)
         if self._on_bytes:
             self._on_bytes(len(data))
-        return self._finish(lfh, lfh_offset, len(data), crc)
+        return self._finish(lfh, lfh_offset, len(data), crc, hasher)
 
-    def add_chunks(self, name: str, size: int, chunks: Iterable[bytes | memoryview]) -> MemberInfo:
+    def add_chunks(
+        self,
+        name: str,
+        size: int,
+        chunks: Iterable[bytes | memoryview],
+        digest: str | None = None,
+    ) -> MemberInfo:
         """Append a member of known ``size`` from an iterable of byte blocks.
 
-        The CRC-32 is computed while copying and patched into the local header
-        afterwards.  Blocks of zeros are skipped with a seek, so a sparse source
-        gives a sparse archive (the file is extended by whatever follows).
+        The CRC-32 (and the ``digest``, if asked) is computed on each block before
+        it is written, and patched into the local header afterwards.  Blocks of
+        zeros are skipped with a seek, so a sparse source gives a sparse archive
+        (the file is extended by whatever follows).
         """
+        hasher = _hasher(digest)
         lfh, lfh_offset = self._begin(name, size)
         crc = 0
         write, seek = self._f.write, self._f.seek
         for chunk in chunks:
             n = len(chunk)
-            crc = zlib.crc32(chunk, crc)
+            crc = crc32(chunk, crc)
+            if hasher is not None:
+                hasher.update(chunk)
             if _all_zero(chunk):
                 seek(n, os.SEEK_CUR)
             else:
                 write(chunk)
             if self._on_bytes:
                 self._on_bytes(n)
-        return self._finish(lfh, lfh_offset, size, crc)
+        return self._finish(lfh, lfh_offset, size, crc, hasher)
 
-    def add_file(self, name: str, source: str, size: int | None = None) -> MemberInfo:
-        """Append a member copied from a local path or any GDAL VSI path, block by block.
+    def add_file(
+        self, name: str, source: str, size: int | None = None, digest: str | None = None
+    ) -> MemberInfo:
+        """Append a member copied from a local path or any GDAL VSI path, in one pass.
+
+        Args:
+            name: member name.
+            source: a local path or a GDAL path (``/vsicurl/``, ``/vsis3/``,
+                ``/vsisubfile/``...).
+            size: the size the caller expects; a source of another size is refused.
+            digest: also compute this per-sample digest from the copied bytes.
 
         Example:
-            >>> w.add_file("DATA/a.tif", "/data/a.tif")  # doctest: +SKIP
+            >>> w.add_file("DATA/a.tif", "/data/a.tif", digest="xxh3")  # doctest: +SKIP
         """
         if source.startswith("/vsi"):
-            return self._add_vsi(name, source, size)
+            return self._add_vsi(name, source, size, digest)
         try:
-            with open(source, "rb", buffering=0) as src:
-                real = os.fstat(src.fileno()).st_size
-                if size is not None and size != real:
-                    raise TacoIOError(f"{source}: expected {size} bytes, the file has {real}")
-                if real <= BLOCK_SIZE:
-                    return self._add_small(name, src.readinto, real, source)
-                if _dense(src.fileno(), real):
-                    return self._add_kernel_copy(name, src.fileno(), real, source)
-                return self.add_chunks(name, real, self._blocks(src.readinto, real, source))
+            fd = os.open(source, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            raise TacoIOError(f"cannot copy {source!r} into member {name!r}: {exc}") from exc
+        try:
+            real = os.fstat(fd).st_size
+            if size is not None and size != real:
+                raise TacoIOError(f"{source}: expected {size} bytes, the file has {real}")
+            read = _pread(fd)
+            if real <= BLOCK_SIZE:
+                view = _read_full(read, memoryview(self._buffers[0])[:real], 0, source)
+                return self.add_bytes(name, view, digest)
+            if _dense(fd, real):
+                return self._add_pipelined(name, read, real, source, digest)
+            return self.add_chunks(name, real, self._read_ahead(read, real, source), digest)
         except OSError as exc:
             if isinstance(exc, TacoError):
                 raise
             raise TacoIOError(f"cannot copy {source!r} into member {name!r}: {exc}") from exc
+        finally:
+            os.close(fd)
 
-    def _add_kernel_copy(self, name: str, src: int, size: int, source: str) -> MemberInfo:
-        """Copy a local file with ``copy_file_range`` while another thread computes its CRC.
+    def _read_ahead(self, read: Reader, size: int, source: str) -> Iterator[memoryview]:
+        views = (memoryview(self._buffers[0]), memoryview(self._buffers[1]))
+        return _read_ahead(read, size, views, source)
 
-        The bytes move inside the kernel (as ``cp`` does); the CRC-32 is computed
-        from the same file, block by block, concurrently.  If the kernel cannot
-        copy between these files, the block copy takes over.
+    def _add_pipelined(
+        self, name: str, read: Reader, size: int, source: str, digest: str | None
+    ) -> MemberInfo:
+        """One pass over a large dense file: read ahead, checksum the buffer, write it.
+
+        The helper thread reads block ``i + 1`` while this thread computes the
+        CRC-32 (ISA-L, GIL released) and the digest of block ``i`` and writes it
+        with ``pwrite`` at its measured position.
         """
+        hasher = _hasher(digest)
         lfh, lfh_offset = self._begin(name, size)
         self._f.flush()
-        start = lfh_offset + lfh.packed_size
-        with ThreadPoolExecutor(1, thread_name_prefix="taco-crc") as pool:
-            crc_job = pool.submit(_file_crc, src, size, memoryview(self._buffer))
-            copied = _copy_range(src, self._f.fileno(), size, start, self._on_bytes)
-            crc = crc_job.result()
-        self._f.seek(start + copied)
-        if copied < size:  # the kernel refused: move the rest through user space
-            view = memoryview(self._buffer)
-            for offset in range(copied, size, BLOCK_SIZE):
-                n = os.preadv(src, [view[: min(BLOCK_SIZE, size - offset)]], offset)
-                if n == 0:
-                    raise TacoIOError(f"{source}: file ended {size - offset} bytes early")
-                self._f.write(view[:n])
-        return self._finish(lfh, lfh_offset, size, crc)
+        fd = self._f.fileno()
+        position = lfh_offset + lfh.packed_size
+        crc = 0
+        for view in self._read_ahead(read, size, source):
+            crc = crc32(view, crc)
+            if hasher is not None:
+                hasher.update(view)
+            _pwrite_all(fd, view, position)
+            position += len(view)
+            if self._on_bytes:
+                self._on_bytes(len(view))
+        self._f.seek(position)
+        return self._finish(lfh, lfh_offset, size, crc, hasher)
 
-    def _add_small(
-        self, name: str, readinto: Callable[[memoryview], int | None], size: int, source: str
-    ) -> MemberInfo:
-        """A member that fits one block: read it, then write header and data (no patch)."""
-        view = memoryview(self._buffer)[:size]
-        got = 0
-        while got < size:
-            n = readinto(view[got:]) or 0
-            if n == 0:
-                raise TacoIOError(f"{source}: file ended {size - got} bytes early while copying")
-            got += n
-        return self.add_bytes(name, view)
-
-    def _blocks(
-        self, readinto: Callable[[memoryview], int | None], size: int, source: str
-    ) -> Iterable[memoryview]:
-        view = memoryview(self._buffer)
-        remaining = size
-        while remaining:
-            n = readinto(view[: min(remaining, BLOCK_SIZE)]) or 0
-            if n == 0:
-                raise TacoIOError(f"{source}: file ended {remaining} bytes early while copying")
-            remaining -= n
-            yield view[:n]
-
-    def _add_vsi(self, name: str, source: str, size: int | None) -> MemberInfo:
+    def _add_vsi(self, name: str, source: str, size: int | None, digest: str | None) -> MemberInfo:
         with VSIFile(source) as src:
             real = src.size()
             if size is not None and size != real:
                 raise TacoIOError(f"{source}: expected {size} bytes, found {real}")
             if real <= BLOCK_SIZE:
-                return self.add_bytes(name, src.read_exact(0, real, "sample data"))
+                return self.add_bytes(name, src.read_exact(0, real, "sample data"), digest)
 
-            def chunks() -> Iterable[bytes]:
-                offset = 0
-                while offset < real:
-                    block = src.read_exact(offset, min(BLOCK_SIZE, real - offset), "sample data")
-                    offset += len(block)
-                    yield block
+            def read(view: memoryview, offset: int) -> int:
+                block = src.read_exact(offset, len(view), "sample data")
+                view[: len(block)] = block
+                return len(block)
 
-            return self.add_chunks(name, real, chunks())
+            return self.add_chunks(name, real, self._read_ahead(read, real, source), digest)
 
     # -- TACO header -------------------------------------------------------------
     def add_taco_header(self) -> MemberInfo:
@@ -321,7 +376,7 @@ class ZipWriter:
         if self._header_index is None:
             raise TacoFormatError("no TACO_HEADER member was written")
         payload = hdr.serialize_payload(entries)
-        crc = zlib.crc32(payload)
+        crc = crc32(payload)
         end = self._f.tell()
         self._f.seek(hdr.CRC_OFFSET)
         self._f.write(struct.pack("<I", crc))

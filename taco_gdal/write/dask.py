@@ -1,0 +1,257 @@
+"""Write a dataset's parts as Dask tasks, then commit them and the TACOCAT from the client.
+
+``create(taco, out, client=client, partitions=n)`` plans the parts on the client
+exactly as a sequential ``create()`` does, then submits one task per part:
+
+1. the task gets the part's metadata tables (sources in the ``path`` column,
+   read on the worker through GDAL's VSI layer, so ``/vsis3/`` or
+   ``/vsicurl/`` sources work from any machine), writes the part to a
+   temporary name beside its target, ``.taco-part-<run>-<name>``, atomically
+   (an unnamed file linked into place only when complete, see
+   :mod:`taco_gdal.write._atomic`), and returns the part's stored metadata;
+2. Dask re-runs a task whose worker died or that raised (``retries=``); a
+   re-run overwrites only its own temporary part, and a killed run leaves
+   nothing behind (the unnamed file vanishes with the process);
+3. once every task succeeded, the client renames each temporary part to its
+   final name (no part is visible before all are complete) and writes the
+   TACOCAT from the metadata the tasks returned, without reading the parts.
+
+If any task fails for good, the client removes the run's temporary parts and
+raises; nothing was committed.  The output folder must be visible to the client
+and the workers under the same path (a local disk for a ``LocalCluster``, a
+shared file system for a cluster).
+
+:func:`samples_on_workers` runs a function that builds :class:`Sample` objects
+from paths (with extensions that read pixels, e.g. ``GeotiffStats`` or
+``STAC.from_raster``) on the workers, so pixel statistics are computed where
+the data is read.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from taco_gdal.errors import TacoError, TacoExistsError, TacoIOError, TacoValidationError
+from taco_gdal.model.package import MetadataPackage
+from taco_gdal.write._layout import Layout
+from taco_gdal.write._partition import Part, subset_package
+from taco_gdal.write._sources import DatasetMetadata, read_folder_metadata, read_zip_metadata
+from taco_gdal.write.create import WriteOptions, remove_output, write_part
+from taco_gdal.write.tacocat import write_tacocat
+
+if TYPE_CHECKING:
+    from taco_gdal.model.sample import Sample
+
+__all__ = ["PartResult", "samples_on_workers", "write_parts_dask"]
+
+log = logging.getLogger(__name__)
+
+TASK_PREFIX = "taco-write-part"
+"""Dask key prefix of the part tasks (``taco-write-part-<run>-<index>``)."""
+_TMP_PART = ".taco-part-"
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class PartResult:
+    """What a part task returns: where it wrote, and the part's metadata as stored."""
+
+    index: int
+    temporary: Path
+    metadata: DatasetMetadata
+
+
+def _temporary_path(part: Part, run: str) -> Path:
+    return part.path.with_name(f"{_TMP_PART}{run}-{part.path.name}")
+
+
+def _write_part_task(
+    index: int, package: MetadataPackage, options: WriteOptions, temporary: str
+) -> PartResult:
+    """Runs on a worker: write one part to its temporary name, return its stored metadata."""
+    layout = Layout(package)
+    whole = Part(Path(temporary), None)
+    task_options = WriteOptions(
+        options.fmt, True, True, options.parquet_kwargs, options.checksum
+    )  # overwrite: a retried task replaces its own temporary part
+    path = write_part(package, layout, whole, task_options, Path(temporary))
+    read = read_zip_metadata if options.fmt == "zip" else read_folder_metadata
+    return PartResult(index, path, read(path))
+
+
+def _commit(temporary: Path, target: Path, overwrite: bool) -> None:
+    """Give a complete temporary part its final name (never replacing unless ``overwrite``)."""
+    if temporary.is_dir():
+        if target.exists():
+            if not overwrite:
+                raise TacoExistsError(f"output {str(target)!r} appeared while writing")
+            old = target.with_name(f"{_TMP_PART}old-{target.name}")
+            os.rename(target, old)
+            os.rename(temporary, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(temporary, target)
+        return
+    if overwrite:
+        os.replace(temporary, target)
+        return
+    try:
+        os.link(temporary, target)
+    except FileExistsError as exc:
+        raise TacoExistsError(f"output {str(target)!r} appeared while writing") from exc
+    temporary.unlink()
+
+
+def _sync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _check_client(client: Any) -> None:
+    if not callable(getattr(client, "submit", None)) or not callable(
+        getattr(client, "gather", None)
+    ):
+        raise TacoValidationError(
+            f"client must be a dask.distributed.Client, found {type(client).__name__}"
+        )
+
+
+def write_parts_dask(
+    client: Any,
+    package: MetadataPackage,
+    layout: Layout,
+    parts: Sequence[Part],
+    options: WriteOptions,
+    consolidating: bool,
+    retries: int = 3,
+) -> list[Path]:
+    """Write ``parts`` as Dask tasks, commit them, then write their TACOCAT.
+
+    Args:
+        client: a ``dask.distributed.Client``.
+        package: the whole dataset's metadata.
+        layout: its :class:`Layout`.
+        parts: the planned parts (``create()`` plans them as for a sequential write).
+        options: how each part is written.
+        consolidating: also write the TACOCAT of the parts.
+        retries: Dask retries per part task (a killed worker counts as a failure).
+
+    Returns:
+        The committed parts, in part order.
+
+    Example:
+        >>> from dask.distributed import Client, LocalCluster  # doctest: +SKIP
+        >>> client = Client(LocalCluster(n_workers=2))  # doctest: +SKIP
+        >>> create(taco, "out.tacozip", client=client, partitions=8)  # doctest: +SKIP
+    """
+    _check_client(client)
+    run = uuid.uuid4().hex[:12]
+    temporaries = [_temporary_path(part, run) for part in parts]
+    futures = []
+    for index, (part, temporary) in enumerate(zip(parts, temporaries, strict=True)):
+        subset = package if part.rows is None else subset_package(package, layout, part.rows)
+        futures.append(
+            client.submit(
+                _write_part_task,
+                index,
+                subset,
+                options,
+                str(temporary),
+                key=f"{TASK_PREFIX}-{run}-{index:05d}",
+                retries=retries,
+                pure=False,
+            )
+        )
+    log.info("submitted %d part tasks (run %s)", len(futures), run)
+    try:
+        results: list[PartResult] = client.gather(futures)
+    except BaseException as exc:
+        for future in futures:
+            future.cancel()
+        for temporary in temporaries:
+            remove_output(temporary)
+        if isinstance(exc, TacoError | KeyboardInterrupt):
+            raise
+        raise TacoIOError(
+            f"writing {len(parts)} parts on Dask (run {run}): a part task failed after "
+            f"{retries} retries: {type(exc).__name__}: {exc}"
+        ) from exc
+    return _commit_all(parts, results, options, consolidating)
+
+
+def _commit_all(
+    parts: Sequence[Part],
+    results: Sequence[PartResult],
+    options: WriteOptions,
+    consolidating: bool,
+) -> list[Path]:
+    committed: list[Path] = []
+    try:
+        for part, result in zip(parts, results, strict=True):
+            _commit(result.temporary, part.path, options.overwrite)
+            committed.append(part.path)
+        _sync_folder(parts[0].path.parent)
+        if consolidating:
+            write_tacocat(
+                [r.metadata for r in results],
+                [p.path.name for p in parts],
+                parts[0].path.parent,
+                overwrite=options.overwrite,
+            )
+    except BaseException:
+        for path in committed:
+            remove_output(path)
+        for result in results:
+            remove_output(result.temporary)
+        raise
+    return committed
+
+
+def _run_batch(build: Callable[[T], Sample], items: Sequence[T]) -> list[Sample]:
+    return [build(item) for item in items]
+
+
+def samples_on_workers(
+    client: Any,
+    build: Callable[[T], Sample],
+    items: Iterable[T],
+    batch_size: int = 1000,
+    retries: int = 3,
+) -> list[Sample]:
+    """``[build(item) for item in items]`` computed on the Dask workers, in order.
+
+    ``build`` makes one :class:`Sample` from one item (a path, a URL, a row) and
+    may apply extensions that read pixels (``GeotiffStats``, ``STAC.from_raster``):
+    that reading then happens on the workers.  Samples must point at paths the
+    writer can reach (local paths on a shared file system, or ``/vsis3/``,
+    ``/vsicurl/``...); ``bytes`` samples hold a temporary file of the worker and
+    cannot travel.
+
+    Example:
+        >>> def make(path):  # doctest: +SKIP
+        ...     return Sample(Path(path).stem, path).extend_with(GeotiffStats())
+        >>> samples = samples_on_workers(client, make, paths)  # doctest: +SKIP
+    """
+    _check_client(client)
+    if batch_size < 1:
+        raise TacoValidationError(f"batch_size must be >= 1, found {batch_size!r}")
+    values = list(items)
+    batches = [values[i : i + batch_size] for i in range(0, len(values), batch_size)]
+    futures = [
+        client.submit(_run_batch, build, batch, retries=retries, pure=False) for batch in batches
+    ]
+    samples: list[Sample] = []
+    for batch in client.gather(futures):
+        samples.extend(batch)
+    return samples

@@ -1,0 +1,196 @@
+"""create(..., checksum=...): a per-sample digest column computed in the same pass as the copy.
+
+Every digest is recomputed here from the source bytes with the libraries
+directly (hashlib, xxhash, google_crc32c), and the ZIP CRC-32s are checked by
+``zipfile``, so the writer's one-pass copy is checked against independent code
+on every copy path: small files, large dense files (read-ahead pipeline), sparse
+files (holes kept), ``/vsisubfile/`` ranges and ``/vsimem/`` (VSI) sources.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import zipfile
+from pathlib import Path
+
+import google_crc32c
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import xxhash
+
+import taco_gdal
+from taco_gdal.errors import TacoValidationError
+from taco_gdal.format.names import CHECKSUM, CHECKSUM_ALGORITHMS, LOCAL_META
+from taco_gdal.model import Sample, Taco, Tortilla
+from taco_gdal.write import create, export
+from taco_gdal.write._sources import read_folder_metadata, read_zip_metadata
+from taco_gdal.write.zipstream import BLOCK_SIZE
+
+
+def level_tables(path: Path) -> list[pa.Table]:
+    read = read_zip_metadata if path.suffix else read_folder_metadata
+    return read(path).levels
+
+
+def digest_of(algorithm: str, data: bytes) -> str:
+    if algorithm == "crc32c":
+        return f"crc32c:{google_crc32c.value(data):08x}"
+    if algorithm == "xxh3":
+        return f"xxh3:{xxhash.xxh3_64(data).hexdigest()}"
+    return f"sha256:{hashlib.sha256(data).hexdigest()}"
+
+
+def _sources(folder: Path) -> dict[str, bytes]:
+    """Samples of every size class: tiny, one block, one block + 1, 2.5 blocks, sparse."""
+    folder.mkdir()
+    contents = {
+        "tiny": b"abc",
+        "empty": b"",
+        "block": os.urandom(BLOCK_SIZE),
+        "block1": os.urandom(BLOCK_SIZE + 1),
+        "large": os.urandom(BLOCK_SIZE * 2 + BLOCK_SIZE // 2),
+    }
+    for name, data in contents.items():
+        (folder / name).write_bytes(data)
+    sparse = folder / "sparse"
+    with open(sparse, "wb") as f:  # a hole of 2 blocks between two data blocks
+        f.write(b"head" * 1024)
+        f.seek(BLOCK_SIZE * 2, os.SEEK_CUR)
+        f.write(b"tail" * 1024)
+    contents["sparse"] = sparse.read_bytes()
+    return contents
+
+
+def _taco(folder: Path, contents: dict[str, bytes]) -> Taco:
+    names = list(contents)
+
+    def files(chosen: list[str]) -> Tortilla:
+        samples = [
+            Sample(i, folder / n, k=j) for j, (i, n) in enumerate(zip("abc", chosen, strict=True))
+        ]
+        return Tortilla(samples, pad_to=4)
+
+    def inner() -> Tortilla:
+        return Tortilla([Sample("x", folder / "tiny", k=0), Sample("y", folder / "large", k=1)])
+
+    roots = [
+        Sample("r0", Tortilla([Sample("f", files(names[:3])), Sample("g", inner())])),
+        Sample("r1", Tortilla([Sample("f", files(names[3:])), Sample("g", inner())])),
+    ]
+    return Taco(
+        Tortilla(roots), id="digests", dataset_version="1", description="digest test",
+        licenses=["CC0-1.0"], providers=[{"name": "t"}], tasks=["other"],
+    )  # fmt: skip
+
+
+def _expected(folder: Path, table_sources: list[str | None], algorithm: str) -> list[str | None]:
+    return [
+        None if src is None else digest_of(algorithm, Path(src).read_bytes())
+        for src in table_sources
+    ]
+
+
+@pytest.mark.parametrize("algorithm", CHECKSUM_ALGORITHMS)
+@pytest.mark.parametrize("suffix", [".tacozip", ""])
+def test_digest_column_matches_source_bytes(tmp_path: Path, algorithm: str, suffix: str) -> None:
+    contents = _sources(tmp_path / "src")
+    taco = _taco(tmp_path / "src", contents)
+    package = taco.metadata()
+    out = create(taco, tmp_path / f"out{suffix}", checksum=algorithm, quiet=True)[0]
+    stored = level_tables(out)
+    for level, table in enumerate(stored):
+        sources = package.levels[level].column("path").to_pylist()
+        types = table.column("type").to_pylist()
+        digests = table.column(CHECKSUM).to_pylist()
+        assert digests == _expected(tmp_path, sources, algorithm)
+        assert all(d is None for d, t in zip(digests, types, strict=True) if t == "FOLDER")
+        padding = [d for d, i in zip(digests, table.column("id").to_pylist(), strict=True)
+                   if i.startswith("__TACOPAD__")]  # fmt: skip
+        assert padding and all(d is None for d in padding) if level == 2 else True
+    if suffix:
+        with zipfile.ZipFile(out) as zf:
+            assert zf.testzip() is None  # every CRC-32 matches the bytes written
+
+
+def test_meta_tables_carry_the_digests(tmp_path: Path) -> None:
+    contents = _sources(tmp_path / "src")
+    out = create(_taco(tmp_path / "src", contents), tmp_path / "out", checksum="xxh3", quiet=True)
+    meta = pq.read_table(out[0] / "DATA" / "r1" / "f" / LOCAL_META)
+    expected = [digest_of("xxh3", contents[n]) for n in ("block1", "large", "sparse")]
+    assert meta.column(CHECKSUM).to_pylist() == [*expected, None]
+    zipped = create(
+        _taco(tmp_path / "src", contents), tmp_path / "z.tacozip", checksum="xxh3", quiet=True
+    )[0]
+    ds = taco_gdal.load(zipped)
+    children = ds.data.read("r1").read("f")
+    assert list(children[CHECKSUM]) == expected  # the reader hides padding rows
+
+
+def test_no_checksum_writes_no_column(tmp_path: Path) -> None:
+    contents = _sources(tmp_path / "src")
+    out = create(_taco(tmp_path / "src", contents), tmp_path / "o.tacozip", quiet=True)[0]
+    assert all(CHECKSUM not in t.column_names for t in level_tables(out))
+
+
+def test_unknown_algorithm_is_refused_before_writing(tmp_path: Path) -> None:
+    contents = _sources(tmp_path / "src")
+    with pytest.raises(TacoValidationError, match=r"checksum must be one of .*found 'md5'"):
+        create(_taco(tmp_path / "src", contents), tmp_path / "o.tacozip", checksum="md5")
+    assert not (tmp_path / "o.tacozip").exists()
+
+
+def test_vsi_sources_are_hashed_in_the_same_pass(tmp_path: Path) -> None:
+    from osgeo import gdal
+
+    data = os.urandom(BLOCK_SIZE + 12345)
+    vsimem = "/vsimem/test_checksum/big.bin"
+    gdal.FileFromMemBuffer(vsimem, data)
+    try:
+        taco = Taco(
+            Tortilla([Sample("m", vsimem), Sample("s", f"/vsisubfile/10_100,{vsimem}")]),
+            id="vsi", dataset_version="1", description="d", licenses=["MIT"],
+            providers=[{"name": "t"}], tasks=["other"],
+        )  # fmt: skip
+        for name in ("v.tacozip", "v"):
+            out = create(taco, tmp_path / name, checksum="sha256", quiet=True)[0]
+            digests = level_tables(out)[0].column(CHECKSUM).to_pylist()
+            assert digests == [digest_of("sha256", data), digest_of("sha256", data[10:110])]
+    finally:
+        gdal.Unlink(vsimem)
+
+
+def _by_path(tables: list[pa.Table]) -> dict[str, str | None]:
+    """``relative path -> digest`` over all levels, padding rows left out (export drops them)."""
+    out: dict[str, str | None] = {}
+    for level, table in enumerate(tables):
+        keys = table.column("id" if level == 0 else "internal:relative_path").to_pylist()
+        for key, value in zip(keys, table.column(CHECKSUM).to_pylist(), strict=True):
+            if "__TACOPAD__" not in key:
+                out[key] = value
+    return out
+
+
+@pytest.mark.parametrize("suffix", [".tacozip", ""])
+def test_export_keeps_or_recomputes_digests(tmp_path: Path, suffix: str) -> None:
+    contents = _sources(tmp_path / "src")
+    taco = _taco(tmp_path / "src", contents)
+    source = create(taco, tmp_path / "src.tacozip", checksum="crc32c", quiet=True)[0]
+    ds = taco_gdal.load(source)
+    kept = export(ds, tmp_path / f"kept{suffix}", quiet=True)
+    fresh = export(ds, tmp_path / f"fresh{suffix}", checksum="xxh3", quiet=True)
+    original = _by_path(level_tables(source))
+    assert _by_path(level_tables(kept)) == original
+    package = taco.metadata().levels
+    sources = _by_path(
+        [
+            t.append_column(CHECKSUM, pa.array(t.column("path").to_pylist(), pa.string()))
+            for t in package
+        ]
+    )
+    expected = {
+        k: None if v is None else digest_of("xxh3", Path(v).read_bytes())
+        for k, v in sources.items()
+    }
+    assert _by_path(level_tables(fresh)) == expected
