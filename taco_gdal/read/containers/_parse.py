@@ -90,6 +90,7 @@ def parse_level(data: pa.Buffer | bytes, where: str) -> pa.Table:
     """
     try:
         table = pq.ParquetFile(pa.BufferReader(data)).read()
+        table.validate(full=True)  # e.g. invalid UTF-8 in a string column
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise TacoFormatError(f"{where}: expected a parquet file, cannot parse it: {exc}") from exc
     check_columns(table, where)

@@ -1,0 +1,166 @@
+"""Mutation fuzzing through the real loader: what may come out of ``load()`` on hostile bytes.
+
+A *target* is a pristine dataset on disk, the file and byte region to mutate,
+and the path to load.  :func:`run_mutation` writes the mutated file, loads it,
+materialises the rows, reads every FILE sample's bytes and runs ``verify``:
+
+* any exception that is not a :class:`~taco_gdal.errors.TacoError` is a bug;
+* a mutation that loads and *verifies clean* must serve exactly the original
+  bytes for every sample (where the format can know: ZIP, TACOCAT, TARIDX;
+  CAF stores no checksum, so there only the first rule applies).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tarfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from osgeo import gdal
+
+import taco_gdal
+from taco_gdal.errors import TacoError
+from taco_gdal.format.names import FILE, GDAL_VSI, ID, TYPE
+from taco_gdal.io.header import read_header
+from taco_gdal.io.vsi import read_range
+from tests.datasets import make_geotiff, write_dataset
+
+Mutation = Sequence[tuple[int, int]]
+"""``(position in the region, new byte value)`` pairs."""
+
+
+@dataclass
+class Target:
+    """What one fuzzer mutates and loads."""
+
+    name: str
+    mutated: Path
+    region: tuple[int, int]
+    load_path: Path
+    truth: dict[str, bytes] | None
+    pristine: bytes = b""
+    outcomes: dict[str, int] = field(default_factory=dict)
+
+
+def _samples(path: Path) -> dict[str, bytes]:
+    ds = taco_gdal.load(path)
+    return {
+        f"{row[ID]}": read_range(row[GDAL_VSI], 0, _size(row[GDAL_VSI]))
+        for _, row in ds.data.iterrows()
+        if row[TYPE] == FILE
+    }
+
+
+def _size(vsi_path: str) -> int:
+    if vsi_path.startswith("/vsisubfile/"):
+        return int(vsi_path.split(",", 1)[0].rsplit("_", 1)[1])
+    stat = gdal.VSIStatL(vsi_path)
+    return 0 if stat is None else int(stat.size)
+
+
+def _zip(root: Path) -> tuple[Path, list[tuple[int, int]]]:
+    path = write_dataset(root, "flat", "zip", n=4)
+    entries = read_header(str(path)).entries
+    return path, [(e.offset, e.end) for e in entries]
+
+
+def make_targets(root: Path) -> dict[str, Target]:
+    """Pristine datasets for every parser reachable from ``load()``."""
+    targets: dict[str, Target] = {}
+    zpath, ranges = _zip(root / "zip")
+    truth = _samples(zpath)
+    size = zpath.stat().st_size
+    targets["taco_header"] = Target("taco_header", zpath, (0, 157), zpath, truth)
+    targets["eocd_cd"] = Target("eocd_cd", zpath, (ranges[-1][1], size), zpath, truth)
+    targets["parquet"] = Target("parquet", zpath, ranges[0], zpath, truth)
+    targets["collection"] = Target("collection", zpath, ranges[-1], zpath, truth)
+    cat = write_dataset(root / "cat", "flat", "tacocat")
+    binary = cat.parent / "__TACOCAT__"
+    shutil.rmtree(cat)  # load the binary __TACOCAT__
+    targets["tacocat"] = Target(
+        "tacocat", binary, (0, binary.stat().st_size), binary, _samples(binary)
+    )
+    caf, tar_index = _plugins(root / "plugins")
+    caf_size = caf.stat().st_size
+    targets["caf"] = Target("caf", caf, (max(0, caf_size - 400), caf_size), caf, None)
+    targets["taridx"] = Target(
+        "taridx", tar_index, (0, tar_index.stat().st_size), tar_index, _samples(tar_index)
+    )
+    for target in targets.values():
+        target.pristine = target.mutated.read_bytes()
+    return targets
+
+
+def _plugins(root: Path) -> tuple[Path, Path]:
+    from taco_caf.write import write_caf
+    from taco_taridx.write import write_taridx
+
+    root.mkdir(parents=True)
+    files = []
+    for i in range(3):
+        path = root / f"img{i}.tif"
+        make_geotiff(path, i)
+        files.append(path)
+    caf = write_caf({f"m{i}.tif": p for i, p in enumerate(files)}, root / "data.caf")
+    with tarfile.open(root / "train.tar", "w", format=tarfile.PAX_FORMAT) as tar:
+        for i, path in enumerate(files):
+            tar.add(path, arcname=f"k{i}.tif")
+    return caf, write_taridx(root / "train.tar", root / "train.taridx")
+
+
+def mutate(target: Target, mutation: Mutation, truncate: int | None) -> None:
+    data = bytearray(target.pristine)
+    start, end = target.region
+    width = max(1, end - start)
+    for position, value in mutation:
+        index = start + position % width
+        if index < len(data):
+            data[index] = value
+    if truncate is not None:
+        data = data[: start + truncate % (width + 1)]
+    target.mutated.write_bytes(bytes(data))
+
+
+def _count(target: Target, outcome: str) -> str:
+    target.outcomes[outcome] = target.outcomes.get(outcome, 0) + 1
+    return outcome
+
+
+def run_mutation(target: Target, mutation: Mutation, truncate: int | None = None) -> str:
+    """Mutate, load, read, verify; return the outcome, raise AssertionError on a bug."""
+    mutate(target, mutation, truncate)
+    gdal.VSICurlClearCache()
+    try:
+        try:
+            ds = taco_gdal.load(target.load_path)
+            frame = ds.data
+            served = {
+                str(row[ID]): read_range(row[GDAL_VSI], 0, _size(row[GDAL_VSI]))
+                for _, row in frame.iterrows()
+                if row[TYPE] == FILE
+            }
+        except TacoError:
+            return _count(target, "refused")
+        try:
+            report = taco_gdal.verify(target.load_path, level="crc")
+        except TacoError:
+            return _count(target, "loaded, verify refused")
+        if not report.ok:
+            return _count(target, "loaded, verify caught")
+        if target.truth is not None:
+            wrong = {k for k, v in served.items() if target.truth.get(k) != v}
+            assert not wrong, f"{target.name}: wrong bytes served silently for {sorted(wrong)}"
+        return _count(target, "loaded, verified, bytes right")
+    finally:
+        target.mutated.write_bytes(target.pristine)
+
+
+def check_no_escape(call: Callable[[], object]) -> str:
+    """Run a parser: a TacoError is a refusal; anything else propagates (a bug)."""
+    try:
+        call()
+    except TacoError:
+        return "refused"
+    return "parsed"
