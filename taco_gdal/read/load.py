@@ -19,7 +19,12 @@ log = logging.getLogger(__name__)
 PathLike = str | os.PathLike[str]
 
 
-def load(path: PathLike | Sequence[PathLike], base_path: PathLike | None = None) -> TacoDataset:
+def load(
+    path: PathLike | Sequence[PathLike],
+    base_path: PathLike | None = None,
+    *,
+    sql_external_access: bool = False,
+) -> TacoDataset:
     """Open a TACO dataset; a list of paths is loaded and concatenated.
 
     Formats are detected from the name, then from the content: a ZIP
@@ -35,6 +40,8 @@ def load(path: PathLike | Sequence[PathLike], base_path: PathLike | None = None)
             :func:`taco_gdal.concat` in ``intersection`` mode).
         base_path: TACOCAT only: where the source ZIPs are (default: the
             folder holding the TACOCAT).
+        sql_external_access: let ``sql()`` read files and URLs (off by default:
+            see :meth:`TacoDataset.with_sql_external_access`).
 
     Raises:
         TacoIOError: the location does not exist or cannot be read.
@@ -53,10 +60,10 @@ def load(path: PathLike | Sequence[PathLike], base_path: PathLike | None = None)
         if not paths:
             raise TacoValidationError("load() needs a path or a non-empty list of paths, got []")
         if len(paths) == 1:
-            return load(paths[0], base_path)
+            return load(paths[0], base_path, sql_external_access=sql_external_access)
         from taco_gdal.read.concat import concat
 
-        return concat([load(p, base_path) for p in paths])
+        return concat([load(p, base_path, sql_external_access=sql_external_access) for p in paths])
     given = os.fspath(path)
     probe = Probe(to_vsi(given), given)
     container_class = registry.detect(probe)
@@ -66,4 +73,4 @@ def load(path: PathLike | Sequence[PathLike], base_path: PathLike | None = None)
         )
     log.info("loading %s as %s", probe.path, container_class.format)
     container = container_class.open(probe, None if base_path is None else os.fspath(base_path))
-    return TacoDataset.from_container(container)
+    return TacoDataset.from_container(container, sql_external_access=sql_external_access)

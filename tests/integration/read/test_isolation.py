@@ -342,6 +342,11 @@ def test_opt_in_reads_files(tmp_path: Path, outside: Path) -> None:
     assert len(both.sql(_readers(outside)["read_parquet"]).data) == 2
     with pytest.raises(TacoQueryError):
         _ = taco_gdal.concat([opened, ds]).sql(_readers(outside)["read_parquet"]).data
+    path = write_dataset(tmp_path / "loaded", "flat", "zip", n=2)
+    through_load = taco_gdal.load(path, sql_external_access=True)
+    assert len(through_load.sql(_readers(outside)["read_parquet"]).data) == 2
+    listed = taco_gdal.load([path, path], sql_external_access=True)
+    assert len(listed.sql(_readers(outside)["read_parquet"]).data) == 2
     # the locked dataset is unaffected by its sibling's opt-in
     with pytest.raises(TacoQueryError):
         _ = ds.sql(_readers(outside)["read_text"]).data
