@@ -45,6 +45,8 @@ def main() -> None:
     app = QgsApplication([], False)
     app.initQgis()
     sys.path.insert(0, str(plugins))
+    import qgis_taco
+    from qgis_taco.plugin import TacoPlugin
     from qgis_taco.taco_layer import add_dataset, add_sample
 
     layer = add_dataset(dataset, out_dir=out)
@@ -60,6 +62,7 @@ def main() -> None:
         "keys": [f["key"] for f in features],
         "raster_size": [raster.width(), raster.height()],
         "raster_source": raster.source(),
+        "plugin": [qgis_taco.classFactory.__name__, TacoPlugin.__name__],
         "layers": sorted(lyr.name() for lyr in QgsProject.instance().mapLayers().values()),
     }
     print(json.dumps(summary))

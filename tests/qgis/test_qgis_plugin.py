@@ -72,6 +72,8 @@ def test_plugin_adds_and_renders_footprints_and_a_sample(tmp_path: Path) -> None
     assert summary["locations"] == list(ds.data[GDAL_VSI])
     assert {"location", "key", "id", "time_start"} <= set(summary["fields"])
     assert summary["raster_size"] == [20, 20]
+    assert summary["plugin"] == ["classFactory", "TacoPlugin"]  # the GUI module imports in QGIS
+    assert len(summary["layers"]) == 2
     assert summary["raster_source"] == ds.read(0)
     for png in ("footprints.png", "sample.png"):
         whole, centre = _painted(out / png)
