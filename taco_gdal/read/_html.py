@@ -1,13 +1,18 @@
 """Text and HTML summaries of a TacoDataset (``repr`` and Jupyter's ``_repr_html_``).
 
-Both are built from public properties only (COLLECTION metadata and the
-query state's step descriptions): showing a dataset never runs its query.
+The text form is built from public properties only (COLLECTION metadata and
+the query state's step descriptions).  The HTML form also counts the current
+rows per level and draws their footprints: queries over the in-memory level
+tables, no I/O beyond what ``load`` read.
 """
 
 from __future__ import annotations
 
 import html
 from typing import TYPE_CHECKING, Any
+
+from taco_gdal.errors import TacoError
+from taco_gdal.read._notebook import rounded_extent
 
 if TYPE_CHECKING:
     from taco_gdal.read.dataset import TacoDataset
@@ -43,10 +48,12 @@ def _extent(ds: TacoDataset) -> str:
     spatial = extent.get("spatial")
     temporal = extent.get("temporal")
     parts = []
-    if spatial:
+    if spatial and len(spatial) == 4:
+        parts.append(f"bbox {list(rounded_extent(spatial))}")
+    elif spatial:
         parts.append(f"bbox {list(spatial)}")
     if temporal:
-        parts.append(f"{temporal[0]} .. {temporal[1]}")
+        parts.append(f"{str(temporal[0])[:19]} .. {str(temporal[1])[:19]}")
     return ", ".join(parts) or "unknown"
 
 
@@ -89,10 +96,32 @@ _STYLE = (
 )
 
 
+def _current(ds: TacoDataset) -> tuple[list[tuple[str, str]], str]:
+    """Rows per level, extent and time of the current view, and the map (SVG)."""
+    try:
+        facts = ds.summary()
+    except TacoError as exc:  # a sql() view that dropped what the summary needs
+        return [("current view", f"not summarised: {exc}")], ""
+    rows = [("rows (after filters)", ", ".join(f"level{k}: {n}" for k, n in enumerate(facts.rows)))]
+    if facts.extent is not None:
+        rows.append(("footprints extent", f"{list(facts.extent)} (EPSG:4326)"))
+    if facts.time is not None:
+        rows.append(("time", f"{facts.time[0]} .. {facts.time[1]}"))
+    return rows, facts.svg or ""
+
+
 def dataset_html(ds: TacoDataset) -> str:
-    """Self-contained HTML summary for Jupyter (``_repr_html_``)."""
+    """Self-contained HTML summary for Jupyter (``_repr_html_``): no JavaScript.
+
+    Shows the COLLECTION facts, the rows per level after the current filters,
+    the filter steps, the rounded extent and time range of the current rows,
+    and a static SVG map of their footprints (see :mod:`taco_gdal.read._svg`).
+    """
     esc = html.escape
-    rows = "".join(f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in _summary(ds))
+    current, svg = _current(ds)
+    rows = "".join(
+        f"<tr><th>{esc(k)}</th><td>{esc(v)}</td></tr>" for k, v in [*_summary(ds), *current]
+    )
     levels = "".join(
         f"<li><code>{esc(line)}</code></li>" for line in hierarchy_lines(ds.pit_schema)
     )
@@ -101,7 +130,10 @@ def dataset_html(ds: TacoDataset) -> str:
     if steps:
         items = "".join(f"<li><code>{esc(step)}</code></li>" for step in steps)
         query = f"<h4>Query (lazy: read <code>.data</code> to run)</h4><ol>{items}</ol>"
+    figure = f'<div class="taco-map-box">{svg}</div>' if svg else ""
     return (
         f'{_STYLE}<div class="taco-ds"><h4>TacoDataset <code>{esc(str(ds.id))}</code></h4>'
-        f"<table>{rows}</table><h4>Hierarchy</h4><ul>{levels}</ul>{query}</div>"
+        f'<div style="display:flex;gap:16px;align-items:flex-start"><div>'
+        f"<table>{rows}</table><h4>Hierarchy</h4><ul>{levels}</ul>{query}</div>{figure}</div>"
+        "</div>"
     )

@@ -3,8 +3,9 @@
 ``TacoDataFrame`` is a :class:`pandas.DataFrame`; when the level has a WKB
 geometry column (``istac:geometry``, ``stac:centroid``, ``istac:centroid``)
 the frame is a :class:`TacoGeoDataFrame`, which is both a ``TacoDataFrame``
-and a :class:`geopandas.GeoDataFrame` whose geometry columns hold shapely
-objects.  Slicing, filtering and column selection keep the class (and
+and a :class:`geopandas.GeoDataFrame` with one active geometry column,
+``geometry``, in EPSG:4326 (the stored WKB columns stay bytes; see
+:mod:`taco_gdal.read._geoframe`).  Slicing, filtering and column selection keep the class (and
 ``read()``), falling back from geo to plain when no geometry column is left.
 
 Frames pickle (pandas keeps ``_taco``, the :class:`FrameContext`, through
@@ -20,14 +21,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import geopandas as gpd
-import numpy as np
 import pandas as pd
 import pyarrow as pa
-import shapely
-from pyproj.exceptions import CRSError
 
-from taco_gdal.errors import TacoFormatError
-from taco_gdal.format.names import GEOMETRY_COLUMNS, ISTAC_CRS, ISTAC_GEOMETRY
+from taco_gdal.errors import TacoFormatError, TacoQueryError
+from taco_gdal.read._footprints import WGS84
+from taco_gdal.read._geoframe import FOOTPRINT, footprint_column, footprints_for_rows, visible
 from taco_gdal.read.query import is_hidden
 
 if TYPE_CHECKING:
@@ -36,8 +35,6 @@ if TYPE_CHECKING:
     from taco_gdal.read.state import QueryState
 
 __all__ = ["FrameContext", "TacoDataFrame", "TacoGeoDataFrame", "to_frame"]
-
-_CENTROID_CRS = "EPSG:4326"
 
 
 @dataclass(frozen=True)
@@ -125,7 +122,7 @@ class TacoDataFrame(pd.DataFrame):
 
 
 class TacoGeoDataFrame(TacoDataFrame, gpd.GeoDataFrame):  # type: ignore[misc]
-    """A :class:`TacoDataFrame` with shapely geometry columns (a GeoDataFrame)."""
+    """A :class:`TacoDataFrame` that is a GeoDataFrame (``geometry``: EPSG:4326 footprints)."""
 
     _metadata: ClassVar[list[str]] = ["_geometry_column_name", "_taco"]
 
@@ -153,47 +150,31 @@ class TacoGeoDataFrame(TacoDataFrame, gpd.GeoDataFrame):  # type: ignore[misc]
             self.__class__ = TacoDataFrame  # type: ignore[assignment]
 
 
-def _crs_of(table: pa.Table, column: str) -> str | None:
-    if column != ISTAC_GEOMETRY:
-        return _CENTROID_CRS
-    if ISTAC_CRS not in table.column_names:
-        return None
-    values = [v for v in table.column(ISTAC_CRS).unique().to_pylist() if v is not None]
-    return str(values[0]) if len(values) == 1 else None
+def to_frame(
+    table: pa.Table, context: FrameContext | None, where: str = "", *, internal: bool = True
+) -> TacoDataFrame:
+    """Arrow result -> TacoDataFrame / TacoGeoDataFrame (see :mod:`taco_gdal.read._geoframe`).
 
-
-def _is_wkb(table: pa.Table, column: str) -> bool:
-    kind = table.schema.field(column).type
-    return column in GEOMETRY_COLUMNS and (
-        pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
-    )
-
-
-def _geoseries(table: pa.Table, column: str, where: str) -> gpd.GeoSeries:
-    values = np.asarray(table.column(column).to_numpy(zero_copy_only=False), dtype=object)
-    try:
-        geometries = shapely.from_wkb(values, on_invalid="raise")
-    except shapely.errors.GEOSException as exc:
-        raise TacoFormatError(f"{where}: column {column!r} holds invalid WKB: {exc}") from exc
-    try:
-        return gpd.GeoSeries(geometries, crs=_crs_of(table, column), name=column)
-    except CRSError:  # an istac:crs that pyproj cannot parse: keep geometries, no CRS
-        return gpd.GeoSeries(geometries, name=column)
-
-
-def to_frame(table: pa.Table, context: FrameContext | None, where: str = "") -> TacoDataFrame:
-    """Arrow result -> TacoDataFrame / TacoGeoDataFrame (helper columns dropped)."""
+    Helper columns are dropped; with a WKB geometry column the frame is a
+    GeoDataFrame whose one active column ``geometry`` holds EPSG:4326
+    footprints, the stored WKB columns staying as bytes; ``internal:*`` other
+    than ``internal:gdal_vsi`` / ``internal:source_file`` are hidden unless
+    ``internal`` (``internal:current_id`` becomes the index).
+    """
     table = table.drop_columns([c for c in table.column_names if is_hidden(c)])
-    geometry = [c for c in table.column_names if _is_wkb(table, c)]
-    plain = table.drop_columns(geometry).to_pandas()
+    column = footprint_column(table)
+    plain = table.to_pandas()
     frame: TacoDataFrame
-    if not geometry:
-        frame = TacoDataFrame(plain)
+    if column is None:
+        frame = TacoDataFrame(visible(plain, internal))
     else:
-        positions = {name: table.column_names.index(name) for name in geometry}
-        for name in sorted(geometry, key=positions.__getitem__):
-            plain.insert(positions[name], name, _geoseries(table, name, where))
-        active = next(c for c in GEOMETRY_COLUMNS if c in geometry)
-        frame = TacoGeoDataFrame(plain, geometry=active)  # type: ignore[call-overload]
+        state, level = (context.state, context.level) if context is not None else (None, 0)
+        try:
+            footprints = footprints_for_rows(table, column, state, level)
+        except TacoQueryError as exc:
+            raise TacoFormatError(f"{where}: {exc}") from exc
+        name = FOOTPRINT if FOOTPRINT not in plain.columns else f"{FOOTPRINT}_4326"
+        plain[name] = gpd.GeoSeries(footprints, crs=WGS84, index=plain.index)
+        frame = TacoGeoDataFrame(visible(plain, internal), geometry=name, crs=WGS84)  # type: ignore[call-overload]
     object.__setattr__(frame, "_taco", context)
     return frame

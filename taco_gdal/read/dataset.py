@@ -25,6 +25,7 @@ import pyarrow as pa
 from taco_gdal.errors import TacoQueryError
 from taco_gdal.format.names import CURRENT_ID, FIELD_SCHEMA_KEY, PARENT_ID, PIT_SCHEMA_KEY
 from taco_gdal.read import _duck, filters
+from taco_gdal.read._analyst import AnalystMixin
 from taco_gdal.read._html import dataset_html, dataset_text
 from taco_gdal.read._repair import repair_level_offsets
 from taco_gdal.read.containers.base import Container, VsiRule
@@ -59,7 +60,7 @@ def prepare_tables(
     return tuple(prepared)
 
 
-class TacoDataset:
+class TacoDataset(AnalystMixin):
     """A TACO dataset: COLLECTION metadata and a lazy, chainable query.
 
     A dataset is an immutable :class:`~taco_gdal.read.state.QueryState`
@@ -268,25 +269,41 @@ class TacoDataset:
         maxy: float,
         geometry_col: str = "auto",
         level: int = 0,
+        crs: str = "EPSG:4326",
     ) -> TacoDataset:
-        """Samples whose geometry intersects the box (level 0, or with a matching descendant).
+        """Samples whose footprint intersects the box (level 0, or with a matching descendant).
+
+        The box is in EPSG:4326 (lon/lat) unless ``crs`` says otherwise; the
+        footprints are compared in EPSG:4326 whatever CRS they are stored in
+        (``istac:geometry`` in its ``istac:crs``, densified reprojection, cut at
+        the antimeridian), computed once per dataset at the first spatial filter.
 
         Args:
-            minx, miny, maxx, maxy: the box, in the column's coordinates
-                (EPSG:4326 for centroids); ``minx > maxx`` is a box that crosses
-                the antimeridian.
+            minx, miny, maxx, maxy: the box, in this order; in EPSG:4326
+                ``minx > maxx`` is a box crossing the antimeridian (STAC).
             geometry_col: a WKB column, or ``"auto"``: the first of
                 ``istac:geometry``, ``stac:centroid``, ``istac:centroid``.
             level: filter the samples of this level; level-0 samples are kept
                 when at least one descendant at ``level`` matches, and reading
                 them later returns only matching children.
+            crs: the box's CRS (anything pyproj reads); it is reprojected,
+                densified, to EPSG:4326.
+
+        Raises:
+            TacoQueryError: ``miny > maxy``, latitudes outside [-90, 90] or
+                longitudes outside [-180, 180] in EPSG:4326, ``minx > maxx`` in
+                another CRS; the message shows the box and the expected order.
+
+        Warns:
+            TacoWarning: the box misses the dataset's extent entirely (the
+                message gives the extent: a swapped axis order shows here).
 
         Example:
-            >>> ds.filter_bbox(-10, 35, 5, 45, level=1).data  # doctest: +SKIP
+            >>> ds.filter_bbox(-4.0, 39.9, -3.0, 40.8).data  # doctest: +SKIP
+            >>> ds.filter_bbox(170, -20, -170, -10)  # across the antimeridian  # doctest: +SKIP
         """
-        return TacoDataset(
-            filters.filter_bbox(self._state, (minx, miny, maxx, maxy), geometry_col, level)
-        )
+        box = (minx, miny, maxx, maxy)
+        return TacoDataset(filters.filter_bbox(self._state, box, geometry_col, level, crs))
 
     def filter_datetime(
         self,

@@ -8,23 +8,19 @@ sides have it).  Every per-level view is remembered, so a later filter at any
 level compounds with it and ``read()`` returns only surviving children.
 
 Values are bound as DuckDB variables (``SET VARIABLE ... = ?`` when the view is
-created; the step keeps them as plain values), never written into SQL.  The
-spatial predicate is ``ST_Intersects(ST_GeomFromWKB(col), ST_MakeEnvelope(...))``;
-for point columns the reader's decoded coordinates (``__taco_x:col``) first
-discard the rows outside the box, so the exact predicate only runs on
-candidates.
+created; the step keeps them as plain values), never written into SQL.  Spatial
+filters compare EPSG:4326 footprints computed once per dataset and enter the
+query as a bitmap of matching rows (see :mod:`taco_gdal.read._spatial`).
 """
 
 from __future__ import annotations
 
-import math
 from datetime import UTC, datetime
 from typing import Any
 
 from taco_gdal.errors import TacoQueryError
-from taco_gdal.format.names import CURRENT_ID, GEOMETRY_COLUMNS, SOURCE_FILE, TIME_START_COLUMNS
+from taco_gdal.format.names import CURRENT_ID, SOURCE_FILE, TIME_START_COLUMNS
 from taco_gdal.read import _duck
-from taco_gdal.read.levels import point_columns
 from taco_gdal.read.query import (
     filtered_view_sql,
     is_hidden,
@@ -37,7 +33,6 @@ from taco_gdal.read.timerange import parse_range
 
 __all__ = ["filter_bbox", "filter_datetime"]
 
-_GEOMETRY_TYPES = ("BLOB", "GEOMETRY")
 _TIME_TYPES = ("TIMESTAMP", "DATE")
 
 
@@ -126,53 +121,17 @@ def _apply(
     return state.then(steps[len(state.steps) :], view=child, level_views=views)
 
 
-def _box(box: tuple[float, float, float, float]) -> tuple[float, float, float, float]:
-    try:
-        minx, miny, maxx, maxy = (float(v) for v in box)
-    except (TypeError, ValueError) as exc:
-        raise TacoQueryError(f"filter_bbox: bounds must be numbers, got {box!r}") from exc
-    if not all(math.isfinite(v) for v in (minx, miny, maxx, maxy)) or miny > maxy:
-        raise TacoQueryError(f"filter_bbox: expected finite bounds with miny <= maxy, got {box!r}")
-    return minx, miny, maxx, maxy
-
-
-def _bbox_predicate(geometry: str, helpers: tuple[str, str] | None, b: list[str]) -> str:
-    """Exact test for ``minx <= maxx``; ``helpers`` (decoded x/y) discard rows cheaply first."""
-    exact = f"ST_Intersects({geometry}, ST_MakeEnvelope({b[0]}, {b[1]}, {b[2]}, {b[3]}))"
-    if helpers is None:
-        return exact
-    x, y = (quote_ident(h) for h in helpers)
-    return f"{x} BETWEEN {b[0]} AND {b[2]} AND {y} BETWEEN {b[1]} AND {b[3]} AND {exact}"
-
-
 def filter_bbox(
-    state: QueryState, box: tuple[float, float, float, float], geometry_col: str, level: int
+    state: QueryState,
+    box: tuple[float, float, float, float],
+    geometry_col: str,
+    level: int,
+    crs: str = "EPSG:4326",
 ) -> QueryState:
-    """See :meth:`TacoDataset.filter_bbox`."""
-    minx, miny, maxx, maxy = _box(box)
-    level, relation = _relation(state, level)
-    column, kind = _resolve(
-        state, relation, level, geometry_col, GEOMETRY_COLUMNS, _GEOMETRY_TYPES, "geometry"
-    )
-    view = new_view_name()
-    names = ("minx", "miny", "maxx", "maxy", "west_edge", "east_edge")
-    values = (minx, miny, maxx, maxy, 180.0, -180.0)
-    params = {f"{view}_{name}": value for name, value in zip(names, values, strict=True)}
-    bound = {name: f"getvariable({sql_string(f'{view}_{name}')})" for name in names}
-    geometry = (
-        quote_ident(column) if kind == "GEOMETRY" else f"ST_GeomFromWKB({quote_ident(column)})"
-    )
-    x, y = point_columns(column)
-    helpers = (x, y) if {x, y} <= set(_columns(state, relation)) else None
-    lo, hi = bound["miny"], bound["maxy"]
-    if minx <= maxx:
-        predicate = _bbox_predicate(geometry, helpers, [bound["minx"], lo, bound["maxx"], hi])
-    else:  # the box crosses the antimeridian: [minx, 180] and [-180, maxx]
-        east = _bbox_predicate(geometry, helpers, [bound["minx"], lo, bound["west_edge"], hi])
-        west = _bbox_predicate(geometry, helpers, [bound["east_edge"], lo, bound["maxx"], hi])
-        predicate = f"(({east}) OR ({west}))"
-    text = f"filter_bbox({minx}, {miny}, {maxx}, {maxy}, {column!r}, level={level})"
-    return _apply(state, level, view, predicate, params, text, spatial=True)
+    """See :meth:`TacoDataset.filter_bbox` (CRS-correct: :mod:`taco_gdal.read._spatial`)."""
+    from taco_gdal.read._spatial import filter_box
+
+    return filter_box(state, box, geometry_col, level, crs)
 
 
 def _as_bound(value: datetime, aware: bool) -> datetime:

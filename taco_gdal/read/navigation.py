@@ -107,7 +107,10 @@ def read(frame: TacoDataFrame, key: int | str) -> str | TacoDataFrame:
         )
     if frame._taco is None:
         raise TacoQueryError("read() of a FOLDER needs a frame that came from a TacoDataset")
-    return _children(frame._taco, {str(k): v for k, v in row.items()})
+    values = {str(k): v for k, v in row.items()}
+    if frame.index.name == CURRENT_ID:  # .data keeps the row id as the index
+        values.setdefault(CURRENT_ID, row.name)
+    return _children(frame._taco, values)
 
 
 def read_meta(path: str, sample: str) -> tuple[pa.Table, VsiRule]:
@@ -139,6 +142,12 @@ def _children(context: FrameContext, row: dict[str, Any]) -> TacoDataFrame:
             f"sample {sample!r} at level {context.level} of {state.path} is a FOLDER but the "
             f"dataset has no level {level}"
         )
+    if not isinstance(row.get(GDAL_VSI), str) and row.get(CURRENT_ID) is not None:
+        # No __meta__ (TACO 3 folders have no bytes): the level table holds the children.
+        from taco_gdal.read._children import children_table
+
+        found = children_table(state, level, int(row[CURRENT_ID]), what=f"read({sample!r})")
+        return to_frame(found, FrameContext(state, level), state.path)
     try:
         meta, rule = read_meta(str(row[GDAL_VSI]), sample)
     except TacoIOError as exc:

@@ -63,10 +63,12 @@ def test_gdal_vsi_form(ref: RefDataset) -> None:
 def test_geometry_columns_are_shapely_with_crs(ref: RefDataset) -> None:
     data = reader.load(ref.path).data
     assert isinstance(data, TacoGeoDataFrame) and isinstance(data, gpd.GeoDataFrame)
-    assert data.geometry.name == "stac:centroid"
+    assert data.geometry.name == "geometry"  # one active column: EPSG:4326 footprints
     assert data.crs is not None and data.crs.to_epsg() == 4326
-    xs = [p.x for p in data["stac:centroid"]]
-    ys = [p.y for p in data["stac:centroid"]]
+    stored = shapely.from_wkb(data["stac:centroid"].to_numpy())  # stored WKB stays bytes
+    assert list(stored) == list(data.geometry)
+    xs = [p.x for p in stored]
+    ys = [p.y for p in stored]
     assert xs == pytest.approx([n.centroid[0] for n in ref.level(0)])
     assert ys == pytest.approx([n.centroid[1] for n in ref.level(0)])
     assert all(isinstance(p, shapely.Point) for p in data.geometry)

@@ -1,0 +1,211 @@
+"""The analyst's side of :class:`~taco_gdal.read.dataset.TacoDataset` (a mixin).
+
+Polygon filters, ``geotiff:stats`` aggregations on the current view,
+pandas-like ``len`` / ``head`` / iteration, plots and the footprint map.
+Everything works on the dataset's immutable query state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+from taco_gdal.errors import TacoQueryError
+from taco_gdal.read import _notebook
+from taco_gdal.read._footprints import WGS84
+from taco_gdal.read.query import quote_ident
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+    import pyarrow as pa
+    from matplotlib.axes import Axes
+
+    from taco_gdal.read.dataframe import TacoDataFrame
+    from taco_gdal.read.dataset import TacoDataset
+    from taco_gdal.read.state import QueryState
+
+__all__ = ["AnalystMixin"]
+
+Bands = int | Sequence[int] | None
+
+
+class AnalystMixin:
+    """Methods :class:`TacoDataset` gets for notebook work (see the class for examples)."""
+
+    _state: QueryState
+
+    # provided by TacoDataset
+    def _fetch(self, sql: str, what: str) -> pa.Table:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _column_names(self, relation: str) -> list[str]:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    @property
+    def data(self) -> TacoDataFrame:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    # --- spatial ------------------------------------------------------------------
+    def filter_geometry(
+        self,
+        geometry: Any,
+        crs: str = WGS84,
+        geometry_col: str = "auto",
+        level: int = 0,
+    ) -> TacoDataset:
+        """Samples whose footprint intersects a shapely geometry (a polygon of interest).
+
+        The geometry is reprojected (densified) from ``crs`` to EPSG:4326 and
+        compared with the EPSG:4326 footprints, as in ``filter_bbox``.
+
+        Raises:
+            TacoQueryError: not a shapely geometry, empty, or an unknown CRS.
+
+        Example:
+            >>> aoi = shapely.Polygon([(-4, 40), (-3, 40.5), (-4, 41)])  # doctest: +SKIP
+            >>> ds.filter_geometry(aoi).data  # doctest: +SKIP
+        """
+        from taco_gdal.read._spatial import filter_shape
+        from taco_gdal.read.dataset import TacoDataset
+
+        return TacoDataset(filter_shape(self._state, geometry, geometry_col, level, crs))
+
+    # --- pandas-like ------------------------------------------------------------
+    def __len__(self) -> int:
+        """Level-0 rows of the current view (after filters; padding hidden)."""
+        view = quote_ident(self._state.view)
+        table = self._fetch(f"SELECT count(*) AS n FROM {view}", what="len()")
+        return int(table.column("n")[0].as_py())
+
+    def head(self, n: int = 5) -> TacoDataFrame:
+        """The first ``n`` rows of the current view, as a TacoDataFrame.
+
+        Example:
+            >>> ds.filter_datetime("2024").head(3)  # doctest: +SKIP
+        """
+        from taco_gdal.read.dataframe import FrameContext, to_frame
+
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise TacoQueryError(f"head(n): expected an int >= 0, got {n!r}")
+        view = quote_ident(self._state.view)
+        table = self._fetch(f"SELECT * FROM {view} LIMIT {int(n)}", what="head()")
+        return to_frame(table, FrameContext(self._state, 0), self._state.path)
+
+    def __iter__(self) -> Iterator[pd.Series[Any]]:
+        """The rows of the current view, one ``pandas.Series`` each (like ``iterrows``).
+
+        Example:
+            >>> for row in ds.filter_datetime("2024-03"):  # doctest: +SKIP
+            ...     print(row["id"], row["internal:gdal_vsi"])
+        """
+        for _, row in self.data.iterrows():
+            yield row
+
+    def frame(self, internal: bool = False) -> TacoDataFrame:
+        """``.data``, with every ``internal:*`` column when ``internal`` is True.
+
+        Example:
+            >>> ds.frame(internal=True)["internal:offset"]  # doctest: +SKIP
+        """
+        from taco_gdal.read.dataframe import FrameContext, to_frame
+
+        view = quote_ident(self._state.view)
+        table = self._fetch(f"SELECT * FROM {view}", what=".frame()")
+        return to_frame(table, FrameContext(self._state, 0), self._state.path, internal=internal)
+
+    # --- statistics -----------------------------------------------------------------
+    def _stat(self, stat: str, band: Bands, level: int, categorical: bool | None) -> np.ndarray:
+        from taco_gdal.read.stats import aggregate_stats
+
+        state = self._state
+        if (
+            isinstance(level, bool)
+            or not isinstance(level, int)
+            or not 0 <= level <= state.max_depth
+        ):
+            raise TacoQueryError(
+                f"level must be 0..{state.max_depth} for {state.path}, got {level!r}"
+            )
+        source = _notebook.descendants_sql(state, level, self._column_names)
+        columns = self._column_names(state.relation(level))
+        return aggregate_stats(
+            lambda sql: self._fetch(sql, what=f"stats_{stat}()"),
+            source,
+            columns,
+            stat,
+            band,
+            categorical=categorical,
+            where=f"{state.path} level {level}",
+        )
+
+    def stats_mean(self, band: Bands = None, level: int = 0) -> np.ndarray:
+        """Mean of the valid pixels of the current rows, per band (from ``geotiff:stats``).
+
+        Runs in DuckDB on the current (filtered) view, weighting each sample by
+        its valid pixels; see :mod:`taco_gdal.read.stats`.
+
+        Example:
+            >>> ds.filter_datetime("2024").stats_mean(band=0)  # doctest: +SKIP
+        """
+        return self._stat("mean", band, level, False)
+
+    def stats_std(self, band: Bands = None, level: int = 0) -> np.ndarray:
+        """Standard deviation of the valid pixels of the current rows, per band (exact)."""
+        return self._stat("std", band, level, False)
+
+    def stats_min(self, band: Bands = None, level: int = 0) -> np.ndarray:
+        """Smallest pixel value of the current rows, per band."""
+        return self._stat("min", band, level, False)
+
+    def stats_max(self, band: Bands = None, level: int = 0) -> np.ndarray:
+        """Largest pixel value of the current rows, per band."""
+        return self._stat("max", band, level, False)
+
+    def stats_percentile(self, q: int, band: Bands = None, level: int = 0) -> np.ndarray:
+        """Percentile ``q`` (25, 50, 75 or 95), the weighted mean of the samples' (approximate).
+
+        Example:
+            >>> ds.stats_percentile(50, band=[0, 1, 2])  # doctest: +SKIP
+        """
+        if q not in (25, 50, 75, 95):
+            raise TacoQueryError(
+                f"stats_percentile(q): geotiff:stats stores q in (25, 50, 75, 95), got {q!r}"
+            )
+        return self._stat(f"p{q}", band, level, False)
+
+    def stats_median(self, band: Bands = None, level: int = 0) -> np.ndarray:
+        """``stats_percentile(50, ...)``."""
+        return self.stats_percentile(50, band, level)
+
+    def stats_categorical(self, band: Bands = None, level: int = 0) -> np.ndarray:
+        """Class fractions of the current rows, ``(bands, classes)``, pixel-weighted."""
+        return self._stat("categorical", band, level, True)
+
+    # --- pictures ---------------------------------------------------------------------
+    def plot(self, column: str | None = None, ax: Axes | None = None, **kwargs: Any) -> Axes:
+        """Footprints of the current rows on lon/lat axes, coloured by ``column``.
+
+        Example:
+            >>> ds.filter_datetime("2024").plot(column="stac:time_start")  # doctest: +SKIP
+        """
+        return _notebook.plot_footprints(self.data, column, ax, **kwargs)
+
+    def explore(self, **kwargs: Any) -> Any:
+        """An interactive folium map of the footprints (needs ``folium``).
+
+        Example:
+            >>> ds.explore(column="cloud_cover")  # doctest: +SKIP
+        """
+        return _notebook.explore(self.data, **kwargs)
+
+    def summary(self) -> _notebook.Summary:
+        """Rows per level after the filters, rounded extent, time range and SVG map.
+
+        Example:
+            >>> ds.filter_bbox(-4, 40, -3, 41).summary().rows  # doctest: +SKIP
+            (5,)
+        """
+        return _notebook.summarise(
+            self._state, lambda sql: self._fetch(sql, what="summary"), self._column_names
+        )

@@ -1,0 +1,100 @@
+"""How a level's Arrow rows become one-CRS (geo)pandas columns.
+
+A GeoDataFrame that geopandas can use has ONE active geometry column with one
+CRS.  TACO levels may store several WKB columns (``istac:geometry`` in each
+row's own CRS, ``stac:centroid`` / ``istac:centroid`` in EPSG:4326), so:
+
+* the active column ``geometry`` holds the EPSG:4326 footprint of the first of
+  ``istac:geometry``, ``stac:centroid``, ``istac:centroid`` (the footprints the
+  spatial filters use, reprojected and cut at the antimeridian);
+* every stored WKB column stays as it is stored, as plain bytes (decode with
+  ``shapely.from_wkb``; ``istac:geometry`` is in the CRS its row's
+  ``istac:crs`` names), so ``to_file`` sees a single geometry column;
+* ``internal:*`` columns are hidden unless asked for, except
+  ``internal:gdal_vsi`` (the sample's GDAL path) and ``internal:source_file``
+  (which TACOCAT part a row lives in); ``internal:current_id`` becomes the
+  frame's index, so ``read()`` still finds a FOLDER's children.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from taco_gdal.format.names import CURRENT_ID, GDAL_VSI, GEOMETRY_COLUMNS, SOURCE_FILE
+
+if TYPE_CHECKING:
+    from taco_gdal.read.state import QueryState
+
+__all__ = ["FOOTPRINT", "VISIBLE_INTERNAL", "footprint_column", "footprints_for_rows", "visible"]
+
+FOOTPRINT: Final = "geometry"
+"""Name of the active geometry column (EPSG:4326 footprints)."""
+VISIBLE_INTERNAL: Final = (GDAL_VSI, SOURCE_FILE)
+_INTERNAL: Final = "internal:"
+
+
+def footprint_column(table: pa.Table) -> str | None:
+    """The stored WKB column whose footprints become the active geometry, if any.
+
+    Example:
+        >>> footprint_column(pa.table({"stac:centroid": pa.array([b""], pa.binary())}))
+        'stac:centroid'
+    """
+    for name in GEOMETRY_COLUMNS:
+        if name in table.column_names:
+            kind = table.schema.field(name).type
+            if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+                return name
+    return None
+
+
+def footprints_for_rows(
+    table: pa.Table, column: str, state: QueryState | None, level: int
+) -> np.ndarray:
+    """EPSG:4326 footprints of ``table``'s rows: from the dataset's cache when rows carry ids.
+
+    Example:
+        ``footprints_for_rows(table, "istac:geometry", ds.state, 0)``
+    """
+    from taco_gdal.read._footprints import compute_footprints
+    from taco_gdal.read._spatial import footprints_of
+
+    if (
+        state is not None
+        and CURRENT_ID in table.column_names
+        and level <= state.max_depth
+        and column in state.base.tables[level].column_names
+        and table.column(CURRENT_ID).null_count == 0
+    ):
+        ids = np.asarray(table.column(CURRENT_ID).to_numpy(zero_copy_only=False), dtype=np.int64)
+        cached = footprints_of(state, level, column).geometries
+        if ids.size == 0 or (ids.min() >= 0 and ids.max() < len(cached)):
+            taken: np.ndarray = cached[ids]
+            return taken
+    return compute_footprints(table, column).geometries
+
+
+def visible(frame: pd.DataFrame, internal: bool) -> pd.DataFrame:
+    """``frame`` with ``internal:*`` hidden (unless ``internal``) and ids as the index.
+
+    Example:
+        >>> f = pd.DataFrame({"id": ["a"], "internal:offset": [1], "internal:current_id": [7]})
+        >>> shown = visible(f, internal=False)
+        >>> list(shown.columns), shown.index.name, int(shown.index[0])
+        (['id'], 'internal:current_id', 7)
+    """
+    if internal:
+        return frame
+    hidden = [
+        c
+        for c in frame.columns
+        if str(c).startswith(_INTERNAL) and c not in VISIBLE_INTERNAL and c != CURRENT_ID
+    ]
+    out = frame.drop(columns=hidden)
+    if CURRENT_ID in out.columns:
+        out = out.set_index(CURRENT_ID)
+    return out

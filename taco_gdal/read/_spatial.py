@@ -1,0 +1,174 @@
+"""CRS-correct ``filter_bbox`` / ``filter_geometry``: footprints once per dataset, then a bitmap.
+
+The first spatial filter on a level computes that level's EPSG:4326 footprints
+(:func:`taco_gdal.read._footprints.compute_footprints`) over the whole level
+table and caches them with the dataset's :class:`~taco_gdal.read.state.LevelTables`
+(shared by every dataset derived from one load; rebuilt lazily after
+unpickling).  A filter then tests the query against the cached bounds and,
+for candidates only, the exact footprints, in numpy/shapely.  The result
+enters the lazy query as a step like any other: a bitmap of matching row
+positions (``internal:current_id``) bound as a DuckDB ``BIT`` variable, read
+with ``get_bit``.  The step is plain values, so the state still pickles, and
+DuckDB never needs the spatial extension for these filters.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from taco_gdal.errors import TacoQueryError
+from taco_gdal.format.names import CURRENT_ID, GEOMETRY_COLUMNS
+from taco_gdal.read import _duck
+from taco_gdal.read._footprints import (
+    WGS84,
+    Footprints,
+    box_geometry,
+    check_box,
+    compute_footprints,
+    query_geometry,
+    warn_outside_extent,
+)
+from taco_gdal.read.query import is_hidden, quote_ident, sql_string
+from taco_gdal.read.state import LevelTables, QueryState, new_view_name
+
+__all__ = ["filter_box", "filter_shape", "footprints_of", "geometry_column"]
+
+_CACHE: weakref.WeakKeyDictionary[LevelTables, dict[tuple[int, str], Footprints]] = (
+    weakref.WeakKeyDictionary()
+)
+_LOCK = threading.Lock()
+
+
+def geometry_column(state: QueryState, level: int, requested: str) -> str:
+    """The stored WKB column a spatial filter uses at ``level`` (``"auto"``: the first found).
+
+    The column must be in the level's current view and stored in the level table.
+
+    Raises:
+        TacoQueryError: no such column, or not WKB (binary).
+
+    Example:
+        ``geometry_column(ds.state, 0, "auto")`` -> ``'istac:geometry'``
+    """
+    table = state.base.tables[level]
+    viewed = dict(_duck.columns(state.base, state.steps, state.relation(level)))
+    names = [c for c in viewed if c in table.column_names]
+    visible = [c for c in viewed if not is_hidden(c)]
+    if requested == "auto":
+        found = next((c for c in GEOMETRY_COLUMNS if c in names), None)
+        if found is None:
+            raise TacoQueryError(
+                f"{state.path}: no geometry column at level {level}: looked for "
+                f"{list(GEOMETRY_COLUMNS)}; the level has columns {visible}"
+            )
+        return found
+    if requested not in names:
+        raise TacoQueryError(
+            f"{state.path}: geometry column {requested!r} not found at level {level}; the level "
+            f"has columns {visible}"
+        )
+    kind = table.schema.field(requested).type
+    if not (pa.types.is_binary(kind) or pa.types.is_large_binary(kind)):
+        raise TacoQueryError(
+            f"{state.path}: geometry column {requested!r} at level {level} has type "
+            f"{viewed[requested]}, expected WKB (BLOB)"
+        )
+    return requested
+
+
+def footprints_of(state: QueryState, level: int, column: str) -> Footprints:
+    """The level's EPSG:4326 footprints of ``column``, computed once per loaded dataset.
+
+    Example:
+        ``footprints_of(ds.state, 0, "istac:geometry").extent``
+    """
+    base = state.base
+    key = (level, column)
+    with _LOCK:
+        cached = _CACHE.get(base, {}).get(key)
+    if cached is not None:
+        return cached
+    computed = compute_footprints(base.tables[level], column, where=f"{state.path} level {level}")
+    with _LOCK:
+        return _CACHE.setdefault(base, {}).setdefault(key, computed)
+
+
+def _level(state: QueryState, level: object) -> int:
+    if isinstance(level, bool) or not isinstance(level, int):
+        raise TacoQueryError(f"level must be an int, got {type(level).__name__} {level!r}")
+    if not 0 <= level <= state.max_depth:
+        raise TacoQueryError(f"level must be 0..{state.max_depth} for {state.path}, got {level}")
+    return level
+
+
+def _bitmap(rows: np.ndarray, size: int) -> str:
+    mask = np.full(size, ord("0"), dtype=np.uint8)
+    mask[rows] = ord("1")
+    return mask.tobytes().decode("ascii")
+
+
+def _apply_rows(
+    state: QueryState, level: int, rows: np.ndarray, size: int, text: str
+) -> QueryState:
+    from taco_gdal.read.filters import _apply
+
+    relation = state.relation(level)
+    if CURRENT_ID not in dict(_duck.columns(state.base, state.steps, relation)):
+        raise TacoQueryError(
+            f"{state.path}: a spatial filter finds rows by {CURRENT_ID!r}, which the current "
+            "view dropped (keep it in sql() queries)"
+        )
+    view = new_view_name()
+    if size == 0:
+        return _apply(state, level, view, "FALSE", {}, text)
+    name = f"{view}_rows"
+    predicate = (
+        f"get_bit(CAST(getvariable({sql_string(name)}) AS BIT), "
+        f"CAST({quote_ident(CURRENT_ID)} AS INTEGER)) = 1"
+    )
+    return _apply(state, level, view, predicate, {name: _bitmap(rows, size)}, text)
+
+
+def _shown(value: float) -> str:
+    return f"{value:.6g}"
+
+
+def filter_box(
+    state: QueryState,
+    box: tuple[Any, Any, Any, Any],
+    geometry_col: str,
+    level: int,
+    crs: str = WGS84,
+) -> QueryState:
+    """See :meth:`TacoDataset.filter_bbox`."""
+    checked = check_box(box, crs)
+    level = _level(state, level)
+    column = geometry_column(state, level, geometry_col)
+    query = box_geometry(checked, crs)
+    footprints = footprints_of(state, level, column)
+    warn_outside_extent(footprints, query, f"filter_bbox{tuple(checked)}")
+    shown = ", ".join(_shown(v) for v in checked)
+    where = "" if crs == WGS84 else f", crs={crs!r}"
+    text = f"filter_bbox({shown}{where}, {column!r}, level={level})"
+    return _apply_rows(state, level, footprints.matches(query), len(footprints), text)
+
+
+def filter_shape(
+    state: QueryState, geometry: Any, geometry_col: str, level: int, crs: str = WGS84
+) -> QueryState:
+    """See :meth:`TacoDataset.filter_geometry`."""
+    query = query_geometry(geometry, crs)
+    level = _level(state, level)
+    column = geometry_column(state, level, geometry_col)
+    footprints = footprints_of(state, level, column)
+    warn_outside_extent(footprints, query, "filter_geometry")
+    kind = getattr(geometry, "geom_type", type(geometry).__name__)
+    bounds = ", ".join(_shown(v) for v in query.bounds)
+    where = "" if crs == WGS84 else f", crs={crs!r}"
+    text = f"filter_geometry({kind} within ({bounds}){where}, {column!r}, level={level})"
+    return _apply_rows(state, level, footprints.matches(query), len(footprints), text)
