@@ -358,7 +358,7 @@ def index(
 
     Example:
         >>> result = index(taco_gdal.load("d.tacozip"), "d.gpkg")  # doctest: +SKIP
-        >>> result.features
+        >>> result.features  # doctest: +SKIP
         12
     """
     target = Path(out).absolute()

@@ -15,6 +15,7 @@ traceback.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
@@ -98,6 +99,10 @@ def run_guarded(ctx: click.Context, invoke: Callable[[], T]) -> T:
         return invoke()
     except (click.exceptions.Exit, click.Abort, KeyboardInterrupt):
         raise
+    except BrokenPipeError as exc:  # `taco ls ... | head`: the reader left, nothing to say
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the interpreter's final flush is quiet
+        raise click.exceptions.Exit(EXIT_OK) from exc
     except Exception as exc:
         if _debug(ctx):
             raise

@@ -124,7 +124,16 @@ def selection_options(fn: F) -> F:
 def load_selected(
     path: str, level: int, where: str | None, bbox: str | None, datetime_: str | None
 ) -> tuple[TacoDataset, Selection]:
-    """Load ``path`` and narrow it; return the dataset and the selection used."""
+    """Load ``path`` and narrow it; return the dataset and the selection used.
+
+    Raises:
+        TacoQueryError: ``level`` is deeper than the dataset, or a filter cannot run.
+
+    Example:
+        >>> ds, sel = load_selected("d.tacozip", 1, None, "-4,40,-3,41", None)  # doctest: +SKIP
+        >>> sel.rows(ds).num_rows  # doctest: +SKIP
+        6
+    """
     from taco_gdal.read.load import load
 
     ds = load(path)

@@ -27,6 +27,14 @@ def pick_columns(table: pa.Table, spec: str | None, where: str) -> pa.Table:
 
     Raises:
         TacoQueryError: a named column does not exist (the message lists those that do).
+
+    Example:
+        >>> import pyarrow as pa
+        >>> t = pa.table({"id": ["a"], "type": ["FILE"], "internal:gdal_vsi": ["/x"], "n": [1]})
+        >>> pick_columns(t, None, "level0").column_names
+        ['id', 'type', 'internal:gdal_vsi']
+        >>> pick_columns(t, "id,n", "level0").column_names
+        ['id', 'n']
     """
     from taco_gdal.errors import TacoQueryError
     from taco_gdal.format.names import GDAL_VSI, ID, TYPE
