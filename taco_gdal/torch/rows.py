@@ -97,9 +97,11 @@ class LevelRows:
 
     def _values(self) -> dict[str, list[Any]]:
         if not self._plain and self.table.num_columns:
-            for name in self.table.column_names:
-                values = self.table.column(name).to_pylist()
-                self._plain[name] = [plain_value(v) for v in values]
+            built = {
+                name: [plain_value(v) for v in self.table.column(name).to_pylist()]
+                for name in self.table.column_names
+            }
+            self._plain.update(built)  # one step under the GIL: threads never see half of it
         return self._plain
 
     def rows(self, positions: Sequence[int]) -> list[dict[str, Any]]:
