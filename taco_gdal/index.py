@@ -67,7 +67,16 @@ if TYPE_CHECKING:
 
     from taco_gdal.read.dataset import TacoDataset
 
-__all__ = ["GTI_MIN_VERSION", "IndexResult", "footprints", "index", "mosaic"]
+__all__ = [
+    "GTI_MIN_VERSION",
+    "IndexResult",
+    "footprints",
+    "gti_xml",
+    "index",
+    "level_footprints",
+    "mosaic",
+    "probe_missing",
+]
 
 log = logging.getLogger(__name__)
 
@@ -279,8 +288,66 @@ def _level_rows(
     return attributes.append_column("geometry", pa.array(list(wkb), pa.binary())), state
 
 
-def footprints(ds: TacoDataset) -> gpd.GeoDataFrame:
+def _raster_outline(location: str) -> tuple[Any, str] | None:
+    """Grid outline (source CRS) and CRS of a raster GDAL opens; None if it is not one."""
+    from osgeo import gdal
+
+    gdal.PushErrorHandler("CPLQuietErrorHandler")
+    try:
+        dataset = gdal.Open(location)
+    except RuntimeError:  # raised instead of returning None under UseExceptions()
+        dataset = None
+    finally:
+        gdal.PopErrorHandler()
+    if dataset is None:
+        return None
+    srs = dataset.GetSpatialRef()
+    gt = dataset.GetGeoTransform(can_return_null=True)
+    if srs is None or gt is None:
+        return None
+    cols, rows = dataset.RasterXSize, dataset.RasterYSize
+    corners = [(0, 0), (cols, 0), (cols, rows), (0, rows)]
+    outline = shapely.Polygon(
+        [(gt[0] + c * gt[1] + r * gt[2], gt[3] + c * gt[4] + r * gt[5]) for c, r in corners]
+    )
+    name, code = srs.GetAuthorityName(None), srs.GetAuthorityCode(None)
+    return outline, f"{name}:{code}" if name and code else srs.ExportToWkt()
+
+
+def probe_missing(frame: gpd.GeoDataFrame, where: str) -> int:
+    """Fill the footprint and CRS of rows without one by opening their rasters with GDAL.
+
+    One open per such sample (for remote datasets, one or more requests each),
+    which is why :func:`index` does it only when asked.  Returns how many
+    footprints were filled.
+
+    Example:
+        >>> probe_missing(footprints(taco_gdal.load("tiles.caf")), "tiles.caf")  # doctest: +SKIP
+        4
+    """
+    filled = 0
+    for position in np.flatnonzero(frame.geometry.isna().to_numpy()):
+        found = _raster_outline(str(frame["location"].iloc[position]))
+        if found is None:
+            continue
+        outline, crs = found
+        lonlat = _to_lonlat(np.asarray([outline], dtype=object), crs, f"{where} (GDAL probe)")[0]
+        frame.iloc[position, frame.columns.get_loc(frame.geometry.name)] = lonlat
+        current = frame["crs"].iloc[position]
+        if not isinstance(current, str) or not current:
+            frame.iloc[position, frame.columns.get_loc("crs")] = crs
+        filled += 1
+    return filled
+
+
+def footprints(ds: TacoDataset, *, probe: bool = False) -> gpd.GeoDataFrame:
     """One row per FILE sample of ``ds`` (all levels, filters applied), EPSG:4326.
+
+    Args:
+        ds: a loaded dataset, possibly filtered.
+        probe: for samples whose metadata give no footprint (CAF, TARIDX,
+            datasets without STAC/ISTAC), open the raster with GDAL and use
+            its grid outline and CRS (see :func:`probe_missing`).
 
     Example:
         >>> footprints(taco_gdal.load("d.tacozip")).location.iloc[0]  # doctest: +SKIP
@@ -299,7 +366,10 @@ def footprints(ds: TacoDataset) -> gpd.GeoDataFrame:
     merged = pa.concat_tables(tables, promote_options="permissive")
     frame = merged.drop_columns(["geometry"]).to_pandas()
     geometry = shapely.from_wkb(np.asarray(merged.column("geometry").to_pylist(), dtype=object))
-    return gpd.GeoDataFrame(frame, geometry=geometry, crs=INDEX_CRS)
+    result = gpd.GeoDataFrame(frame, geometry=geometry, crs=INDEX_CRS)
+    if probe:
+        probe_missing(result, ds.path)
+    return result
 
 
 # --- writing --------------------------------------------------------------------------
@@ -337,6 +407,7 @@ def index(
     layer: str | None = None,
     overwrite: bool = False,
     vrt_dir: str | os.PathLike[str] | None = None,
+    probe: bool = False,
 ) -> IndexResult:
     """Write the footprint layer of ``ds`` (and, with ``vrt_dir``, its VRT mosaics).
 
@@ -347,6 +418,7 @@ def index(
         overwrite: replace existing outputs.
         vrt_dir: also write one VRT mosaic per (role, CRS) group there
             (see :func:`mosaic`).
+        probe: open the rasters whose metadata give no footprint (see :func:`footprints`).
 
     Returns:
         What was written.
@@ -363,7 +435,7 @@ def index(
     """
     target = Path(out).absolute()
     check_target(target, overwrite)
-    frame = footprints(ds)
+    frame = footprints(ds, probe=probe)
     name = layer or _layer_name(ds, target)
     _write_layer(frame, target, name)
     log.info("index: %d features -> %s", len(frame), target)

@@ -21,6 +21,7 @@ __all__ = ["command"]
         "taco index dataset.tacozip footprints.gpkg",
         "taco index dataset.tacozip footprints.fgb --bbox -10,35,5,44 --overwrite",
         "taco index dataset.tacozip footprints.gpkg --vrt mosaics/",
+        "taco index tiles.caf footprints.gpkg --probe",
         "ogrinfo -so footprints.gpkg",
         "gdalinfo \"$(ogrinfo -q -sql 'SELECT location FROM dataset LIMIT 1' footprints.gpkg "
         "| sed -n 's/.*location (String) = //p')\"",
@@ -37,6 +38,11 @@ __all__ = ["command"]
     help="Also write one VRT mosaic per (role, CRS) group into this folder "
     "(and GTI files with GDAL >= 3.9).",
 )
+@click.option(
+    "--probe",
+    is_flag=True,
+    help="Open rasters whose metadata have no footprint (CAF, TARIDX) to outline them.",
+)
 def index(
     common: Common,
     path: str,
@@ -47,6 +53,7 @@ def index(
     datetime_: str | None,
     layer: str | None,
     vrt_dir: Path | None,
+    probe: bool,
 ) -> None:
     """Write the footprint layer of PATH to OUTPUT (.gpkg, .fgb, .geojson, .parquet).
 
@@ -59,7 +66,9 @@ def index(
     ds, _ = load_selected(path, 0, where, None, None)
     ds = Selection(level, None, parse_bbox(bbox), datetime_).apply(ds)
     with ds:
-        result = write_index(ds, output, layer=layer, overwrite=common.overwrite, vrt_dir=vrt_dir)
+        result = write_index(
+            ds, output, layer=layer, overwrite=common.overwrite, vrt_dir=vrt_dir, probe=probe
+        )
     if common.json:
         emit_json(
             {

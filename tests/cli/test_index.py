@@ -145,3 +145,22 @@ def test_geoparquet_and_errors(two_crs: Path, tmp_path: Path) -> None:
         index(ds, tmp_path / "i.parquet")
     with pytest.raises(taco_gdal.TacoValidationError, match=r"\.shp"):
         index(ds, tmp_path / "i.shp")
+
+
+def test_probe_outlines_samples_without_footprint_metadata(tmp_path: Path) -> None:
+    from taco_caf import write_caf
+
+    rasters = sorted(raster_folder(tmp_path, utm=1, lonlat=1).glob("*.tif"))
+    ds = taco_gdal.load(write_caf(rasters, tmp_path / "tiles.caf"))
+    assert footprints(ds).geometry.isna().all()  # CAF carries no footprint metadata
+    probed = footprints(ds, probe=True).set_index("id")
+    assert list(probed["crs"]) == ["EPSG:4326", "EPSG:32630"]
+    for raster in rasters:
+        with rasterio.open(raster) as src:
+            expected = transform_bounds(src.crs, "EPSG:4326", *src.bounds, densify_pts=21)
+        assert np.allclose(probed.loc[raster.name].geometry.bounds, expected, atol=1e-6)
+    result = index(ds, tmp_path / "caf.gpkg", probe=True, vrt_dir=tmp_path / "vrt")
+    assert sorted(p.name for p in result.vrts) == [
+        "samples_EPSG_32630.vrt",
+        "samples_EPSG_4326.vrt",
+    ]
