@@ -189,3 +189,20 @@ def test_plain_rasterio_in_env_is_one_get(remote: Remote, tmp_path: Path) -> Non
         with rasterio.open(path) as src:
             src.read()
         assert remote.log.count(method="GET") > 1
+
+
+def test_env_profile_reads_8_mb_at_open_of_a_large_file(http_remote: Remote, tmp_path) -> None:
+    """What the profile means for other files in the block: a big raster costs 8 MB at open."""
+    data, _ = geotiff_bytes(3, pixels=1280)  # ~13 MB, larger than the ingest size
+    (tmp_path / "big.tif").write_bytes(data)
+    url = to_vsi(http_remote.publish(tmp_path / "big.tif"))
+    opened: dict[str, int] = {}
+    for label, inner in (("profile", {}), ("opted out", {"GDAL_INGESTED_BYTES_AT_OPEN": None})):
+        gdal.VSICurlClearCache()
+        assert gdal.VSIStatL(url) is not None
+        http_remote.log.clear()
+        with taco_gdal.Env(), taco_gdal.Env(**inner), rasterio.open(url) as src:
+            assert src.width == 1280
+        opened[label] = http_remote.log.bytes_sent()
+    assert opened["profile"] >= 8 * 1024 * 1024, opened
+    assert opened["opted out"] < 1024 * 1024, opened
