@@ -13,6 +13,7 @@ also runs headless (``QgsApplication`` with ``QT_QPA_PLATFORM=offscreen``).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -72,19 +73,23 @@ def _index_path(dataset: str, out_dir: Path) -> Path:
 
 def run_index(
     dataset: str, output: Path, *, taco: str | None = None, extra: tuple[str, ...] = ()
-) -> Path:
-    """Run ``taco index DATASET OUTPUT --overwrite`` and return OUTPUT.
+) -> dict[str, Any]:
+    """Run ``taco index DATASET OUTPUT --overwrite --json``; return its JSON report.
+
+    The report has ``written`` (``[OUTPUT]``), ``layer``, ``features``, ``vrt``
+    and ``gti`` (see ``docs/cli-json-schema.json``).
 
     Raises:
         TacoPluginError: ``taco`` failed; its one-line error is the message.
     """
-    argv = [taco or find_taco(), "index", dataset, str(output), "--overwrite", *extra]
+    argv = [taco or find_taco(), "index", dataset, str(output), "--overwrite", "--json", *extra]
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=_TIMEOUT, check=False)
     if proc.returncode != 0 or not output.is_file():
         lines = [line for line in proc.stderr.splitlines() if line.strip()]
         detail = lines[-1] if lines else f"exit code {proc.returncode}"
         raise TacoPluginError(f"taco index {dataset}: {detail}")
-    return output
+    report: dict[str, Any] = json.loads(proc.stdout)
+    return report
 
 
 def add_dataset(
@@ -94,27 +99,41 @@ def add_dataset(
     project: QgsProject | None = None,
     taco: str | None = None,
     extra: tuple[str, ...] = (),
+    mosaics: bool = False,
 ) -> QgsVectorLayer:
     """Index ``dataset`` with ``taco`` and add its footprint layer to the project.
+
+    With ``mosaics``, ``taco index --vrt`` also writes one VRT mosaic per
+    (role, CRS) group, added as raster layers below the footprints.
 
     Args:
         dataset: a .tacozip, TACO folder, TACOCAT, URL or GDAL path.
         out_dir: where the GeoPackage goes (default: a ``qgis_taco`` temp folder).
         project: default ``QgsProject.instance()``.
         taco: the executable (default :func:`find_taco`).
-        extra: more ``taco index`` options (``--bbox``, ``--where`` ...).
+        extra: more ``taco index`` options (``--bbox``, ``--where``, ``--probe`` ...).
+        mosaics: also add the VRT mosaics.
 
     Raises:
         TacoPluginError: ``taco`` failed, or QGIS could not open what it wrote.
     """
     folder = Path(out_dir) if out_dir is not None else Path(tempfile.gettempdir()) / "qgis_taco"
     folder.mkdir(parents=True, exist_ok=True)
-    gpkg = run_index(dataset, _index_path(dataset, folder), taco=taco, extra=extra)
+    gpkg = _index_path(dataset, folder)
+    if mosaics:
+        extra = (*extra, "--vrt", str(gpkg.with_suffix("")) + "-mosaics")
+    report = run_index(dataset, gpkg, taco=taco, extra=extra)
+    target = project or QgsProject.instance()
     name = Path(dataset.rstrip("/")).name or dataset
-    layer = QgsVectorLayer(str(gpkg), name, "ogr")
+    for vrt in report["vrt"]:
+        mosaic = QgsRasterLayer(vrt, f"{name} {Path(vrt).stem}", "gdal")
+        if not mosaic.isValid():
+            raise TacoPluginError(f"{vrt}: GDAL could not open this mosaic")
+        target.addMapLayer(mosaic)
+    layer = QgsVectorLayer(f"{gpkg}|layername={report['layer']}", name, "ogr")
     if not layer.isValid():
         raise TacoPluginError(f"{gpkg}: QGIS could not open the footprint layer `taco` wrote")
-    (project or QgsProject.instance()).addMapLayer(layer)
+    target.addMapLayer(layer)
     return layer
 
 

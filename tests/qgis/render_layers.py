@@ -5,7 +5,8 @@ Usage: render_layers.py PLUGINS_DIR DATASET OUT_DIR
 Loads the plugin's module from PLUGINS_DIR, adds DATASET as a footprint layer
 through `taco index` (found on PATH), adds the first feature's sample as a
 raster from its `location`, renders each with QgsMapRendererParallelJob to
-OUT_DIR/footprints.png and OUT_DIR/sample.png, and prints a JSON summary.
+OUT_DIR/footprints.png, sample.png and
+mosaic.png (the VRT mosaic `taco index --vrt` wrote), and prints a JSON summary.
 """
 
 from __future__ import annotations
@@ -49,11 +50,15 @@ def main() -> None:
     from qgis_taco.plugin import TacoPlugin
     from qgis_taco.taco_layer import add_dataset, add_sample
 
-    layer = add_dataset(dataset, out_dir=out)
+    layer = add_dataset(dataset, out_dir=out, mosaics=True)
     features = list(layer.getFeatures())
     raster = add_sample(features[0])
+    mosaic = next(
+        lyr for lyr in QgsProject.instance().mapLayers().values() if "mosaic" in lyr.source()
+    )
     render(layer, out / "footprints.png")
     render(raster, out / "sample.png")
+    render(mosaic, out / "mosaic.png")
     summary = {
         "features": layer.featureCount(),
         "fields": layer.fields().names(),
@@ -62,6 +67,7 @@ def main() -> None:
         "keys": [f["key"] for f in features],
         "raster_size": [raster.width(), raster.height()],
         "raster_source": raster.source(),
+        "mosaic_size": [mosaic.width(), mosaic.height()],
         "plugin": [qgis_taco.classFactory.__name__, TacoPlugin.__name__],
         "layers": sorted(lyr.name() for lyr in QgsProject.instance().mapLayers().values()),
     }

@@ -73,9 +73,10 @@ def test_plugin_adds_and_renders_footprints_and_a_sample(tmp_path: Path) -> None
     assert {"location", "key", "id", "time_start"} <= set(summary["fields"])
     assert summary["raster_size"] == [20, 20]
     assert summary["plugin"] == ["classFactory", "TacoPlugin"]  # the GUI module imports in QGIS
-    assert len(summary["layers"]) == 2
+    assert len(summary["layers"]) == 3  # footprints, the sample, the mosaic
+    assert summary["mosaic_size"] == [40, 20]  # the two UTM tiles side by side
     assert summary["raster_source"] == ds.read(0)
-    for png in ("footprints.png", "sample.png"):
+    for png in ("footprints.png", "sample.png", "mosaic.png"):
         whole, centre = _painted(out / png)
         assert 0.05 < whole < 0.999, f"{png}: {whole:.3f} of the pixels painted"
         assert centre > 0.5, f"{png}: only {centre:.3f} of the map's centre is painted"
