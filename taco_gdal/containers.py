@@ -21,7 +21,8 @@ module only, so what it exports is what an out-of-tree plugin can rely on:
   :func:`read_range`, :func:`file_size`, :func:`to_vsi`, :func:`join_vsi`, :func:`parent_vsi`,
   :func:`build_subfile`;
 * writing: :func:`atomic_file` (a file that appears complete or not at all);
-* formats without TACO metadata: :func:`derived_collection`, :func:`core_fields`,
+* formats without TACO metadata: :func:`derived_collection`, :func:`described_collection`,
+  :func:`core_fields`,
   :func:`dataset_id`, :func:`sample_id`, :func:`to_taco`, :data:`MEMBER_COLUMN`;
 * the error taxonomy and the column names of the TACO spec.
 
@@ -39,6 +40,7 @@ from taco_gdal.derived import (
     core_fields,
     dataset_id,
     derived_collection,
+    described_collection,
     sample_id,
     to_taco,
 )
@@ -115,6 +117,7 @@ __all__ = [
     "core_fields",
     "dataset_id",
     "derived_collection",
+    "described_collection",
     "file_size",
     "join_vsi",
     "parent_vsi",

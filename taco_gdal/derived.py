@@ -33,6 +33,7 @@ __all__ = [
     "core_fields",
     "dataset_id",
     "derived_collection",
+    "described_collection",
     "sample_id",
     "to_taco",
 ]
@@ -100,6 +101,30 @@ def derived_collection(
     for entry in fields["level0"]:
         entry[2] = wanted.get(entry[0], entry[2])
     return order_collection(core, {}, pit_schema([level0]), fields)
+
+
+def described_collection(
+    levels: list[pa.Table],
+    core: Mapping[str, Any],
+    extras: Mapping[str, Any] | None = None,
+    descriptions: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """A TACO 2 COLLECTION for level tables read from another generation (v1, v3).
+
+    ``core`` gives the required keys (id, dataset_version, description,
+    licenses, providers, tasks; missing ones are ``None``), ``extras`` any
+    other keys to carry, and ``taco:pit_schema`` / ``taco:field_schema`` are
+    computed from ``levels`` (each with ``id`` and ``type``; deeper ones with
+    ``internal:parent_id``).
+
+    Example:
+        >>> table = pa.table({"id": ["a"], "type": ["FILE"]})
+        >>> described_collection([table], {"id": "x"})["taco:pit_schema"]["root"]
+        {'n': 1, 'type': 'FILE'}
+    """
+    core = {**core, "taco_version": TACO_VERSION}
+    fields = field_schema(list(levels), dict(descriptions or {}))
+    return order_collection(core, dict(extras or {}), pit_schema(list(levels)), fields)
 
 
 MEMBER_COLUMN: Final = "member"
