@@ -134,7 +134,11 @@ def verb(
         >>> hello.name
         'hello'
     """
-    epilog = "\b\nExamples:\n" + "\n".join(f"  {line}" for line in examples)
+    epilog = (
+        "\b\nExamples:\n"
+        + "\n".join(f"  {line}" for line in examples)
+        + "\n\nExit codes: 0 ok, 1 invalid data, failed check or I/O error, 2 usage error."
+    )
 
     def decorate(fn: Callable[..., None]) -> click.Command:
         @functools.wraps(fn)

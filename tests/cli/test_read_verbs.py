@@ -143,5 +143,6 @@ def test_every_verb_help_has_examples() -> None:
         assert "Examples:" in result.output
         assert f"taco {verb} " in result.output.split("Examples:")[1]
         assert "--config" in result.output and "--debug" in result.output
+        assert "Exit codes: 0 ok, 1 " in result.output
     top = taco("--help").out
     assert "Exit codes: 0 ok, 1" in top and all(verb in top for verb in VERBS)
