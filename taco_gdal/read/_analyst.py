@@ -115,7 +115,22 @@ class AnalystMixin:
         return to_frame(table, FrameContext(self._state, 0), self._state.path, internal=internal)
 
     # --- statistics -----------------------------------------------------------------
-    def _stat(self, stat: str, band: Bands, level: int, categorical: bool | None) -> np.ndarray:
+    def _stats_kind(self, level: int) -> bool | None:
+        """True/False when ``taco:field_schema`` describes ``geotiff:stats`` as categorical."""
+        from taco_gdal.format.names import FIELD_SCHEMA_KEY
+        from taco_gdal.read.stats import STATS_COLUMN
+
+        fields = (self._state.collection.get(FIELD_SCHEMA_KEY) or {}).get(f"level{level}") or []
+        for entry in fields:
+            if isinstance(entry, (list, tuple)) and len(entry) >= 3 and entry[0] == STATS_COLUMN:
+                text = str(entry[2]).lower()
+                if "class fractions" in text:
+                    return True
+                if "min, max" in text:
+                    return False
+        return None
+
+    def _stat(self, stat: str, band: Bands, level: int) -> np.ndarray:
         from taco_gdal.read.stats import aggregate_stats
 
         state = self._state
@@ -135,7 +150,7 @@ class AnalystMixin:
             columns,
             stat,
             band,
-            categorical=categorical,
+            categorical=self._stats_kind(level),
             where=f"{state.path} level {level}",
         )
 
@@ -148,19 +163,19 @@ class AnalystMixin:
         Example:
             >>> ds.filter_datetime("2024").stats_mean(band=0)  # doctest: +SKIP
         """
-        return self._stat("mean", band, level, False)
+        return self._stat("mean", band, level)
 
     def stats_std(self, band: Bands = None, level: int = 0) -> np.ndarray:
         """Standard deviation of the valid pixels of the current rows, per band (exact)."""
-        return self._stat("std", band, level, False)
+        return self._stat("std", band, level)
 
     def stats_min(self, band: Bands = None, level: int = 0) -> np.ndarray:
         """Smallest pixel value of the current rows, per band."""
-        return self._stat("min", band, level, False)
+        return self._stat("min", band, level)
 
     def stats_max(self, band: Bands = None, level: int = 0) -> np.ndarray:
         """Largest pixel value of the current rows, per band."""
-        return self._stat("max", band, level, False)
+        return self._stat("max", band, level)
 
     def stats_percentile(self, q: int, band: Bands = None, level: int = 0) -> np.ndarray:
         """Percentile ``q`` (25, 50, 75 or 95), the weighted mean of the samples' (approximate).
@@ -172,7 +187,7 @@ class AnalystMixin:
             raise TacoQueryError(
                 f"stats_percentile(q): geotiff:stats stores q in (25, 50, 75, 95), got {q!r}"
             )
-        return self._stat(f"p{q}", band, level, False)
+        return self._stat(f"p{q}", band, level)
 
     def stats_median(self, band: Bands = None, level: int = 0) -> np.ndarray:
         """``stats_percentile(50, ...)``."""
@@ -180,7 +195,7 @@ class AnalystMixin:
 
     def stats_categorical(self, band: Bands = None, level: int = 0) -> np.ndarray:
         """Class fractions of the current rows, ``(bands, classes)``, pixel-weighted."""
-        return self._stat("categorical", band, level, True)
+        return self._stat("categorical", band, level)
 
     # --- pictures ---------------------------------------------------------------------
     def plot(self, column: str | None = None, ax: Axes | None = None, **kwargs: Any) -> Axes:

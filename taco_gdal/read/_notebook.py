@@ -193,6 +193,8 @@ def plot_footprints(
         raise TacoQueryError(
             f"plot(column={column!r}): no such column; the view has {list(frame.columns)}"
         )
+    if column is not None and str(frame[column].dtype).startswith("datetime64"):
+        frame = frame.assign(**{column: frame[column].dt.strftime("%Y-%m-%d")})  # a legend
     options: dict[str, Any] = {"alpha": 0.6, "edgecolor": "black", "linewidth": 0.5}
     if column is not None:
         options["legend"] = True

@@ -30,6 +30,9 @@ from taco_gdal.read._geoframe import FOOTPRINT, footprint_column, footprints_for
 from taco_gdal.read.query import is_hidden
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from matplotlib.axes import Axes
     from rasterio.io import DatasetReader
 
     from taco_gdal.read.state import QueryState
@@ -119,6 +122,32 @@ class TacoDataFrame(pd.DataFrame):
                 f"to get its children"
             )
         return open_sample(target)
+
+    def plot_sample(
+        self, key: int | str, bands: Sequence[int] | None = None, ax: Axes | None = None
+    ) -> Axes:
+        """A quick-look of one FILE sample (rasterio, 2-98 percent stretch, id and date title).
+
+        Reads at most 512 pixels a side (decimated) under the read profile.
+
+        Args:
+            key: position or id, as in :meth:`read`.
+            bands: 1-based bands to show (default: the first three, or one in grey).
+            ax: matplotlib axes to draw on (default: a new figure).
+
+        Example:
+            >>> tdf.plot_sample(0)  # doctest: +SKIP
+        """
+        from taco_gdal.read._notebook import plot_sample
+
+        return plot_sample(self, key, bands, ax)
+
+    def _repr_html_(self) -> str | None:
+        """pandas' table, with a static SVG map of the footprints beside it (geo frames)."""
+        from taco_gdal.read._notebook import frame_html
+
+        table = super()._repr_html_()  # type: ignore[misc]
+        return None if table is None else frame_html(self, table)
 
 
 class TacoGeoDataFrame(TacoDataFrame, gpd.GeoDataFrame):  # type: ignore[misc]
