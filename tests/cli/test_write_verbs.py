@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+import pytest
 
 import taco_gdal
 from taco_gdal.format.names import GDAL_VSI, ID, ISTAC_GEOMETRY, STAC_CRS
@@ -33,7 +35,8 @@ def test_create_from_a_folder_of_rasters(tmp_path: Path) -> None:
     assert ISTAC_GEOMETRY in table.column_names  # footprints read from the rasters
 
 
-def test_create_from_a_csv_table(tmp_path: Path) -> None:
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_create_from_a_table(tmp_path: Path, suffix: str) -> None:
     folder = raster_folder(tmp_path, utm=1, lonlat=2)
     table = pa.table(
         {
@@ -42,10 +45,13 @@ def test_create_from_a_csv_table(tmp_path: Path) -> None:
             "label": ["water", "forest", "urban"],
         }
     )
-    csv_path = tmp_path / "samples.csv"
-    pacsv.write_csv(table, csv_path)
+    table_path = tmp_path / f"samples{suffix}"
+    if suffix == ".csv":
+        pacsv.write_csv(table, table_path)
+    else:
+        pq.write_table(table, table_path)
     out = tmp_path / "from_table.tacozip"
-    assert taco("create", csv_path, out, "--id", "from_table").out.strip() == str(out)
+    assert taco("create", table_path, out, "--id", "from_table").out.strip() == str(out)
     ds = taco_gdal.load(out)
     rows = ds.to_arrow(0)
     assert rows.column(ID).to_pylist() == ["a", "b", "c"]
