@@ -125,7 +125,11 @@ def test_cli_index_over_http_opens_remotely(two_crs: Path, tmp_path: Path) -> No
     out = tmp_path / "remote.fgb"
     with RangeServer(root=two_crs.parent) as server:
         url = f"{server.url}/{two_crs.name}"
-        taco("index", url, out)
+        quiet = taco("index", url, out)
+        assert "Range:" not in quiet.err
+        verbose = taco("info", url, "--config", "CPL_CURL_VERBOSE=YES")  # reaches libcurl
+        assert verbose.json("info")["levels"][0]["samples"] == 4
+        assert "Range: bytes=" in verbose.err
         layer = pyogrio.read_dataframe(out)
         location = str(layer["location"].iloc[0])
         assert location.startswith("/vsisubfile/") and f",/vsicurl/{url}" in location
