@@ -22,9 +22,9 @@ from taco_gdal.io.vsi import VSIFile
 
 __all__ = ["BLOCK", "Span", "stream_spans"]
 
-BLOCK: Final = 8 * 1024 * 1024
+BLOCK: Final = 2 * 1024 * 1024
 GAP: Final = 1024 * 1024
-QUEUE: Final = 3
+QUEUE: Final = 8
 
 
 @dataclass(slots=True)

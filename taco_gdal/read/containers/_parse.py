@@ -13,7 +13,12 @@ from taco_gdal.errors import TacoFormatError
 from taco_gdal.format.header import HeaderEntry
 from taco_gdal.format.names import ID, MAX_DEPTH, PIT_SCHEMA_KEY, TYPE
 from taco_gdal.io.vsi import VSIFile
-from taco_gdal.read.containers._limits import check_columns, loads_json, normalise_collection
+from taco_gdal.read.containers._limits import (
+    check_column_count,
+    check_columns,
+    loads_json,
+    normalise_collection,
+)
 
 __all__ = [
     "collection_depth",
@@ -89,7 +94,9 @@ def parse_level(data: pa.Buffer | bytes, where: str) -> pa.Table:
         TacoFormatError: not parquet, or a required column is missing.
     """
     try:
-        table = pq.ParquetFile(pa.BufferReader(data)).read()
+        parquet = pq.ParquetFile(pa.BufferReader(data))
+        check_column_count(parquet.metadata.num_columns, where)  # before reading any column
+        table = parquet.read()
         table.validate(full=True)  # e.g. invalid UTF-8 in a string column
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise TacoFormatError(f"{where}: expected a parquet file, cannot parse it: {exc}") from exc

@@ -17,7 +17,7 @@ from taco_gdal.errors import TacoError, TacoFormatError
 from taco_gdal.format import zip as zipfmt
 from taco_gdal.format.header import HEADER_SIZE, HeaderEntry, serialize_payload
 from taco_gdal.io.header import read_header
-from taco_gdal.read.containers._limits import MAX_JSON_DEPTH, loads_json
+from taco_gdal.read.containers._limits import MAX_COLUMNS, MAX_JSON_DEPTH, loads_json
 from tests.datasets import write_dataset
 from tests.integration.verify._zipedit import rebuild_zip
 
@@ -188,3 +188,15 @@ def test_remote_sizes_never_reach_gdal_unchecked(flat_zip: Path, tmp_path: Path)
     bad.write_bytes(data[: len(data) // 2])  # truncated: header points past the end
     with pytest.raises(TacoError):
         taco_gdal.load(bad)
+
+
+def test_level_with_too_many_columns_is_refused_before_reading(tmp_path: Path) -> None:
+    src = write_dataset(tmp_path / "w", "flat", "folder")
+    path = src / "METADATA" / "level0.parquet"
+    table = pq.read_table(path)
+    extra = MAX_COLUMNS + 1 - table.num_columns
+    names = [*table.column_names, *(f"c{i}" for i in range(extra))]
+    filler = pa.nulls(table.num_rows, pa.int8())
+    pq.write_table(pa.Table.from_arrays([*table.columns, *[filler] * extra], names), path)
+    with pytest.raises(TacoFormatError, match=f"at most {MAX_COLUMNS} columns"):
+        taco_gdal.load(src)
