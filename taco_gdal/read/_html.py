@@ -134,6 +134,6 @@ def dataset_html(ds: TacoDataset) -> str:
     return (
         f'{_STYLE}<div class="taco-ds"><h4>TacoDataset <code>{esc(str(ds.id))}</code></h4>'
         f'<div style="display:flex;gap:16px;align-items:flex-start"><div>'
-        f"<table>{rows}</table><h4>Hierarchy (as stored)</h4><ul>{levels}</ul>{query}</div>{figure}</div>"
-        "</div>"
+        f"<table>{rows}</table><h4>Hierarchy (as stored)</h4><ul>{levels}</ul>{query}</div>"
+        f"{figure}</div></div>"
     )

@@ -35,7 +35,8 @@ def _chromium() -> str:
 
 def _screenshot(html: str, out: Path, size: tuple[int, int]) -> np.ndarray:
     page = out.with_suffix(".html")
-    page.write_text(f"<!doctype html><html><body style='margin:8px;background:#fff'>{html}</body></html>")
+    body = f"<body style='margin:8px;background:#fff'>{html}</body>"
+    page.write_text(f"<!doctype html><html>{body}</html>")
     command = [
         _chromium(),
         "--headless",
@@ -107,7 +108,8 @@ def test_notebook_figure_renders(flat_path: Path, tmp_path: Path) -> None:
     figure.savefig(buffer, format="png", dpi=80)
     plt.close(figure)
     encoded = base64.b64encode(buffer.getvalue()).decode()
-    pixels = _screenshot(f'<img src="data:image/png;base64,{encoded}">', tmp_path / "fig.png", (700, 360))
+    img = f'<img src="data:image/png;base64,{encoded}">'
+    pixels = _screenshot(img, tmp_path / "fig.png", (700, 360))
     axes_area = pixels[40:300, 60:300]  # the left axes (footprints), inside the frame
     coloured = (axes_area.max(axis=2) - axes_area.min(axis=2)) > 0.15
     assert coloured.sum() > 300, "no coloured footprints in the figure"
