@@ -22,7 +22,7 @@ from osgeo import gdal
 from bench.dataloader import data, report
 from bench.dataloader.loops import LOOPS, Urls
 from bench.dataloader.runner import Epoch, measure
-from tests.servers.range_server import RangeServer
+from bench.dataloader.server import ServerProcess
 from tests.servers.tls import make_tls
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -35,6 +35,8 @@ NOTES = [
     "with GDAL's default options (a 16 KB header read, then growing read-ahead requests).",
     "Requests per sample of the timed epoch only: the warm-up half also pays GDAL's size check "
     "of the container, one HEAD per worker process (column warmup_requests in the JSON).",
+    "The Range server runs in its own process (bench/dataloader/server.py), so that its threads "
+    "do not share a GIL with the DataLoader's main process.",
     "The machine is shared: with a high load average every loop becomes CPU-bound (decode, "
     "collate, 8 workers on 2 CPUs) and both the ratio to the ceiling and the ratio to the "
     "reference shrink; the worst round is reported beside the best.",
@@ -61,8 +63,8 @@ def _measure(args: argparse.Namespace, work: Path) -> tuple[list[Epoch], list[in
     tls = make_tls(work / "tls")
     os.environ["SSL_CERT_FILE"] = str(tls.ca)  # for tacoreader (obstore)
     epochs: list[Epoch] = []
-    with RangeServer(root=work / "www", delay=args.delay_ms / 1000) as server:
-        https = server.start_tls(tls.cert, tls.key)
+    with ServerProcess(work / "www", args.delay_ms / 1000, tls) as server:
+        https = server.https_url
         for round_ in range(1, args.repeat + 1):
             for p, dataset in built.items():
                 name = dataset.path.name

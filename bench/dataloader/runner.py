@@ -19,7 +19,7 @@ from typing import Any
 from osgeo import gdal
 from torch.utils.data import DataLoader, Dataset, Sampler
 
-from tests.servers.range_server import RangeServer
+from bench.dataloader.server import ServerProcess
 
 
 class Halves(Sampler[int]):
@@ -89,7 +89,7 @@ def _drain(loader: DataLoader[Any]) -> int:
 def measure(
     loop: str,
     dataset: Dataset[Any],
-    server: RangeServer,
+    server: ServerProcess,
     workers: int,
     batch_size: int,
     pixels: int,
@@ -110,17 +110,17 @@ def measure(
         persistent_workers=workers > 0,
         multiprocessing_context=multiprocessing.get_context("fork") if workers else None,
     )
-    server.log.clear()
+    server.clear()
     start = time.perf_counter()
     _drain(loader)
     warmup = time.perf_counter() - start
-    warmup_requests = len(server.log.records())
-    server.log.clear()
+    warmup_requests = len(server.records())
+    server.clear()
     sampler.part = 1
     start = time.perf_counter()
     count = _drain(loader)
     seconds = time.perf_counter() - start
-    records = server.log.records()
+    records = server.records()
     del loader  # stops the persistent workers
     return Epoch(
         loop,
