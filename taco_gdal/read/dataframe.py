@@ -96,8 +96,12 @@ class TacoDataFrame(pd.DataFrame):
 
         return read(self, key)
 
-    def open(self, key: int | str) -> AbstractContextManager[DatasetReader]:
+    def open(self, key: int | str, verify: bool = True) -> AbstractContextManager[DatasetReader]:
         """Open a FILE sample with rasterio under taco_gdal's read profile.
+
+        With ``verify`` (default) and a ``taco_gdal:checksum`` value on the row,
+        the sample's bytes are digested first; a mismatch raises
+        :class:`~taco_gdal.errors.TacoChecksumError`.
 
         The profile (``GDAL_DISABLE_READDIR_ON_OPEN=EMPTY_DIR``,
         ``GDAL_INGESTED_BYTES_AT_OPEN`` = the sample's size, retries) applies
@@ -121,7 +125,17 @@ class TacoDataFrame(pd.DataFrame):
                 f"sample {key!r} is a FOLDER: open() takes a FILE sample; use read({key!r}) "
                 f"to get its children"
             )
-        return open_sample(target)
+        return open_sample(target, checksum=self._checksum_of(target) if verify else None)
+
+    def _checksum_of(self, vsi_path: str) -> str | None:
+        """The ``taco_gdal:checksum`` of the row whose GDAL path is ``vsi_path``, if any."""
+        from taco_gdal.format.names import CHECKSUM, GDAL_VSI
+
+        if CHECKSUM not in self.columns or GDAL_VSI not in self.columns:
+            return None
+        values = self.loc[self[GDAL_VSI] == vsi_path, CHECKSUM]
+        value = values.iloc[0] if len(values) else None
+        return value if isinstance(value, str) else None
 
     def plot_sample(
         self, key: int | str, bands: Sequence[int] | None = None, ax: Axes | None = None
