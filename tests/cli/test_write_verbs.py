@@ -105,6 +105,27 @@ def test_convert_zip_folder_zip_and_caf(datasets: dict[str, Path], tmp_path: Pat
     assert sorted(_ids(converted)) == ["geo_0.tif", "utm_0.tif"]
 
 
+def test_convert_taridx_shards_to_taco(tmp_path: Path) -> None:
+    import tarfile
+
+    from taco_taridx import write_taridx
+
+    rasters = sorted(raster_folder(tmp_path, utm=1, lonlat=1).glob("*.tif"))
+    shard = tmp_path / "train.tar"
+    with tarfile.open(shard, "w", format=tarfile.USTAR_FORMAT) as tar:
+        for raster in rasters:
+            tar.add(raster, arcname=f"{raster.stem}.tif")
+    index_path = write_taridx(shard, tmp_path / "train.taridx")
+    out = tmp_path / "train.tacozip"
+    assert taco("convert", index_path, out, "--json").json("written")["from"] == "taridx"
+    converted = taco_gdal.load(out)
+    assert sorted(converted.to_arrow(0).column("member").to_pylist()) == sorted(
+        r.name for r in rasters
+    )
+    with taco_gdal.open_sample(converted.read(0)) as src:
+        assert src.crs is not None and src.width == 20
+
+
 def test_cat_makes_a_tacocat_of_parts(datasets: dict[str, Path], tmp_path: Path) -> None:
     parts = sorted(datasets["tacocat"].parent.glob("*.tacozip"))
     copies = [Path(shutil.copy(p, tmp_path / p.name)) for p in parts]
