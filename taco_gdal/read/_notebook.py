@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
+import pandas as pd
 
 from taco_gdal.errors import TacoError, TacoNavigationError, TacoQueryError
 from taco_gdal.format.names import CURRENT_ID, ID, PARENT_ID, TIME_START_COLUMNS
@@ -198,6 +199,8 @@ def plot_footprints(
     options: dict[str, Any] = {"alpha": 0.6, "edgecolor": "black", "linewidth": 0.5}
     if column is not None:
         options["legend"] = True
+        if not pd.api.types.is_numeric_dtype(frame[column]):  # categories: legend outside
+            options["legend_kwds"] = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)}
     options.update(kwargs)
     axes: Axes = frame.plot(column=column, ax=ax, **options)
     axes.set_xlabel("longitude (°)")
