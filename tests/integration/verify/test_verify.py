@@ -164,3 +164,28 @@ def _pq(table: object) -> bytes:
     sink = io.BytesIO()
     pq.write_table(table, sink)  # type: ignore[arg-type]
     return sink.getvalue()
+
+
+def test_plugin_containers_answer_through_the_default_hook(tmp_path: Path) -> None:
+    import tarfile
+
+    from taco_caf.write import write_caf
+    from taco_taridx.write import write_taridx
+    from tests.datasets import make_geotiff
+
+    files = []
+    for i in range(3):
+        make_geotiff(tmp_path / f"img{i}.tif", i)
+        files.append(tmp_path / f"img{i}.tif")
+    caf = write_caf({f"m{i}.tif": p for i, p in enumerate(files)}, tmp_path / "data.caf")
+    with tarfile.open(tmp_path / "train.tar", "w", format=tarfile.PAX_FORMAT) as tar:
+        for i, path in enumerate(files):
+            tar.add(path, arcname=f"k{i}.tif")
+    taridx = write_taridx(tmp_path / "train.tar", tmp_path / "train.taridx")
+    for path in (caf, taridx):
+        for level in ("structure", "crc", "full"):
+            report = taco_gdal.verify(path, level=level)  # type: ignore[arg-type]
+            assert report.ok and report.checked["rows"] == 3, str(report)
+    (tmp_path / "train.tar").write_bytes((tmp_path / "train.tar").read_bytes()[:1500])
+    report = taco_gdal.verify(taridx, level="structure")  # the shard no longer holds the rows
+    assert codes.INVALID_OFFSET in report.codes or codes.UNREADABLE in report.codes, str(report)
