@@ -19,6 +19,10 @@ __all__ = ["VSIFile", "file_size", "read_all", "read_range"]
 
 log = logging.getLogger(__name__)
 
+MAX_OFFSET: Final = 2**63 - 1
+"""Largest offset or size GDAL's VSI API takes (``vsi_l_offset`` through a signed binding)."""
+LARGE_READ: Final = 64 * 1024 * 1024
+"""Reads larger than this are first clamped to the file's size (no huge allocation)."""
 READ_ATTEMPTS: Final = 3
 """Attempts at a remote range read whose connection broke mid-body (HTTP status
 errors are retried by GDAL itself, see :mod:`taco_gdal.io.profile`)."""
@@ -104,6 +108,15 @@ class VSIFile:
         """
         if size == 0:
             return b""
+        if not (0 <= offset <= MAX_OFFSET and 0 <= size <= MAX_OFFSET):
+            raise TacoFormatError(
+                f"{self.path}: a read needs an offset and a size in 0..{MAX_OFFSET}, found "
+                f"offset {offset} and size {size}"
+            )
+        if size > LARGE_READ:  # never allocate more than the file can give
+            size = max(0, min(size, self.size() - offset))
+            if size == 0:
+                return b""
         with self._scope():
             for attempt in range(1, READ_ATTEMPTS + 1):
                 data = self._read_once(offset, size)

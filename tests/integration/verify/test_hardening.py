@@ -200,3 +200,17 @@ def test_level_with_too_many_columns_is_refused_before_reading(tmp_path: Path) -
     pq.write_table(pa.Table.from_arrays([*table.columns, *[filler] * extra], names), path)
     with pytest.raises(TacoFormatError, match=f"at most {MAX_COLUMNS} columns"):
         taco_gdal.load(src)
+
+
+@pytest.mark.parametrize(("offset", "size"), [(2**64, 10), (0, 2**64), (-1, 10), (10, 2**40)])
+def test_vsi_reads_check_offsets_and_sizes_before_gdal(
+    flat_zip: Path, offset: int, size: int
+) -> None:
+    from taco_gdal.io.vsi import VSIFile
+
+    with VSIFile(str(flat_zip)) as f:
+        if size == 2**40:  # clamped to the file: no terabyte allocation, the bytes that exist
+            assert len(f.read_at(offset, size)) == flat_zip.stat().st_size - offset
+        else:
+            with pytest.raises(TacoFormatError, match="offset and a size"):
+                f.read_at(offset, size)
