@@ -3,8 +3,8 @@
 Runs, interleaved over several rounds, the installed ``taco`` with ``--help``,
 ``ls --help``, ``open`` (load metadata, print one path), ``info`` and ``ls`` on
 small datasets of several sizes, plus ``python -c pass`` and ``gdalinfo
---version`` as floors.  Prints best, median and worst wall time per command.
-Nothing is asserted.
+--version`` as floors.  Prints best, median and worst wall time and the CPU time (user + sys of the
+child, less sensitive to a busy machine) per command.  Nothing is asserted.
 
 Usage: ``.venv/bin/python -m bench.bench_cli_startup [--rounds 5] [--sizes 10,1000]``
 """
@@ -12,6 +12,8 @@ Usage: ``.venv/bin/python -m bench.bench_cli_startup [--rounds 5] [--sizes 10,10
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -44,13 +46,17 @@ def _dataset(root: Path, n: int) -> Path:
     return create(taco, root / f"bench_{n}.tacozip", quiet=True)[0]
 
 
-def _time(argv: list[str]) -> float:
+def _time(argv: list[str]) -> tuple[float, float]:
+    """Wall and CPU (user + sys of the child) seconds of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.run(argv, capture_output=True)
     elapsed = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed: {proc.stderr.decode()[-500:]}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def main() -> None:
@@ -71,16 +77,20 @@ def main() -> None:
             commands[f"taco open ({n} samples)"] = [TACO, "open", str(path), "s000001"]
             commands[f"taco info ({n} samples)"] = [TACO, "info", str(path)]
             commands[f"taco ls -f csv ({n} samples)"] = [TACO, "ls", str(path), "-f", "csv"]
-        times: dict[str, list[float]] = {name: [] for name in commands}
+        times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
         for _ in range(args.rounds):  # interleaved: every command once per round
             for name, argv in commands.items():
                 times[name].append(_time(argv))
     width = max(len(n) for n in times)
-    print(f"{'command':<{width}}  best s  median s  worst s   ({args.rounds} rounds, interleaved)")
+    load = os.getloadavg()[0]
+    print(f"load average (1 min) at the end: {load:.1f}; {args.rounds} rounds, interleaved")
+    print(f"{'command':<{width}}  wall best  median   worst   CPU best  worst")
     for name, values in times.items():
+        wall = [w for w, _ in values]
+        cpu = [c for _, c in values]
         print(
-            f"{name:<{width}}  {min(values):6.3f}  {statistics.median(values):8.3f}  "
-            f"{max(values):7.3f}"
+            f"{name:<{width}}  {min(wall):9.3f}  {statistics.median(wall):6.3f}  "
+            f"{max(wall):6.3f}   {min(cpu):8.3f}  {max(cpu):5.3f}"
         )
 
 
