@@ -153,7 +153,7 @@ def _check_tree(levels: Sequence[pa.Table], out: Collector) -> None:
                 )
             groups[parent].append(i)
         _unique(ids, groups, level, table, out)
-        _pit1(types, ids, groups, level, table, out)
+        _pit1(types, ids, groups, level, table, parents_table.column(ID).to_pylist(), out)
 
 
 def _unique(
@@ -172,43 +172,48 @@ def _unique(
                 seen[ids[i]] = i
 
 
+def _same_ids(a: list[Any], b: list[Any]) -> bool:
+    """Ids agree position by position, padding samples (``__TACOPAD__*``) matching anything."""
+    return all(
+        x == y or str(x).startswith(PADDING_PREFIX) or str(y).startswith(PADDING_PREFIX)
+        for x, y in zip(a, b, strict=True)
+    )
+
+
 def _pit1(
     types: list[Any],
     ids: list[Any],
     groups: dict[int, list[int]],
     level: int,
     table: pa.Table,
+    parent_ids: list[Any],
     out: Collector,
 ) -> None:
-    """PIT-1: siblings under parents with the same id look alike (types and ids, in order)."""
+    """PIT-1: the children of every root (level 1), or of every FOLDER with the same id
+    (deeper), have the same types and ids in the same order as the first such parent's."""
     first: dict[Any, tuple[int, list[Any], list[Any]]] = {}
-    parent_ids = table.column(PARENT_ID).to_pylist()
-    del parent_ids
     for parent, rows in sorted(groups.items()):
         shape = [types[i] for i in rows]
-        names = [ids[i] for i in rows if not str(ids[i]).startswith(PADDING_PREFIX)]
-        key = "all"
+        names = [ids[i] for i in rows]
+        key = None if level == 1 else parent_ids[parent]
         if key not in first:
             first[key] = (parent, shape, names)
             continue
         ref_parent, ref_shape, ref_names = first[key]
-        if shape != ref_shape and level == 1:
-            out.add(
-                codes.PIT_STRUCTURE,
-                f"the children of parent {parent} differ from those of parent {ref_parent} (PIT-1)",
-                row=_row(level, rows[0], table),
-                expected=str(ref_shape)[:200],
-                found=str(shape)[:200],
-            )
-        elif shape == ref_shape and names != ref_names and level == 1:
-            out.add(
-                codes.PIT_STRUCTURE,
-                f"the children ids of parent {parent} differ from "
-                f"those of parent {ref_parent} (PIT-1)",
-                row=_row(level, rows[0], table),
-                expected=str(ref_names)[:200],
-                found=str(names)[:200],
-            )
+        if shape != ref_shape:
+            what, expected, found = "types", ref_shape, shape
+        elif not _same_ids(names, ref_names):
+            what, expected, found = "ids", ref_names, names
+        else:
+            continue
+        out.add(
+            codes.PIT_STRUCTURE,
+            f"the children {what} of parent {parent} differ from those of parent "
+            f"{ref_parent} (PIT-1)",
+            row=_row(level, rows[0], table),
+            expected=str(expected)[:200],
+            found=str(found)[:200],
+        )
 
 
 def _check_pit_schema(
