@@ -27,6 +27,7 @@ from taco_gdal.errors import (
 
 if TYPE_CHECKING:
     from taco_gdal import extensions
+    from taco_gdal.generations import convert
     from taco_gdal.io.profile import read_profile, sample_env
     from taco_gdal.io.sample import open_sample
     from taco_gdal.io.telemetry import network_stats
@@ -69,6 +70,7 @@ _LAZY = {
     "read_profile": "taco_gdal.io.profile",
     "network_stats": "taco_gdal.io.telemetry",
     "verify": "taco_gdal.verify",
+    "convert": "taco_gdal.generations",
     "validate": "taco_gdal.verify",
 }
 
@@ -113,6 +115,7 @@ __all__ = [
     "Tortilla",
     "__version__",
     "concat",
+    "convert",
     "create",
     "create_tacocat",
     "create_tacollection",

@@ -11,7 +11,7 @@ import taco_gdal.containers as contract
 from taco_gdal.read.containers import registry
 
 PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
-CONTAINER_PLUGINS = ("taco_caf", "taco_taridx", "taco_derived")
+CONTAINER_PLUGINS = ("taco_caf", "taco_taridx", "taco_derived", "taco_v1", "taco_cozip")
 
 
 def _taco_gdal_imports(package: Path) -> set[str]:
@@ -54,4 +54,4 @@ def test_builtins_are_registered_in_one_place() -> None:
     from_entry_points = {c.format for c in registry._from_entry_points()}
     assert builtin == {"zip", "folder", "tacocat"}
     assert not builtin & from_entry_points
-    assert {"caf", "taridx"} <= from_entry_points
+    assert {"caf", "taridx", "taco_v1", "taco3", "taco3cat", "cozip"} <= from_entry_points
