@@ -57,6 +57,8 @@ __all__ = [
 WGS84: Final = "EPSG:4326"
 EDGE_SEGMENTS: Final = 8
 """Segments per edge (of the geometry's bounding box) added before reprojecting."""
+STRAIGHT_TOLERANCE: Final = 1e-5
+"""Degrees (about 1 m) a reprojected footprint may be off the exact curve of its edges."""
 
 _WORLD: Final = (-180.0, -90.0, 180.0, 90.0)
 _LONLAT_COLUMNS: Final = (STAC_CENTROID, ISTAC_CENTROID)
@@ -168,6 +170,96 @@ def _fix_antimeridian(geoms: np.ndarray, crossing: np.ndarray) -> None:
         geoms[i] = _cut_at_antimeridian(geom)
 
 
+def _transform(transformer: Any, coords: np.ndarray, crs: str, where: str) -> np.ndarray:
+    """``(n, 2)`` lon/lat of ``(n, 2)`` coordinates in ``crs`` (one pyproj call)."""
+    lon, lat = transformer.transform(coords[:, 0], coords[:, 1])
+    out = np.empty((len(coords), 2), dtype=np.float64)
+    out[:, 0], out[:, 1] = lon, lat
+    if not np.isfinite(out).all():
+        raise TacoQueryError(
+            f"{where}: a vertex in {crs} has no finite {WGS84} position (outside the CRS's "
+            "area of use?)"
+        )
+    return out
+
+
+def _bent(moved: np.ndarray, mids: np.ndarray, index: np.ndarray, count: int) -> np.ndarray:
+    """Per geometry: are edges split once at their midpoints still off by more than allowed?
+
+    A smooth curve's distance to its chord scales with the square of the chord's
+    length, so halving an edge leaves a quarter of the midpoint's offset.
+    """
+    same = index[1:] == index[:-1]
+    chord = ((moved[:-1] + moved[1:]) / 2.0)[same]
+    gap = np.abs(mids - chord).max(axis=1) / 4.0
+    gap[np.abs(moved[1:, 0] - moved[:-1, 0])[same] > 180.0] = 0.0  # crossers: cut later
+    worst = np.zeros(count, dtype=np.float64)
+    np.maximum.at(worst, index[1:][same], gap)
+    bent: np.ndarray = worst > STRAIGHT_TOLERANCE
+    return bent
+
+
+def _with_midpoints(
+    moved: np.ndarray, mids: np.ndarray, index: np.ndarray, keep: np.ndarray
+) -> np.ndarray:
+    """Polygons (one ring each) of the ``keep`` geometries: vertices and edge midpoints."""
+    same_all = index[1:] == index[:-1]
+    on_vertex = keep[index]
+    on_mid = keep[index[1:][same_all]]
+    vertices, owner = moved[on_vertex], index[on_vertex]
+    halves = mids[on_mid]
+    same = owner[1:] == owner[:-1]
+    before = np.concatenate([[0], np.cumsum(same)])
+    vertex_at = np.arange(len(vertices)) + before
+    mid_at = vertex_at[:-1][same] + 1
+    coords = np.empty((len(vertices) + len(halves), 2), dtype=np.float64)
+    coords[vertex_at], coords[mid_at] = vertices, halves
+    ring_of = np.empty(len(coords), dtype=np.int64)
+    _, compact = np.unique(owner, return_inverse=True)
+    ring_of[vertex_at], ring_of[mid_at] = compact, compact[:-1][same]
+    polygons: np.ndarray = shapely.polygons(shapely.linearrings(coords, indices=ring_of))
+    return polygons
+
+
+def _reproject(geoms: np.ndarray, transformer: Any, crs: str, where: str) -> np.ndarray:
+    """Reproject, densifying only geometries whose edges bend in lon/lat.
+
+    Vertices and edge midpoints go through pyproj together.  A one-ring
+    polygon whose edges, split once at their midpoints, stay within
+    :data:`STRAIGHT_TOLERANCE` degrees of the true curve keeps those points
+    (a 10 km UTM tile); any other bent geometry is densified
+    (:data:`EDGE_SEGMENTS` per edge) and reprojected again.
+    """
+    coords, index = shapely.get_coordinates(geoms, return_index=True)
+    same = index[1:] == index[:-1]
+    mids = ((coords[:-1] + coords[1:]) / 2.0)[same]
+    both = _transform(transformer, np.concatenate([coords, mids]), crs, where)
+    moved, moved_mids = both[: len(coords)], both[len(coords) :]
+    bent = _bent(moved, moved_mids, index, len(geoms))
+    crossing = _crossing_rows(moved[:, 0], index)
+    one_ring = (shapely.get_type_id(geoms) == 3) & (shapely.get_num_interior_rings(geoms) == 0)
+    halved = one_ring & ~bent & (shapely.get_num_coordinates(geoms) > 3)
+    halved[crossing] = False
+    out = geoms.copy()
+    plain = ~halved & ~bent  # points, lines, straight enough multi-part shapes
+    if plain.any():
+        out[plain] = shapely.set_coordinates(geoms[plain], moved[plain[index]])
+    if halved.any():
+        out[halved] = _with_midpoints(moved, moved_mids, index, halved)
+    if bent.any():
+        rows = np.flatnonzero(bent)
+        dense = _densify(geoms[rows])
+        dense_coords, dense_index = shapely.get_coordinates(dense, return_index=True)
+        dense_moved = _transform(transformer, dense_coords, crs, where)
+        out[rows] = shapely.set_coordinates(dense, dense_moved)
+        crossing = np.union1d(
+            crossing[~np.isin(crossing, rows)],
+            rows[_crossing_rows(dense_moved[:, 0], dense_index)],
+        )
+    _fix_antimeridian(out, crossing)
+    return out
+
+
 def to_wgs84(geoms: np.ndarray, crs: str, where: str = "") -> np.ndarray:
     """Shapely geometries in ``crs`` -> EPSG:4326, densified, cut at the antimeridian.
 
@@ -194,18 +286,7 @@ def to_wgs84(geoms: np.ndarray, crs: str, where: str = "") -> np.ndarray:
         transformer = wgs84_transformer(crs)
     except TacoValidationError as exc:
         raise TacoQueryError(f"{where}: cannot reproject from {crs!r} to {WGS84}: {exc}") from exc
-    dense = _densify(out[present])
-    coords, index = shapely.get_coordinates(dense, return_index=True)
-    lon, lat = transformer.transform(coords[:, 0], coords[:, 1])
-    lon, lat = np.asarray(lon, dtype=np.float64), np.asarray(lat, dtype=np.float64)
-    if not (np.isfinite(lon).all() and np.isfinite(lat).all()):
-        bad = int(index[~(np.isfinite(lon) & np.isfinite(lat))][0])
-        raise TacoQueryError(
-            f"{where}: a vertex of row {int(present[bad])} in {crs} has no finite {WGS84} "
-            "position (outside the CRS's area of use?)"
-        )
-    moved = shapely.set_coordinates(dense, np.column_stack([lon, lat]))
-    _fix_antimeridian(moved, _crossing_rows(lon, index))
+    moved = _reproject(out[present], transformer, crs, where)
     out[present] = moved
     return out
 

@@ -1,0 +1,199 @@
+"""CRS-correct ``filter_bbox``: footprints in 4 CRSs versus the EPSG:4326-only case.
+
+Two metadata-only TACO ZIPs per size (10k, 100k, 1M level-0 samples), same
+positions on the ground, same box, same process, rounds interleaved:
+
+* ``4crs``: ``istac:geometry`` rectangles of about 10 km stored in EPSG:4326,
+  UTM 29N, 30N and 31N (a quarter each), ``istac:crs`` beside them, so three
+  quarters are reprojected (densified) to 4326;
+* ``4326``: the same rectangles stored in EPSG:4326 (no reprojection).
+
+Per dataset, per round, with a fresh ``load`` each round:
+
+* ``first``: the first ``filter_bbox`` + ``len`` after ``load``: it computes the
+  level's 4326 footprints (the one-off cost, cached for the dataset);
+* ``warm``: a second ``filter_bbox`` (another box) + ``len`` on the same dataset:
+  bounds pre-filter + exact test on candidates + the DuckDB bitmap step;
+* ``data``: ``.data`` of the warm result (GeoDataFrame with the footprints).
+
+The ratio ``4crs / 4326`` is reported per size, per stage, best and worst round
+(the target is <= 2x).  No assertion: figures only.  Run:
+``.venv/bin/python bench/bench_filter_crs.py [--sizes 10000 100000 1000000] [--rounds 3]``;
+writes ``bench/results/bench_filter_crs.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import shapely
+from pyproj import Transformer
+
+try:
+    from bench.bench_read_datasets import CACHE, _data_offsets, machine, tiny_tif, write_results
+except ImportError:  # run as a script
+    from bench_read_datasets import (  # type: ignore[no-redef]
+        CACHE,
+        _data_offsets,
+        machine,
+        tiny_tif,
+        write_results,
+    )
+
+CRSS = ("EPSG:4326", "EPSG:32629", "EPSG:32630", "EPSG:32631")
+FIRST_BOX = (-6.0, 38.0, 2.0, 42.0)
+WARM_BOX = (-3.0, 39.0, 1.0, 41.5)
+SIZE_M = 10_000.0
+
+
+def _rectangles(n: int, seed: int, mixed: bool) -> tuple[pa.Array, pa.Array]:
+    """``n`` ~10 km rectangles over Iberia (-9.5 .. 3.5 E, 36 .. 43.5 N), WKB + CRS."""
+    rng = np.random.default_rng(seed)
+    lon = rng.uniform(-9.5, 3.5, n)
+    lat = rng.uniform(36.0, 43.5, n)
+    crs_index = (np.arange(n) % len(CRSS)) if mixed else np.zeros(n, dtype=int)
+    geoms = np.empty(n, dtype=object)
+    names = np.empty(n, dtype=object)
+    for k, crs in enumerate(CRSS):
+        rows = np.flatnonzero(crs_index == k)
+        if rows.size == 0:
+            continue
+        names[rows] = crs
+        if crs == "EPSG:4326":
+            dx = SIZE_M / (111_320 * np.cos(np.radians(lat[rows])))
+            dy = SIZE_M / 110_574
+            geoms[rows] = shapely.box(lon[rows], lat[rows], lon[rows] + dx, lat[rows] + dy)
+        else:
+            x, y = Transformer.from_crs("EPSG:4326", crs, always_xy=True).transform(
+                lon[rows], lat[rows]
+            )
+            geoms[rows] = shapely.box(x, y, np.asarray(x) + SIZE_M, np.asarray(y) + SIZE_M)
+    return pa.array(shapely.to_wkb(geoms), pa.binary()), pa.array(names, pa.string())
+
+
+def _collection(table: pa.Table, name: str) -> dict[str, Any]:
+    return {
+        "id": name,
+        "dataset_version": "1.0.0",
+        "description": "metadata-only CRS filter benchmark",
+        "licenses": ["CC-BY-4.0"],
+        "providers": [{"name": "bench", "roles": None, "url": None, "links": None}],
+        "tasks": ["classification"],
+        "taco_version": "2.0.0",
+        "title": None,
+        "curators": None,
+        "keywords": None,
+        "extent": {"spatial": [-10, 35, 4, 44], "temporal": None},
+        "taco:pit_schema": {"root": {"n": table.num_rows, "type": "FILE"}, "hierarchy": {}},
+        "taco:field_schema": {"level0": [[f.name, str(f.type).lower(), ""] for f in table.schema]},
+    }
+
+
+def make_zip(n: int, mixed: bool) -> Path:
+    """A cached metadata-only TACO ZIP of ``n`` FILE rows sharing 4 tiny GeoTIFF members."""
+    import tacozip
+
+    name = f"crs_{'4crs' if mixed else '4326'}_{n}"
+    target = CACHE / f"{name}.tacozip"
+    if target.exists():
+        return target
+    work = CACHE / f"{name}.work"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    tifs = [tiny_tif(work / f"t{i}.tif", i) for i in range(4)]
+    data_names = [f"DATA/t{i}.tif" for i in range(4)]
+    probe = work / "probe.tacozip"
+    tacozip.create(str(probe), tifs, data_names, [(0, 0)])
+    blobs = _data_offsets(probe, data_names)
+    geometry, crs = _rectangles(n, seed=7, mixed=mixed)
+    pick = np.arange(n) % len(blobs)
+    table = pa.table(
+        {
+            "id": pa.array([f"s{i:07d}" for i in range(n)]),
+            "type": pa.array(np.full(n, "FILE", dtype=object), pa.string()),
+            "istac:geometry": geometry,
+            "istac:crs": crs,
+            "internal:current_id": pa.array(np.arange(n, dtype=np.int64)),
+            "internal:parent_id": pa.array(np.arange(n, dtype=np.int64)),
+            "internal:offset": pa.array(np.array([b[0] for b in blobs])[pick]),
+            "internal:size": pa.array(np.array([b[1] for b in blobs])[pick]),
+        }
+    )
+    level = work / "level0.parquet"
+    pq.write_table(table, level, compression="zstd", row_group_size=65_536)
+    collection = work / "COLLECTION.json"
+    collection.write_text(json.dumps(_collection(table, name), indent=2))
+    meta_names = ["METADATA/level0.parquet", "COLLECTION.json"]
+    partial = work / "out.tacozip"
+    tacozip.create(
+        str(partial), [*tifs, level, collection], [*data_names, *meta_names], [(0, 0)] * 2
+    )
+    tacozip.update_header(str(partial), _data_offsets(partial, meta_names))
+    partial.rename(target)
+    shutil.rmtree(work)
+    return target
+
+
+def _round(path: Path) -> dict[str, float | int]:
+    import taco_gdal
+
+    ds = taco_gdal.load(str(path))
+    start = time.perf_counter()
+    first_rows = len(ds.filter_bbox(*FIRST_BOX))
+    first = time.perf_counter() - start
+    start = time.perf_counter()
+    warm_ds = ds.filter_bbox(*WARM_BOX)
+    warm_rows = len(warm_ds)
+    warm = time.perf_counter() - start
+    start = time.perf_counter()
+    frame = warm_ds.data
+    data = time.perf_counter() - start
+    assert len(frame) == warm_rows
+    return {"first": first, "warm": warm, "data": data, "rows": first_rows}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    results: dict[str, Any] = {"machine": machine(), "sizes": {}}
+    for n in args.sizes:
+        paths = {"4crs": make_zip(n, True), "4326": make_zip(n, False)}
+        runs: dict[str, list[dict[str, float | int]]] = {"4crs": [], "4326": []}
+        for _ in range(args.rounds):  # interleaved: 4326, 4crs, 4326, 4crs, ...
+            for kind in ("4326", "4crs"):
+                runs[kind].append(_round(paths[kind]))
+        ratios: dict[str, dict[str, float]] = {}
+        for stage in ("first", "warm", "data"):
+            per_round = [
+                a[stage] / b[stage] for a, b in zip(runs["4crs"], runs["4326"], strict=True)
+            ]
+            best = min(r[stage] for r in runs["4crs"]) / min(r[stage] for r in runs["4326"])
+            ratios[stage] = {"best_vs_best": best, "worst_round": max(per_round)}
+        results["sizes"][str(n)] = {"runs": runs, "ratio_4crs_over_4326": ratios}
+        print(
+            f"n={n:>9,}  rows in first box: 4crs {runs['4crs'][0]['rows']:,} / "
+            f"4326 {runs['4326'][0]['rows']:,}"
+        )
+        for stage in ("first", "warm", "data"):
+            crs_best = min(r[stage] for r in runs["4crs"])
+            geo_best = min(r[stage] for r in runs["4326"])
+            print(
+                f"  {stage:5}  4crs {crs_best * 1000:9.1f} ms   4326 {geo_best * 1000:9.1f} ms   "
+                f"ratio best {ratios[stage]['best_vs_best']:.2f}x, "
+                f"worst round {ratios[stage]['worst_round']:.2f}x"
+            )
+    print(f"wrote {write_results('bench_filter_crs', results)}")
+
+
+if __name__ == "__main__":
+    main()
