@@ -11,6 +11,7 @@ from taco_gdal.format.vsi import to_vsi
 from taco_gdal.read.containers import registry
 from taco_gdal.read.containers.base import Probe
 from taco_gdal.read.dataset import TacoDataset
+from taco_gdal.read.hub import resolve_location
 
 __all__ = ["load"]
 
@@ -31,9 +32,12 @@ def load(
     (``.tacozip``/``.zip``, or a file starting with a TACO_HEADER), a FOLDER
     (with ``COLLECTION.json``), a TACOCAT (a ``__TACOCAT__`` file, a
     ``.tacocat`` folder, or a folder containing ``.tacocat/COLLECTION.json``),
-    or a format added by a container plugin.  Paths may be local,
-    ``pathlib.Path``, ``http(s)://``, ``s3://``, ``gs://``, ``az://`` or GDAL
-    VSI paths.  Only metadata is read, through GDAL.
+    or a format added by a container plugin (TACO v1 ``.taco``/``.tortilla``,
+    TACO 3 CoZIP archives, CAF, TARIDX).  Paths may be local,
+    ``pathlib.Path``, ``http(s)://``, ``s3://``, ``gs://``, ``az://``,
+    ``hf://datasets/<ns>/<name>[@<revision>]/<file>`` (see
+    :mod:`taco_gdal.read.hub`) or GDAL VSI paths.  Only metadata is read,
+    through GDAL.
 
     Args:
         path: one location, or a list of them (concatenated with
@@ -47,7 +51,9 @@ def load(
         TacoIOError: the location does not exist or cannot be read.
         TacoFormatError: it is not a TACO dataset, or its bytes are wrong
             (truncated archive, header past the end, parquet without ``id``).
-        TacoValidationError: an empty list, or ``base_path`` for a non-TACOCAT.
+        TacoValidationError: an empty list, ``base_path`` for a non-TACOCAT, a
+            ``tacofoundation:`` catalogue id (the message says how to open it)
+            or a malformed ``hf://`` URL.
 
     Example:
         >>> import taco_gdal
@@ -65,7 +71,7 @@ def load(
 
         return concat([load(p, base_path, sql_external_access=sql_external_access) for p in paths])
     given = os.fspath(path)
-    probe = Probe(to_vsi(given), given)
+    probe = Probe(to_vsi(resolve_location(given)), given)
     container_class = registry.detect(probe)
     if base_path is not None and container_class.format != "tacocat":
         raise TacoValidationError(

@@ -93,6 +93,11 @@ def detect(probe: Probe) -> type[Container]:
     if not exists:
         raise TacoIOError(f"{probe.given}: no such file or folder (GDAL path {probe.path})")
     kind = "folder" if is_dir else f"file starting with {probe.head()[:8]!r}"
+    from taco_gdal.read.hub import legacy_hint
+
+    hint = legacy_hint(probe.given)
+    if hint is not None:
+        raise TacoFormatError(f"{probe.given}: not a TACO dataset (found a {kind}): {hint}")
     raise TacoFormatError(
         f"{probe.given}: not a TACO dataset (found a {kind}); expected a .tacozip/.zip or a "
         "file starting with a TACO_HEADER, a folder with COLLECTION.json, a __TACOCAT__ "
