@@ -68,9 +68,9 @@ class LevelRows:
     """The rows of one level, and where each FOLDER row's children are in the next.
 
     ``children_order[children_start[i]:children_stop[i]]`` are the positions,
-    in the next :class:`LevelRows`, of the children of row ``i``.  The plain
-    Python values of the columns are computed once per process, on first use
-    (a worker pays it once, not per item), and are not pickled.
+    in the next :class:`LevelRows`, of the children of row ``i``.  The Python
+    values of the columns are computed once per process, on first use (a
+    worker pays it once, not per item), and are not pickled.
     """
 
     table: pa.Table
@@ -97,17 +97,14 @@ class LevelRows:
 
     def _values(self) -> dict[str, list[Any]]:
         if not self._plain and self.table.num_columns:
-            built = {
-                name: [plain_value(v) for v in self.table.column(name).to_pylist()]
-                for name in self.table.column_names
-            }
+            built = {name: self.table.column(name).to_pylist() for name in self.table.column_names}
             self._plain.update(built)  # one step under the GIL: threads never see half of it
         return self._plain
 
     def rows(self, positions: Sequence[int]) -> list[dict[str, Any]]:
         """The rows at ``positions`` as dicts of plain values (every column)."""
         values = self._values()
-        return [{name: column[p] for name, column in values.items()} for p in positions]
+        return [{k: plain_value(column[p]) for k, column in values.items()} for p in positions]
 
     def children(self, position: int) -> np.ndarray:
         """Positions in the next level of the children of row ``position``."""
