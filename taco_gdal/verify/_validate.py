@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from taco_gdal.errors import TacoError
+from taco_gdal.errors import TacoError, TacoIOError
 from taco_gdal.format import vsi
 from taco_gdal.format.names import (
     FIELD_SCHEMA_KEY,
@@ -415,6 +415,8 @@ def validate(path: str | os.PathLike[str]) -> Report:
     """
     given = os.fspath(path)
     probe = Probe(vsi.to_vsi(given), given)
+    if not probe.stat()[0]:
+        raise TacoIOError(f"{given}: does not exist or cannot be reached ({probe.path})")
     container_class = registry.detect(probe)
     out = Collector()
     try:

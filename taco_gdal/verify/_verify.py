@@ -8,7 +8,7 @@ from typing import Literal, get_args
 
 import pyarrow as pa
 
-from taco_gdal.errors import TacoError, TacoValidationError
+from taco_gdal.errors import TacoError, TacoIOError, TacoValidationError
 from taco_gdal.format import vsi
 from taco_gdal.read.containers import registry
 from taco_gdal.read.containers._paths import escape_reason
@@ -113,6 +113,8 @@ def verify(path: str | os.PathLike[str], level: Level = "crc", *, repair: bool =
         raise TacoValidationError(f"verify level must be one of {list(LEVELS)}, found {level!r}")
     given = os.fspath(path)
     probe = Probe(vsi.to_vsi(given), given)
+    if not probe.stat()[0]:
+        raise TacoIOError(f"{given}: does not exist or cannot be reached ({probe.path})")
     container_class = registry.detect(probe)
     out = Collector()
     counts: dict[str, int] = {}

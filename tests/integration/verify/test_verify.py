@@ -189,3 +189,9 @@ def test_plugin_containers_answer_through_the_default_hook(tmp_path: Path) -> No
     (tmp_path / "train.tar").write_bytes((tmp_path / "train.tar").read_bytes()[:1500])
     report = taco_gdal.verify(taridx, level="structure")  # the shard no longer holds the rows
     assert codes.INVALID_OFFSET in report.codes or codes.UNREADABLE in report.codes, str(report)
+
+
+def test_missing_location_is_an_io_error(tmp_path: Path) -> None:
+    for check in (taco_gdal.verify, taco_gdal.validate):
+        with pytest.raises(taco_gdal.TacoIOError, match="does not exist"):
+            check(tmp_path / "absent.tacozip")
