@@ -277,20 +277,59 @@ def plot_sample(
     return ax
 
 
+def _json_columns(frame: TacoDataFrame) -> list[str]:
+    """Columns a GeoJSON popup can show: text, numbers, times (not WKB bytes or lists)."""
+    keep = []
+    for name in frame.columns:
+        series = frame[name]
+        if str(series.dtype) == "geometry":
+            continue
+        plain = pd.api.types.is_numeric_dtype(series) or pd.api.types.is_datetime64_any_dtype(
+            series
+        )
+        text = pd.api.types.is_string_dtype(series) and all(
+            isinstance(v, str) or v is None for v in series.head(20)
+        )
+        if plain or text:
+            keep.append(str(name))
+    return keep
+
+
 def explore(frame: TacoDataFrame, **kwargs: Any) -> Any:
-    """geopandas ``explore()`` (a folium map) of the footprints, when folium is installed.
+    """An interactive folium map of the footprints (EPSG:4326), when folium is installed.
+
+    Text, number and time columns become the tooltip; ``kwargs`` go to
+    ``folium.Map`` (e.g. ``tiles=``).  Needs only folium (geopandas'
+    ``explore`` also needs mapclassify).
 
     Raises:
         TacoError: folium is not installed (the message says how to get it).
     """
     import importlib.util
 
-    from geopandas.explore import _explore as gpd_explore
+    import geopandas as gpd
 
     if importlib.util.find_spec("folium") is None:
         raise TacoError(
             "explore() draws an interactive map with folium: expected the folium package, "
-            "found none installed (pip install folium mapclassify); ds.plot() and the HTML "
-            "repr's map need nothing more"
+            "found none installed (pip install folium); ds.plot() and the HTML repr's map "
+            "need nothing more"
         )
-    return gpd_explore(frame, **kwargs)
+    import folium
+
+    if not isinstance(frame, gpd.GeoDataFrame) or frame.active_geometry_name is None:
+        raise TacoQueryError(
+            "explore(): expected footprints (istac:geometry, stac:centroid or istac:centroid); "
+            f"the current view has columns {list(frame.columns)}"
+        )
+    fields = _json_columns(frame)
+    shown = gpd.GeoDataFrame(frame[fields], geometry=frame.geometry, crs=frame.crs)
+    for name in fields:
+        if pd.api.types.is_datetime64_any_dtype(shown[name]):
+            shown[name] = shown[name].astype(str)
+    west, south, east, north = (float(v) for v in frame.total_bounds)
+    folium_map = folium.Map(**kwargs)
+    tooltip = folium.GeoJsonTooltip(fields=fields[:8]) if fields else None
+    folium.GeoJson(shown.to_json(), name="footprints", tooltip=tooltip).add_to(folium_map)
+    folium_map.fit_bounds([[south, west], [north, east]])
+    return folium_map
