@@ -69,11 +69,12 @@ class Env:
 
     Example:
         >>> import taco_gdal
+        >>> from taco_gdal.env import get_config
         >>> with taco_gdal.Env(GDAL_DISABLE_READDIR_ON_OPEN="EMPTY_DIR"):
-        ...     taco_gdal.get_config("GDAL_DISABLE_READDIR_ON_OPEN")
+        ...     get_config("GDAL_DISABLE_READDIR_ON_OPEN")
         'EMPTY_DIR'
         >>> with taco_gdal.Env():
-        ...     taco_gdal.get_config("GDAL_INGESTED_BYTES_AT_OPEN")
+        ...     get_config("GDAL_INGESTED_BYTES_AT_OPEN")
         '8388608'
     """
 

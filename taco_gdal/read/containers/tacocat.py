@@ -108,9 +108,9 @@ class TacoCatContainer(OpenedContainer):
 
     Example:
         >>> from taco_gdal.read.containers.base import Probe
-        >>> cat = TacoCatContainer.open(Probe("/data/.tacocat", ".tacocat"))  # doctest: +SKIP
+        >>> cat = TacoCatContainer.open(Probe("cat/.tacocat", "cat/.tacocat"))
         >>> cat.vsi_rule
-        VsiRule(kind='source_file', root='/data')
+        VsiRule(kind='source_file', root='cat')
     """
 
     format: ClassVar[str] = "tacocat"

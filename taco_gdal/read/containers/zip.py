@@ -50,9 +50,9 @@ class ZipContainer(OpenedContainer):
 
     Example:
         >>> from taco_gdal.read.containers.base import Probe
-        >>> zc = ZipContainer.open(Probe("/data/x.tacozip", "x.tacozip"))  # doctest: +SKIP
+        >>> zc = ZipContainer.open(Probe("dataset.tacozip", "dataset.tacozip"))
         >>> zc.vsi_rule
-        VsiRule(kind='subfile', root='/data/x.tacozip')
+        VsiRule(kind='subfile', root='dataset.tacozip')
     """
 
     format: ClassVar[str] = "zip"
