@@ -24,6 +24,7 @@ does).
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import warnings
@@ -64,6 +65,7 @@ _WORLD: Final = (-180.0, -90.0, 180.0, 90.0)
 _LONLAT_COLUMNS: Final = (STAC_CENTROID, ISTAC_CENTROID)
 
 
+@functools.lru_cache(maxsize=256)
 def _is_wgs84(crs: str) -> bool:
     text = crs.strip().upper()
     if text in ("EPSG:4326", "OGC:CRS84", "WGS84", "4326"):
