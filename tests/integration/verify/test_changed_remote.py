@@ -123,3 +123,29 @@ def test_gdal_36_warm_cache_serves_new_bytes_without_revalidating(tmp_path: Path
         methods = [r.method for r in server.log.records()]
     assert "HEAD" not in methods and methods.count("GET") == 1
     assert str(digest_bytes("xxh3", bytes(data))) != digests[2]
+
+
+def test_same_size_replacement_on_s3_raises_changed(tmp_path: Path) -> None:
+    from tests.servers.remote import Remote
+    from tests.servers.s3 import S3Emulator
+
+    src = _big_dataset(tmp_path / "w")
+    with S3Emulator() as s3:
+        remote = Remote("s3", s3.server, s3=s3)
+        remote.fresh()
+        with remote.env():
+            url = remote.publish(src)
+            paths = taco_gdal.load(url).data["internal:gdal_vsi"].tolist()
+            with open_sample(paths[0]) as sample:
+                sample.read()
+            data = bytearray(src.read_bytes())
+            with zipfile.ZipFile(src) as z:
+                info = z.getinfo("DATA/s002")
+            data[info.header_offset + 30 + len(info.filename) + 40] ^= 0xFF
+            remote.replace(url, bytes(data))
+            remote.log.clear()
+            with pytest.raises(TacoChangedError, match="ETag") as caught, open_sample(paths[2]):
+                pass
+            statuses = {r.status for r in remote.log.records()}
+        remote.fresh()
+    assert "taco-test" in str(caught.value) and 412 in statuses
