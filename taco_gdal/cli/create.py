@@ -60,8 +60,9 @@ def samples_from_table(table_path: Path, stac: bool, time: datetime | None) -> l
         TacoIOError: a path does not exist.
 
     Example:
-        >>> samples_from_table(Path("tiles.csv"), stac=True, time=None)  # doctest: +SKIP
-        [Sample('t0', ...), ...]
+        >>> _ = Path("scenes.csv").write_text("path\\nscenes/scene0.tif\\nscenes/scene1.tif\\n")
+        >>> samples_from_table(Path("scenes.csv"), stac=True, time=None)
+        [Sample(id='scene0', type='FILE', fields=['stac:crs', ...]), Sample(id='scene1', ...)]
     """
     from taco_gdal.errors import TacoValidationError
     from taco_gdal.extensions import STAC

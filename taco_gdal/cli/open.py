@@ -28,8 +28,8 @@ def resolve(ds: TacoDataset, sample: str) -> tuple[str, str]:
         TacoNavigationError: a step names no sample (the message lists what exists).
 
     Example:
-        >>> resolve(taco_gdal.load("d.tacozip"), "tile_3/B04")  # doctest: +SKIP
-        ('FILE', '/vsisubfile/6828_622,/data/d.tacozip')
+        >>> resolve(taco_gdal.load("tiles.tacozip"), "tile001/b04")
+        ('FILE', '/vsisubfile/3543_622,.../tiles.tacozip')
     """
     from taco_gdal.errors import TacoNavigationError
     from taco_gdal.format.names import FILE, FOLDER, GDAL_VSI, ID
