@@ -4,8 +4,9 @@ The first spatial filter on a level computes that level's EPSG:4326 footprints
 (:func:`taco_gdal.read._footprints.compute_footprints`) over the whole level
 table and caches them with the dataset's :class:`~taco_gdal.read.state.LevelTables`
 (shared by every dataset derived from one load; rebuilt lazily after
-unpickling).  A filter then tests the query against the cached bounds and,
-for candidates only, the exact footprints, in numpy/shapely.  The result
+unpickling; inherited by a forked child, which gets a new lock).  A filter
+then tests the query against the cached bounds and, for candidates only, the
+exact footprints, in numpy/shapely.  The result
 enters the lazy query as a step like any other: a bitmap of matching row
 positions (``internal:current_id``) bound as a DuckDB ``BIT`` variable, read
 with ``get_bit``.  The step is plain values, so the state still pickles, and
@@ -14,6 +15,7 @@ DuckDB never needs the spatial extension for these filters.
 
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from typing import Any
@@ -42,6 +44,15 @@ _CACHE: weakref.WeakKeyDictionary[LevelTables, dict[tuple[int, str], Footprints]
     weakref.WeakKeyDictionary()
 )
 _LOCK = threading.Lock()
+
+
+def _new_lock_after_fork() -> None:
+    """A fork can happen while another thread holds the lock: the child gets a fresh one."""
+    global _LOCK
+    _LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 
 def geometry_column(state: QueryState, level: int, requested: str) -> str:
