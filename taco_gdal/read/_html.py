@@ -9,6 +9,7 @@ tables, no I/O beyond what ``load`` read.
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from taco_gdal.errors import TacoError
@@ -27,7 +28,7 @@ def _ids(values: list[Any]) -> str:
     return shown + (f", ... ({len(values)})" if len(values) > _MAX_IDS else "")
 
 
-def hierarchy_lines(pit: dict[str, Any]) -> list[str]:
+def hierarchy_lines(pit: Mapping[str, Any]) -> list[str]:
     """One line per level from ``taco:pit_schema``."""
     root = pit.get("root") or {}
     lines = [f"level0: {root.get('n', '?')} x {root.get('type', '?')}"]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -59,7 +59,7 @@ def _is_protected(column: str) -> bool:
     return column in PROTECTED_COLUMNS or column.startswith(INTERNAL_PREFIX)
 
 
-def _pit_signature(pit: dict[str, Any]) -> tuple[Any, ...]:
+def _pit_signature(pit: Mapping[str, Any]) -> tuple[Any, ...]:
     root = (pit.get("root") or {}).get("type")
     levels = tuple(
         (

@@ -80,6 +80,25 @@ class TacoDataFrame(pd.DataFrame):
     def _constructor(self) -> Any:
         return TacoDataFrame
 
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """Refuses ``id``, ``type`` and ``internal:*`` (see :mod:`taco_gdal.read.frames`)."""
+        from taco_gdal.read.frames import check_assignment
+
+        check_assignment(key)
+        super().__setitem__(key, value)
+
+    def to_arrow(self) -> pa.Table:
+        """These rows as a ``pyarrow.Table`` (geometry as WKB; see :mod:`taco_gdal.read.frames`)."""
+        from taco_gdal.read.frames import frame_to_arrow
+
+        return frame_to_arrow(self)
+
+    def to_polars(self) -> Any:
+        """These rows as a ``polars.DataFrame`` (needs the ``polars`` extra)."""
+        from taco_gdal.read.frames import frame_to_arrow, to_polars
+
+        return to_polars(frame_to_arrow(self))
+
     def read(self, key: int | str) -> str | TacoDataFrame:
         """Navigate to a sample by position (``int``) or id (``str``).
 

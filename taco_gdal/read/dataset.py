@@ -30,6 +30,7 @@ from taco_gdal.read._html import dataset_html, dataset_text
 from taco_gdal.read._repair import repair_level_offsets
 from taco_gdal.read.containers.base import Container, VsiRule
 from taco_gdal.read.dataframe import FrameContext, TacoDataFrame, to_frame
+from taco_gdal.read.frames import PitSchema, to_polars
 from taco_gdal.read.levels import prepare_level
 from taco_gdal.read.navigation import child_counts
 from taco_gdal.read.query import bound_query_sql, is_hidden, quote_ident, single_query
@@ -196,9 +197,13 @@ class TacoDataset(AnalystMixin):
         return list(self._state.collection.get("keywords") or [])
 
     @property
-    def pit_schema(self) -> dict[str, Any]:
-        """``taco:pit_schema``: the structure of the hierarchy."""
-        return copy.deepcopy(self._state.collection.get(PIT_SCHEMA_KEY) or {})
+    def pit_schema(self) -> PitSchema:
+        """``taco:pit_schema``: a frozen value that also indexes like the stored dict."""
+        return PitSchema.from_dict(self._state.collection.get(PIT_SCHEMA_KEY))
+
+    def to_polars(self, level: int = 0) -> Any:
+        """:meth:`to_arrow` as a ``polars.DataFrame`` (needs the ``polars`` extra)."""
+        return to_polars(self.to_arrow(level))
 
     @property
     def field_schema(self) -> dict[str, Any]:

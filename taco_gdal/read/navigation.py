@@ -148,12 +148,6 @@ def _children(context: FrameContext, row: dict[str, Any]) -> TacoDataFrame:
 
         found = children_table(state, level, int(row[CURRENT_ID]), what=f"read({sample!r})")
         return to_frame(found, FrameContext(state, level), state.path)
-    if not isinstance(row.get(GDAL_VSI), str) and row.get(CURRENT_ID) is not None:
-        # No __meta__ (TACO 3 folders have no bytes): the level table holds the children.
-        from taco_gdal.read._children import children_table
-
-        found = children_table(state, level, int(row[CURRENT_ID]), what=f"read({sample!r})")
-        return to_frame(found, FrameContext(state, level), state.path)
     try:
         meta, rule = read_meta(str(row[GDAL_VSI]), sample)
     except TacoIOError as exc:

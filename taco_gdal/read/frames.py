@@ -1,0 +1,198 @@
+"""A tacoreader user's habits: Arrow and Polars frames, protected columns, a typed PIT schema.
+
+* :func:`frame_to_arrow` / :func:`to_polars`: a :class:`TacoDataFrame` (pandas)
+  as a ``pyarrow.Table`` or a ``polars.DataFrame``.  The derived ``geometry``
+  column of a GeoDataFrame is written as WKB; everything else keeps its values.
+  Polars is an optional extra (``pip install 'taco_gdal[polars]'``).
+* :func:`check_assignment`: ``id``, ``type`` and ``internal:*`` columns hold what
+  navigation and GDAL paths are built from, so a frame refuses to overwrite
+  them (as tacoreader 2.x does), with a :class:`TacoQueryError` naming the column.
+* :class:`PitSchema`: ``taco:pit_schema`` as a small frozen value (root type,
+  children per level, max depth) that also reads like the stored dict.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final
+
+import pandas as pd
+import pyarrow as pa
+
+from taco_gdal.errors import TacoDependencyError, TacoQueryError
+from taco_gdal.format.names import ID, INTERNAL_PREFIX, TYPE
+
+if TYPE_CHECKING:
+    import polars
+
+__all__ = [
+    "PROTECTED_COLUMNS",
+    "PitLevel",
+    "PitSchema",
+    "check_assignment",
+    "frame_to_arrow",
+    "to_polars",
+]
+
+PROTECTED_COLUMNS: Final = frozenset({ID, TYPE})
+"""Columns a frame never lets you overwrite, besides every ``internal:*`` column."""
+GEOMETRY: Final = "geometry"
+
+
+def check_assignment(key: object, where: str = "TacoDataFrame") -> None:
+    """Refuse to assign a protected column (``id``, ``type``, ``internal:*``).
+
+    Raises:
+        TacoQueryError: ``key`` (or one of several keys) is protected.
+
+    Example:
+        >>> check_assignment("cloud_cover")
+        >>> check_assignment("internal:offset")  # doctest: +IGNORE_EXCEPTION_DETAIL
+        Traceback (most recent call last):
+        TacoQueryError: ...
+    """
+    keys = list(key) if isinstance(key, (list, tuple, pd.Index)) else [key]
+    for name in keys:
+        protected = name in PROTECTED_COLUMNS or str(name).startswith(INTERNAL_PREFIX)
+        if isinstance(name, str) and protected:
+            raise TacoQueryError(
+                f"{where}: column {name!r} is protected (expected a column other than "
+                f"{sorted(PROTECTED_COLUMNS)} and internal:*, found an assignment to {name!r}); "
+                "navigation and GDAL paths are built from it. Assign to a new column, or "
+                "convert with .to_arrow() / pandas.DataFrame(frame) to edit freely"
+            )
+
+
+def frame_to_arrow(frame: pd.DataFrame) -> pa.Table:
+    """A frame's rows as Arrow: the index dropped, a GeoDataFrame's geometry as WKB.
+
+    Example:
+        >>> import pandas as pd
+        >>> frame_to_arrow(pd.DataFrame({"id": ["a"]})).column_names
+        ['id']
+    """
+    plain = pd.DataFrame(frame, copy=False)
+    if GEOMETRY in plain.columns and hasattr(frame, "geometry"):
+        import shapely
+
+        plain = plain.assign(**{GEOMETRY: shapely.to_wkb(frame[GEOMETRY].to_numpy())})
+    return pa.Table.from_pandas(plain, preserve_index=False)
+
+
+def to_polars(table: pa.Table) -> polars.DataFrame:
+    """An Arrow table as a Polars frame (Polars is an optional extra).
+
+    Raises:
+        TacoDependencyError: Polars is not installed.
+
+    Example:
+        >>> to_polars(pa.table({"id": ["a"]})).shape  # doctest: +SKIP
+        (1, 1)
+    """
+    try:
+        import polars
+    except ImportError as exc:
+        raise TacoDependencyError(
+            "to_polars() needs polars (expected it importable, found none): "
+            "pip install 'taco_gdal[polars]'"
+        ) from exc
+    frame = polars.from_arrow(table)
+    assert isinstance(frame, polars.DataFrame)
+    return frame
+
+
+@dataclass(frozen=True)
+class PitLevel:
+    """One level below the root: how many children a parent has and of which types and ids.
+
+    Example:
+        >>> PitLevel(2, ({"n": 2, "type": ["FILE", "FILE"], "id": ["a", "b"]},)).children
+        2
+    """
+
+    depth: int
+    patterns: tuple[Mapping[str, Any], ...]
+
+    @property
+    def children(self) -> int:
+        """Children per parent in the first pattern (all patterns agree under PIT)."""
+        if not self.patterns:
+            return 0
+        first = self.patterns[0]
+        return len(first.get("type") or []) or int(first.get("n") or 0)
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        """Child types of the first pattern."""
+        return tuple(self.patterns[0].get("type") or []) if self.patterns else ()
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        """Child ids of the first pattern."""
+        return tuple(self.patterns[0].get("id") or []) if self.patterns else ()
+
+
+@dataclass(frozen=True)
+class PitSchema(Mapping[str, Any]):
+    """``taco:pit_schema`` as a value (root type and count, levels, max depth), read like a dict.
+
+    Example:
+        >>> pit = PitSchema.from_dict({"root": {"n": 3, "type": "FOLDER"}, "shape": [3, 2],
+        ...     "hierarchy": {"1": [{"n": 6, "type": ["FILE", "FILE"], "id": ["a", "b"]}]}})
+        >>> pit.root_type, pit.max_depth, pit.levels[0].ids, pit["root"]["n"]
+        ('FOLDER', 1, ('a', 'b'), 3)
+    """
+
+    root_type: str | None
+    root_count: int
+    levels: tuple[PitLevel, ...]
+    stored: Mapping[str, Any] = field(repr=False, compare=True)
+
+    @classmethod
+    def from_dict(cls, value: Mapping[str, Any] | None) -> PitSchema:
+        import copy
+
+        stored = copy.deepcopy(dict(value or {}))
+        root = stored.get("root") or {}
+        hierarchy = stored.get("hierarchy") or {}
+        levels = tuple(
+            PitLevel(int(depth), tuple(patterns))
+            for depth, patterns in sorted(hierarchy.items(), key=lambda kv: int(kv[0]))
+        )
+        return cls(root.get("type"), int(root.get("n") or 0), levels, stored)
+
+    @property
+    def max_depth(self) -> int:
+        """Deepest level below the root (0 for flat datasets)."""
+        return len(self.levels)
+
+    @property
+    def children_per_level(self) -> tuple[int, ...]:
+        """Children per parent at levels 1..max_depth."""
+        return tuple(level.children for level in self.levels)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored dict (a copy)."""
+        import copy
+
+        return copy.deepcopy(dict(self.stored))
+
+    def __getitem__(self, key: str) -> Any:
+        return self.stored[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.stored)
+
+    def __len__(self) -> int:
+        return len(self.stored)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PitSchema):
+            return dict(self.stored) == dict(other.stored)
+        if isinstance(other, Mapping):
+            return dict(self.stored) == dict(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((self.root_type, self.root_count, self.children_per_level))
