@@ -6,7 +6,7 @@ small real datasets, built once per session from rasterio GeoTIFFs with
 ``taco_gdal.create``, under the names the docstrings use:
 
 * ``dataset.tacozip``: a flat ZIP of 4 GeoTIFF samples ``s000`` .. ``s003``
-  with STAC metadata, times, ``cloud_cover`` and ``split``;
+  with STAC metadata, times, ``cloud_cover``, ``split`` and xxh3 digests;
 * ``tiles.tacozip``: 3 FOLDERs ``tile000`` .. ``tile002`` with ISTAC footprints
   and times, each holding the GeoTIFFs ``b02``, ``b03``, ``b04`` with STAC;
 * ``tiles/``: the same dataset as a FOLDER container;
@@ -146,7 +146,7 @@ def _build(root: Path) -> dict[str, Any]:
     src = root / "src"
     src.mkdir(parents=True)
     flat = _flat_taco(src, "dataset", 4)
-    taco_gdal.create(flat, root / "dataset.tacozip", quiet=True)
+    taco_gdal.create(flat, root / "dataset.tacozip", quiet=True, checksum="xxh3")
     tiles = _tiles_taco(src)
     taco_gdal.create(tiles, root / "tiles.tacozip", quiet=True)
     taco_gdal.create(tiles, root / "tiles", quiet=True)

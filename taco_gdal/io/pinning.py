@@ -41,8 +41,10 @@ Guarantee by backend:
 
 Example:
     >>> from taco_gdal.io import pinning
-    >>> pinning.verify("/vsicurl/https://host/data.tacozip")  # doctest: +SKIP
-    Pin(path='/vsicurl/https://host/data.tacozip', size=81234567, etag='"5f3a-1c"')
+    >>> url  # dataset.tacozip on a Range server on 127.0.0.1
+    'http://127.0.0.1:.../dataset.tacozip'
+    >>> pinning.verify("/vsicurl/" + url)
+    Pin(path='/vsicurl/http://127.0.0.1:.../dataset.tacozip', size=..., etag='"..."', ...)
 """
 
 from __future__ import annotations
@@ -194,8 +196,11 @@ def conditions(
     Headers the user set in ``GDAL_HTTP_HEADERS`` are kept.
 
     Example:
-        >>> with conditions("/vsicurl/https://host/data.tacozip"):  # doctest: +SKIP
-        ...     fetch_sample(path, size)
+        >>> from taco_gdal.io.sample import fetch_sample
+        >>> with conditions("/vsicurl/" + url) as pin:  # url: a Range server on 127.0.0.1
+        ...     fetch_sample("/vsicurl/" + url, 157)  # sent with If-Match: <the pinned ETag>
+        >>> pin.etag is not None
+        True
     """
     container = container_of(path)
     pin = expected if expected is not None else (registry or pins).get(container)

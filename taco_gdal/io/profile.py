@@ -142,10 +142,15 @@ def sample_env(size: int | None = None) -> Env:
     """An :class:`~taco_gdal.Env` holding :func:`read_profile` for one sample.
 
     Example:
-        >>> import rasterio  # doctest: +SKIP
-        >>> with sample_env(400_000):  # doctest: +SKIP
-        ...     with rasterio.open("/vsisubfile/4096_400000,/vsicurl/https://h/d.tacozip") as src:
-        ...         arr = src.read()
+        >>> import rasterio
+        >>> rows = taco_gdal.load(url).data  # url: a Range server on 127.0.0.1
+        >>> path, size = rows["internal:gdal_vsi"][0], int(rows["internal:size"][0])
+        >>> path
+        '/vsisubfile/..._622,/vsicurl/http://127.0.0.1:.../dataset.tacozip'
+        >>> with sample_env(size):
+        ...     with rasterio.open(path) as src:
+        ...         src.read().shape
+        (1, 16, 16)
     """
     return Env(read_profile=False, **read_profile(size))
 

@@ -110,8 +110,12 @@ def open_sample(
         TacoIOError: the sample could not be read or opened (names the path).
 
     Example:
-        >>> with open_sample(row_vsi_path, checksum=row_checksum) as src:  # doctest: +SKIP
-        ...     pixels = src.read()
+        >>> row = taco_gdal.load("dataset.tacozip").data.iloc[0]
+        >>> row["taco_gdal:checksum"]
+        'xxh3:...'
+        >>> with open_sample(row["internal:gdal_vsi"], checksum=row["taco_gdal:checksum"]) as src:
+        ...     src.read().shape
+        (1, 16, 16)
     """
     vsi = to_vsi(path)
     if size is None:

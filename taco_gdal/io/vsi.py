@@ -37,8 +37,14 @@ class VSIFile:
     """An open GDAL virtual file.  Use as a context manager.
 
     Example:
-        >>> with VSIFile("/vsimem/x.bin", "wb") as f:  # doctest: +SKIP
-        ...     f.write(b"abc")
+        >>> with VSIFile("/vsimem/x.bin", "wb") as f:
+        ...     f.write_at(0, b"abc")
+        >>> with VSIFile("/vsimem/x.bin") as f:
+        ...     f.size(), f.read_at(1, 2)
+        (3, b'bc')
+        >>> from osgeo import gdal
+        >>> gdal.Unlink("/vsimem/x.bin")
+        0
     """
 
     def __init__(self, path: str, mode: str = "rb") -> None:
