@@ -158,10 +158,27 @@ def summarise(state: QueryState, fetch: Any, columns_of: Any, *, map_width: int 
     return Summary(tuple(rows), extent, time, svg)
 
 
+def _readable_table(frame: TacoDataFrame) -> str | None:
+    """pandas' HTML of ``frame`` with WKB bytes shown as ``<WKB n B>``, or None when none."""
+    binary = [
+        c
+        for c in frame.columns
+        if frame[c].dtype == object and any(isinstance(v, bytes) for v in frame[c].head(20))
+    ]
+    if not binary:
+        return None
+    shown = pd.DataFrame(frame).copy()
+    for column in binary:
+        shown[column] = [f"<WKB {len(v)} B>" if isinstance(v, bytes) else v for v in shown[column]]
+    rendered: str | None = shown._repr_html_()  # type: ignore[operator]
+    return rendered
+
+
 def frame_html(frame: TacoDataFrame, table_html: str) -> str:
     """A frame's HTML: its footprint map (if it has geometry) beside pandas' own table."""
     import geopandas as gpd
 
+    table_html = _readable_table(frame) or table_html
     context = frame._taco
     level = "" if context is None else f"level {context.level} of {html.escape(context.where)}, "
     head = f"<div><b>TacoDataFrame</b> ({level}{len(frame)} rows)</div>"
