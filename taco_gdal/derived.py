@@ -197,8 +197,10 @@ def to_taco(
         TacoExistsError: ``output`` exists and ``overwrite`` is False.
 
     Example:
-        >>> to_taco(CafContainer.open(probe), "x.tacozip", "CAF archive")  # doctest: +SKIP
-        PosixPath('x.tacozip')
+        >>> from taco_caf import CafContainer
+        >>> from taco_gdal.read.containers.base import Probe
+        >>> to_taco(CafContainer.open(Probe("tiles.caf", "tiles.caf")), "x.tacozip", "CAF archive")
+        PosixPath('.../x.tacozip')
     """
     table = container.levels[0]
     extra = [c for c in table.column_names if c not in (ID, TYPE, MEMBER_COLUMN)]

@@ -105,8 +105,16 @@ def samples_from_rasters(
         TacoIOError: a raster cannot be opened.
 
     Example:
-        >>> samples = samples_from_rasters("scenes/")  # doctest: +SKIP
-        >>> taco = Taco(Tortilla(samples), collection)  # doctest: +SKIP
+        >>> samples = samples_from_rasters("scenes/")  # three GeoTIFFs tagged with a date
+        >>> [s.id for s in samples], samples[0]["stac:crs"], samples[0]["istac:time_start"]
+        (['scene0', 'scene1', 'scene2'], 'EPSG:32630', datetime.datetime(2024, 1, 15, 10, 0))
+        >>> from taco_gdal.model import Taco, Tortilla
+        >>> taco = Taco(
+        ...     Tortilla(samples), id="scenes", dataset_version="1.0.0", licenses=["CC-BY-4.0"],
+        ...     description="Three scenes", providers=[{"name": "me"}], tasks=["classification"],
+        ... )
+        >>> taco_gdal.create(taco, "scenes.tacozip", quiet=True)
+        [PosixPath('.../scenes.tacozip')]
     """
     from taco_gdal.model.sample import Sample
 

@@ -38,8 +38,8 @@ def caf_to_taco(
         TacoExistsError: ``output`` exists and ``overwrite`` is False.
 
     Example:
-        >>> caf_to_taco("tiles.caf", "tiles.tacozip")  # doctest: +SKIP
-        PosixPath('tiles.tacozip')
+        >>> caf_to_taco("tiles.caf", "from_caf.tacozip")
+        PosixPath('.../from_caf.tacozip')
     """
     given = os.fspath(caf_path)
     container = CafContainer.open(Probe(to_vsi(given), given))

@@ -76,8 +76,8 @@ def write_caf(
         TacoIOError: a source cannot be read.
 
     Example:
-        >>> write_caf({"a.tif": "/data/a.tif"}, "tiles.caf")  # doctest: +SKIP
-        PosixPath('tiles.caf')
+        >>> write_caf({"a.tif": "src/s000.tif", "b.tif": "src/s001.tif"}, "two.caf")
+        PosixPath('two.caf')
     """
     entries = _entries(files)
     sizes = [file_size(source) for _, source in entries]

@@ -39,8 +39,8 @@ def tar_to_taco(
         TacoExistsError: ``output`` exists and ``overwrite`` is False.
 
     Example:
-        >>> tar_to_taco("train.taridx", "train.tacozip")  # doctest: +SKIP
-        PosixPath('train.tacozip')
+        >>> tar_to_taco("train.taridx", "train.tacozip")
+        PosixPath('.../train.tacozip')
     """
     given = os.fspath(taridx_path)
     container = TarIdxContainer.open(Probe(to_vsi(given), given))
