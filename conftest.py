@@ -17,6 +17,7 @@ small real datasets, built once per session from rasterio GeoTIFFs with
 * ``tiles.caf``, ``train.taridx`` (with ``train_0000.tar`` and
   ``train_0001.tar``): the plugin formats;
 * ``scenes/``: three tagged GeoTIFFs, a folder of rasters;
+* ``old.taco``: a TACO v1 file (a copy of a golden file of tests/generations/);
 * ``src/``: the GeoTIFFs every dataset was made of (``src/s000.tif`` ...).
 
 The namespace binds ``taco_gdal``, ``np``, ``rasterio``, ``ds``
@@ -44,6 +45,8 @@ from _pytest.doctest import DoctestItem
 collect_ignore = ["plugins/qgis_taco"]
 
 _START = datetime(2024, 3, 1, 10, 30)
+# A TACO v1 file written by tacotoolbox 0.5.2 (tests/generations/golden/README).
+_GOLDEN_V1 = Path(__file__).parent / "tests" / "generations" / "golden" / "v1" / "v1_flat.taco"
 
 
 def _flat_taco(src: Path, dataset_id: str, n: int, first: int = 0) -> Any:
@@ -157,6 +160,7 @@ def _build(root: Path) -> dict[str, Any]:
     taco_gdal.create(_flat_taco(src, "b", 2, first=6), root / "b.tacozip", quiet=True)
     _scenes(root / "scenes")
     _plugins(root, src)
+    shutil.copyfile(_GOLDEN_V1, root / "old.taco")
     return {"taco": _flat_taco(root / "src_model", "dataset", 4)}
 
 

@@ -127,8 +127,10 @@ def convert(
         TacoFormatError, TacoIOError: the source cannot be read.
 
     Example:
-        >>> report = convert("old.taco", "old.tacozip")  # doctest: +SKIP
-        >>> report.not_carried[0]  # doctest: +SKIP
+        >>> report = convert("old.taco", "old.tacozip")  # a TACO v1 file
+        >>> report.source_format, report.samples, report.files
+        ('taco_v1', [3], 3)
+        >>> report.not_carried[0]
         'tortilla:offset values are byte offsets into the v1 file; ...'
     """
     from taco_gdal.format.names import FILE, SIZE, TYPE
@@ -178,8 +180,8 @@ def convert_command(
         TacoValidationError: ``dataset_id`` was given (the source's own id is kept).
 
     Example:
-        >>> convert_command("old.taco", "old.tacozip")  # doctest: +SKIP
-        PosixPath('old.tacozip')
+        >>> convert_command("old.taco", "old.tacozip")
+        PosixPath('.../old.tacozip')
     """
     if dataset_id is not None:
         raise TacoValidationError(
