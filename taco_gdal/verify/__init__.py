@@ -6,7 +6,7 @@ itself is made callable and calling it is calling :func:`verify`.
 
 Example:
     >>> from taco_gdal.verify import verify
-    >>> verify("dataset.tacozip", level="full").ok  # doctest: +SKIP
+    >>> verify("dataset.tacozip", level="full").ok
     True
 """
 

@@ -105,9 +105,18 @@ def verify(path: str | os.PathLike[str], level: Level = "crc", *, repair: bool =
         TacoIOError: the location does not exist.
 
     Example:
-        >>> report = taco_gdal.verify("dataset.tacozip", level="crc")  # doctest: +SKIP
-        >>> report.ok, [f.code for f in report.failures]  # doctest: +SKIP
+        >>> taco_gdal.verify("dataset.tacozip", level="crc").ok
+        True
+        >>> where = int(taco_gdal.load("dataset.tacozip").data["internal:offset"][1]) + 100
+        >>> with open("dataset.tacozip", "r+b") as f:  # flip one byte of sample s001
+        ...     byte = f.read(where + 1)[where]
+        ...     _ = f.seek(where)
+        ...     _ = f.write(bytes([byte ^ 0xFF]))
+        >>> report = taco_gdal.verify("dataset.tacozip", level="crc")
+        >>> report.ok, [f.code for f in report.failures]
         (False, ['CRC_MISMATCH'])
+        >>> report.failures[0].member, report.failures[0].row_id
+        ('DATA/s001', 'level0:1 (s001)')
     """
     if level not in LEVELS:
         raise TacoValidationError(f"verify level must be one of {list(LEVELS)}, found {level!r}")
