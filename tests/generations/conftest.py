@@ -11,6 +11,10 @@ import pytest
 
 GOLDEN = Path(__file__).resolve().parent / "golden"
 
+# Fixture recipes run by scripts/make_generations.py in throwaway venvs (taco-eo,
+# tacotoolbox 0.5): not importable here, so not collected (--doctest-modules).
+collect_ignore = ["_build_v1.py", "_build_v3.py"]
+
 
 def manifest() -> dict[str, Any]:
     """golden/manifest.json; a missing manifest is a failure, not a skip."""
