@@ -2,7 +2,8 @@
 
 Example:
     >>> from taco_gdal.write import create
-    >>> create(taco, "dataset.tacozip")  # doctest: +SKIP
+    >>> create(taco, "new.tacozip", quiet=True)
+    [PosixPath('.../new.tacozip')]
 """
 
 from __future__ import annotations

@@ -236,8 +236,11 @@ def atomic_file(target: str | os.PathLike[str], overwrite: bool = False) -> Iter
     """Yield a binary file that appears at ``target`` only if the block succeeds.
 
     Example:
-        >>> with atomic_file("/tmp/out.bin", overwrite=True) as f:  # doctest: +SKIP
+        >>> with atomic_file("out.bin") as f:
         ...     f.write(b"complete or absent")
+        18
+        >>> Path("out.bin").read_bytes()
+        b'complete or absent'
     """
     path = Path(target).absolute()
     check_target(path, overwrite)

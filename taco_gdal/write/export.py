@@ -217,9 +217,13 @@ def export(
         The path written.
 
     Example:
-        >>> ds = taco_gdal.load("big.tacozip").filter_bbox(-10, 35, 5, 45)  # doctest: +SKIP
-        >>> export(ds, "iberia.tacozip")  # doctest: +SKIP
-        PosixPath('/abs/iberia.tacozip')
+        >>> ds = taco_gdal.load("tiles.tacozip").filter_bbox(-3.3, 40.5, -3.1, 40.7)
+        >>> ds.data.id.tolist()
+        ['tile000']
+        >>> export(ds, "west.tacozip")
+        PosixPath('/.../west.tacozip')
+        >>> taco_gdal.load("west.tacozip").level_counts()  # the tile and its 3 bands
+        [1, 3]
     """
     fmt = resolve_format(output, output_format)
     tables = _tables(dataset)
