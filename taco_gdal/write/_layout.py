@@ -94,9 +94,9 @@ class Layout:
     """Row relations and container paths of a package's level tables.
 
     Example:
-        >>> layout = Layout(package)  # doctest: +SKIP
-        >>> [layout.data_path(ref) for ref in layout.files_depth_first()]  # doctest: +SKIP
-        ['a.tif', 'b.tif']
+        >>> layout = Layout(taco.metadata())  # taco: 4 FILE samples s000 .. s003
+        >>> [layout.data_path(ref) for ref in layout.files_depth_first()]
+        ['s000', 's001', 's002', 's003']
     """
 
     def __init__(self, package: MetadataPackage) -> None:

@@ -42,8 +42,12 @@ def collection_problems(collections: Sequence[dict[str, Any]], names: Sequence[s
     Counts (``n``) may differ; types and ids per depth, and the field schema, may not.
 
     Example:
-        >>> collection_problems([a, a], ["a.tacozip", "b.tacozip"])  # doctest: +SKIP
+        >>> from taco_gdal.write._sources import read_collection
+        >>> a, b = read_collection("a.tacozip"), read_collection("b.tacozip")
+        >>> collection_problems([a, b], ["a.tacozip", "b.tacozip"])
         []
+        >>> collection_problems([a, read_collection("tiles.tacozip")], ["a", "tiles"])[0]
+        "tiles: root type 'FOLDER', a has 'FILE'"
     """
     ref_root, ref_tree = _structure(_pit(collections[0], names[0]))
     ref_fields = collections[0].get(FIELD_SCHEMA_KEY)
@@ -75,7 +79,9 @@ def check_collections(collections: Sequence[dict[str, Any]], names: Sequence[str
     """Raise TacoSchemaError listing every input whose PIT structure or field schema differs.
 
     Example:
-        >>> check_collections([a, b], ["a.tacozip", "b.tacozip"])  # doctest: +SKIP
+        >>> from taco_gdal.write._sources import read_collection
+        >>> a, b = read_collection("a.tacozip"), read_collection("b.tacozip")
+        >>> check_collections([a, b], ["a.tacozip", "b.tacozip"])  # same structure: no error
     """
     raise_problems(collection_problems(collections, names))
 
@@ -134,9 +140,11 @@ def merge_collections(
         files: the inputs' file names, recorded in ``taco:sources``.
 
     Example:
-        >>> merged = merge_collections([a, b], ["a.tacozip", "b.tacozip"])  # doctest: +SKIP
-        >>> merged["taco:sources"]["count"]  # doctest: +SKIP
-        2
+        >>> from taco_gdal.write._sources import read_collection
+        >>> a, b = read_collection("a.tacozip"), read_collection("b.tacozip")
+        >>> merged = merge_collections([a, b], ["a.tacozip", "b.tacozip"])
+        >>> merged["taco:sources"]["count"], merged["taco:sources"]["ids"]
+        (2, ['a', 'b'])
     """
     extents = [c.get("extent") or {} for c in collections]
     merged = copy.deepcopy(dict(collections[0]))

@@ -107,8 +107,8 @@ def write_folder(
             (``taco_gdal:checksum``) computed while copying; None stores none.
 
     Example:
-        >>> write_folder(taco.metadata(), "dataset")  # doctest: +SKIP
-        PosixPath('/abs/dataset')
+        >>> write_folder(taco.metadata(), "new")
+        PosixPath('/.../new')
     """
     target = Path(output).absolute()
     check_folder_name(target)

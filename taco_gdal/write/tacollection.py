@@ -38,8 +38,8 @@ def create_tacollection(
         Path of the written ``TACOLLECTION.json``.
 
     Example:
-        >>> create_tacollection(["europe.tacozip", "asia.tacozip"], "out/")  # doctest: +SKIP
-        PosixPath('/abs/out/TACOLLECTION.json')
+        >>> create_tacollection(["a.tacozip", "b.tacozip"], "out/")
+        PosixPath('/.../out/TACOLLECTION.json')
     """
     if not inputs:
         raise TacoValidationError("create_tacollection needs at least one input, got none")

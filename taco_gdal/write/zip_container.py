@@ -182,8 +182,8 @@ def write_zip(
         The absolute path written.
 
     Example:
-        >>> write_zip(taco.metadata(), "dataset.tacozip")  # doctest: +SKIP
-        PosixPath('/abs/dataset.tacozip')
+        >>> write_zip(taco.metadata(), "new.tacozip")
+        PosixPath('/.../new.tacozip')
     """
     return write_layout(
         Layout(package), package, output, overwrite=overwrite, quiet=quiet,
