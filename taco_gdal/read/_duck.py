@@ -47,6 +47,7 @@ are visible.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import importlib.util
 import itertools
 import logging
@@ -243,8 +244,9 @@ def _session(base: LevelTables, spatial: bool) -> Session:
         current = _sessions.get(base)
         if current is not None and current.database is db:
             return current
-        if current is not None and current.pid != os.getpid():
-            _orphans.append(current)  # a parent's session: never touch its connection
+        if current is not None and current.pid != os.getpid():  # a parent's, never freed here
+            ctypes.pythonapi.Py_IncRef(ctypes.py_object(current))
+            _orphans.append(current)
         session = Session(base, db)
         _sessions[base] = session
         return session
@@ -353,11 +355,19 @@ def interrupt(base: LevelTables) -> None:
 
 
 def _forget_parent_state() -> None:
-    """In a forked child: keep the parent's DuckDB objects unused and unfreed, start afresh."""
+    """In a forked child: keep the parent's DuckDB objects unused and unfreed, start afresh.
+
+    Freeing them would run DuckDB's destructors, which wait for the parent's
+    worker threads (absent in the child): a child ending with a normal
+    interpreter exit would hang.  So each gets one reference that is never
+    released, and survives until the process ends.
+    """
     global _LOCK
     _LOCK = threading.Lock()
-    _orphans.extend(_databases.values())
-    _orphans.extend(_sessions.values())
+    inherited: list[object] = [*_databases.values(), *_sessions.values()]
+    for obj in inherited:
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(obj))
+    _orphans.extend(inherited)
     _databases.clear()
     _sessions.clear()
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 import multiprocessing
 import pickle
 import shutil
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -194,6 +196,42 @@ def test_fork_while_another_thread_queries(tmp_path: Path) -> None:
     assert results == [expected, expected]
     assert not thread.is_alive()
     assert len(failures) == 1 and "nterrupt" in str(failures[0])
+
+
+_FORK_AND_EXIT = """
+import os, sys, time
+import taco_gdal
+ds = taco_gdal.load(sys.argv[1])
+assert len(ds.sql("SELECT * FROM data WHERE cloud_cover < 2").data) == 2
+pid = os.fork()
+if pid == 0:
+    ids = ds.filter_datetime("2023-01-02/2023-01-03").data["id"].tolist()
+    assert ids == ["s001", "s002"], ids
+    sys.exit(0)  # a normal interpreter exit, not multiprocessing's os._exit
+deadline = time.monotonic() + 60
+while time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        print("exit status", os.waitstatus_to_exitcode(status))
+        break
+    time.sleep(0.05)
+else:
+    os.kill(pid, 9)
+    print("child hung")
+"""
+
+
+def test_plain_fork_child_exits_normally(tmp_path: Path) -> None:
+    """The parent's DuckDB objects are never freed in the child (that waits forever)."""
+    path = write_dataset(tmp_path, "flat", "zip", n=4)
+    done = subprocess.run(
+        [sys.executable, "-c", _FORK_AND_EXIT, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.stdout.strip() == "exit status 0", done.stdout + done.stderr
 
 
 # --- a dataset that kills DuckDB ----------------------------------------------------
