@@ -29,7 +29,7 @@ import rasterio
 from rasterio.errors import RasterioIOError
 from rasterio.io import DatasetReader
 
-from taco_gdal.errors import TacoChecksumError, TacoIOError
+from taco_gdal.errors import TacoChecksumError, TacoFormatError, TacoIOError
 from taco_gdal.format.vsi import SUBFILE_PREFIX, is_remote, parse_subfile, to_vsi
 from taco_gdal.io import pinning
 from taco_gdal.io.profile import INGEST_LIMIT, sample_env
@@ -81,6 +81,23 @@ def check_digest(vsi_path: str, checksum: str, size: int | None = None) -> None:
         )
 
 
+def _check_inside_container(vsi_path: str, state: pinning.Pin | None) -> None:
+    """A ``/vsisubfile/`` range must end inside its (pinned) container: checked before any read.
+
+    Raises:
+        TacoFormatError: names the sample, its range and the container's size.
+    """
+    if state is None or not vsi_path.startswith(SUBFILE_PREFIX):
+        return
+    sub = parse_subfile(vsi_path)
+    if sub.container == state.path and sub.offset + sub.size > state.size:
+        raise TacoFormatError(
+            f"sample {vsi_path!r}: bytes {sub.offset}..{sub.offset + sub.size} expected inside "
+            f"{state.path}, which has {state.size} bytes (the row's internal:offset/size are "
+            "wrong)"
+        )
+
+
 @contextmanager
 def open_sample(
     path: str | os.PathLike[str],
@@ -125,6 +142,7 @@ def open_sample(
         state = pinning.verify(vsi, pin)
         if size is None and state is not None and state.path == vsi:  # a loose remote file
             size = state.size
+        _check_inside_container(vsi, state)
     # only around the open: the block's own GDAL calls stay untouched
     failure: TacoIOError | RasterioIOError | None = None
     with sample_env(size), pinning.conditions(vsi, pin) as pinned:

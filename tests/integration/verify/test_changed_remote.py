@@ -149,3 +149,30 @@ def test_same_size_replacement_on_s3_raises_changed(tmp_path: Path) -> None:
             statuses = {r.status for r in remote.log.records()}
         remote.fresh()
     assert "taco-test" in str(caught.value) and 412 in statuses
+
+
+def test_remote_row_past_the_end_is_refused_before_any_read(tmp_path: Path) -> None:
+    """Remote TACOCAT sources are not stat'ed at load; the sample open checks the range."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from taco_gdal.errors import TacoFormatError
+    from tests.datasets import write_dataset
+
+    cat = write_dataset(tmp_path / "www", "flat", "tacocat")
+    table = pq.read_table(cat / "level0.parquet")
+    sizes = table.column("internal:size").to_pylist()
+    sizes[0] = 10**6
+    i = table.column_names.index("internal:size")
+    pq.write_table(table.set_column(i, "internal:size", pa.array(sizes, pa.int64())),
+                   cat / "level0.parquet")  # fmt: skip
+    with RangeServer(root=tmp_path / "www") as server:
+        paths = taco_gdal.load(f"{server.url}/flat_tacocat/.tacocat").data["internal:gdal_vsi"]
+        server.log.clear()
+        with (
+            pytest.raises(TacoFormatError, match="expected inside") as caught,
+            open_sample(paths.iloc[0]),
+        ):
+            pass
+        ranged = [r for r in server.log.records() if r.range is not None]
+    assert "network" not in str(caught.value) and not ranged
