@@ -1,9 +1,16 @@
 """``TacoDataFrame.read(key)``: from a row to its GDAL path or to its children.
 
-A FOLDER row's ``internal:gdal_vsi`` points at its ``__meta__`` parquet (a
-``/vsisubfile/`` range inside an archive, or a file in a folder), which holds
-the metadata of its direct children.  It is read with one range read through
-GDAL, and one DuckDB query gives the children their GDAL paths, their
+When the row carries its ``internal:current_id`` (every frame from ``.data``
+does), its children come from the level table already in memory, in
+O(children): :func:`taco_gdal.read._children.children_table` (a per-level
+index on ``internal:parent_id``, surviving positions cached per filtered view;
+nothing is read, no level is scanned).
+
+Otherwise (a ``sql()`` result that dropped the id) a FOLDER row's
+``internal:gdal_vsi`` points at its ``__meta__`` parquet (a ``/vsisubfile/``
+range inside an archive, or a file in a folder), which holds the metadata of
+its direct children.  It is read with one range read through GDAL, and one
+DuckDB query gives the children their GDAL paths, their
 ``internal:current_id`` / ``parent_id`` (matched by id among the rows of the
 next level whose parent is this row) and, when a filter was applied at that
 level, drops the children that did not survive it.
@@ -142,8 +149,8 @@ def _children(context: FrameContext, row: dict[str, Any]) -> TacoDataFrame:
             f"sample {sample!r} at level {context.level} of {state.path} is a FOLDER but the "
             f"dataset has no level {level}"
         )
-    if not isinstance(row.get(GDAL_VSI), str) and row.get(CURRENT_ID) is not None:
-        # No __meta__ (TACO 3 folders have no bytes): the level table holds the children.
+    if row.get(CURRENT_ID) is not None:
+        # The level table holds the children (TACO 3 folders have no __meta__ at all).
         from taco_gdal.read._children import children_table
 
         found = children_table(state, level, int(row[CURRENT_ID]), what=f"read({sample!r})")
