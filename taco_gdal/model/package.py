@@ -36,9 +36,11 @@ order the reference writes them) including ``taco:pit_schema`` and
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 __all__ = ["MetadataPackage"]
@@ -50,6 +52,13 @@ class MetadataPackage:
 
     levels: list[pa.Table]
     collection: dict[str, Any]
+    file_sizes: list[npt.NDArray[np.int64]] | None = field(default=None, compare=False)
+    """Bytes of each row's source (0 for FOLDER and padding rows), when already known.
+
+    ``Taco.metadata()`` fills it from the sizes its Samples found when they were
+    made, so splitting by size does not stat every source again; other packages
+    leave it None and the writer asks the sources.
+    """
 
     @property
     def depth(self) -> int:

@@ -39,6 +39,19 @@ _CHECKED_KEYS: set[str] = set()
 _CHECKED_KEYS_MAX: Final = 10_000
 
 
+def _is_clean_absolute(path: str) -> bool:
+    """True when ``os.path.abspath`` would return ``path`` unchanged (the common case, cheaply)."""
+    return (
+        path[:1] == "/"
+        and path[:2] != "//"
+        and path[-1:] != "/"
+        and "//" not in path
+        and "/./" not in path
+        and "/../" not in path
+        and not path.endswith(("/.", "/.."))
+    )
+
+
 def _remove_file(path: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
@@ -161,7 +174,9 @@ class Sample:
                 except TacoIOError as exc:
                     raise TacoIOError(f"{self._where()}: path {text!r}: {exc}") from exc
         else:
-            gdal_path = os.path.abspath(os.path.expanduser(text) if text[:1] == "~" else text)
+            gdal_path = (
+                text if _is_clean_absolute(text) else os.path.abspath(os.path.expanduser(text))
+            )
         try:
             info = os.stat(gdal_path)
         except OSError as exc:
@@ -174,8 +189,7 @@ class Sample:
                 f"{self._where()}: path {text!r} is not a regular file (a FILE sample points "
                 "to one file; wrap folders in a Tortilla)"
             )
-        if not os.access(gdal_path, os.R_OK):
-            raise TacoIOError(f"{self._where()}: path {text!r} is not readable")
+        # one stat per path: readability is checked when the writer opens the file
         return gdal_path, info.st_size
 
     def _write_temp(self, data: bytes, temp_dir: str | os.PathLike[str] | None) -> str:

@@ -9,6 +9,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 
 from taco_gdal.errors import TacoNavigationError, TacoValidationError
@@ -219,7 +220,15 @@ class Taco:
             pit_schema(tables),
             field_schema(tables, self._field_descriptions()),
         )
-        return MetadataPackage(levels=list(tables), collection=collection)
+        sizes = [
+            np.fromiter(
+                (0 if s._tortilla is not None else s._size for s in level.samples),
+                dtype=np.int64,
+                count=len(level.samples),
+            )
+            for level in self._levels
+        ]
+        return MetadataPackage(levels=list(tables), collection=collection, file_sizes=sizes)
 
     @property
     def collection(self) -> dict[str, Any]:

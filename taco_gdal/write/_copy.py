@@ -22,6 +22,9 @@ from taco_gdal.write._digest import Digest, check_algorithm, new_digest
 __all__ = ["BLOCK_SIZE", "Copied", "copy_sample", "source_size"]
 
 BLOCK_SIZE = 8 * 1024 * 1024
+"""Block of a remote (VSI) copy."""
+_LOCAL_BLOCK = 256 * 1024
+"""Block of a hashed local copy (stays in the CPU cache between read, hash and write)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,12 +70,12 @@ def _copy_range(container: str, offset: int, size: int, dest: Path) -> None:
 
 def _copy_local_hashed(path: str, offset: int, size: int | None, dest: Path, h: Digest) -> int:
     """Copy ``size`` bytes (None: to the end) from ``offset`` through one buffer, hashing it."""
-    buffer = memoryview(bytearray(BLOCK_SIZE))
+    buffer = memoryview(bytearray(_LOCAL_BLOCK))
     copied = 0
     with open(path, "rb", buffering=0) as src, open(dest, "xb", buffering=0) as dst:
         src.seek(offset)
         while size is None or copied < size:
-            want = BLOCK_SIZE if size is None else min(BLOCK_SIZE, size - copied)
+            want = _LOCAL_BLOCK if size is None else min(_LOCAL_BLOCK, size - copied)
             n = src.readinto(buffer[:want]) or 0
             if n == 0:
                 if size is None:

@@ -40,19 +40,26 @@ class Part:
     """Level-0 rows, or None for the whole dataset."""
 
 
-def root_sizes(layout: Layout) -> IntArray:
-    """Bytes of sample data under each level-0 row (sum of its FILE descendants)."""
-    sizes = [
-        np.fromiter(
-            (
-                source_size(src) if kind == FILE else 0
-                for src, kind in zip(layout.sources[k], layout.types[k], strict=True)
-            ),
-            dtype=np.int64,
-            count=len(layout.types[k]),
-        )
-        for k in range(len(layout.levels))
-    ]
+def root_sizes(layout: Layout, known: Sequence[IntArray] | None = None) -> IntArray:
+    """Bytes of sample data under each level-0 row (sum of its FILE descendants).
+
+    ``known`` are the per-row source sizes when the caller has them
+    (:attr:`MetadataPackage.file_sizes`); otherwise every source is asked.
+    """
+    if known is not None and len(known) == len(layout.levels):
+        sizes = [np.array(k, dtype=np.int64) for k in known]
+    else:
+        sizes = [
+            np.fromiter(
+                (
+                    source_size(src) if kind == FILE else 0
+                    for src, kind in zip(layout.sources[k], layout.types[k], strict=True)
+                ),
+                dtype=np.int64,
+                count=len(layout.types[k]),
+            )
+            for k in range(len(layout.levels))
+        ]
     for k in range(layout.depth, 0, -1):
         parents = np.repeat(np.arange(len(sizes[k - 1])), layout.counts[k - 1])
         np.add.at(sizes[k - 1], parents, sizes[k])
@@ -117,7 +124,11 @@ def _named(base: Path, chunks: list[IntArray], whole: bool) -> list[Part]:
 
 
 def plan_parts(
-    layout: Layout, output: Path, max_size: int | None, group_by: Sequence[str] | None
+    layout: Layout,
+    output: Path,
+    max_size: int | None,
+    group_by: Sequence[str] | None,
+    known_sizes: Sequence[IntArray] | None = None,
 ) -> list[Part]:
     """The parts ``create()`` writes.
 
@@ -126,7 +137,7 @@ def plan_parts(
     group exceeds ``max_size``).
     """
     everything = np.arange(len(layout.ids[0]), dtype=np.int64)
-    sizes = root_sizes(layout) if max_size is not None else None
+    sizes = root_sizes(layout, known_sizes) if max_size is not None else None
     groups = {"": everything} if group_by is None else _groups(layout.levels[0], group_by)
     parts: list[Part] = []
     for key, rows in groups.items():

@@ -168,7 +168,7 @@ def create(
     if partitions is not None:
         parts = plan_partitions(layout, target, partitions)
     else:
-        parts = plan_parts(layout, target, max_size, columns)
+        parts = plan_parts(layout, target, max_size, columns, package.file_sizes)
     consolidating = consolidate and fmt == "zip" and len(parts) > 1
     _check_targets(parts, consolidating, overwrite)
     options = WriteOptions(fmt, overwrite, quiet, dict(parquet_kwargs), checksum)

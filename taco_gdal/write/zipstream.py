@@ -7,18 +7,22 @@ the local header, as libzip writes them).  The offset of every member's data is
 *measured* (``tell()`` after its local header), never predicted.  ZIP64 records
 appear only when a size, an offset or the member count needs them.
 
-Three copy paths, one memory bound (two 8 MiB buffers per writer):
+Three copy paths, one memory bound (a 256 KiB buffer, plus two 8 MiB buffers
+once a remote source is copied):
 
-* a member up to 8 MiB is read whole, its CRC computed, then header and data
-  are written (no patch);
-* a larger local file without holes is copied in one pass: a helper thread
-  reads block ``i + 1`` into one buffer while the CRC-32 (and the optional
-  per-sample digest) of block ``i`` is computed on the other buffer and the
-  block is written from it, so the source is read once and the checksums
-  cover exactly the bytes written;
-* anything else (remote VSI paths, sparse files) is copied block by block,
-  with the next block read ahead the same way; blocks of zeros become holes
-  in the archive.
+* a local member up to 256 KiB is read whole, its CRC computed, then header
+  and data are written (no patch);
+* a larger local file is copied in one pass through one 256 KiB buffer:
+  ``pread`` into it, CRC-32 (ISA-L) and the optional per-sample digest on it,
+  ``pwrite`` from it.  The source is read once, the checksums cover exactly the
+  bytes written, and the buffer stays in the CPU cache between the three
+  steps (measured on the 2-core machine: 256 KiB blocks matched ``cp`` where
+  8 MiB blocks, a read-ahead thread, or ``copy_file_range`` with a CRC thread
+  reading the file again ran at 0.5-0.9x of it); the kernel's own read-ahead
+  overlaps disk reads of a cold source.  Blocks of zeros of a sparse source
+  become holes in the archive;
+* a remote (VSI) source is copied in 8 MiB blocks, a helper thread fetching
+  block ``i + 1`` while block ``i`` is checksummed and written.
 
 Every copy path can also compute a per-sample digest (``digest="xxh3"``...,
 see :mod:`taco_gdal.write._digest`) from the same buffers as the CRC-32.
@@ -46,9 +50,12 @@ from taco_gdal.format.names import HEADER_MEMBER
 from taco_gdal.io.vsi import VSIFile
 from taco_gdal.write._digest import Digest, check_algorithm, crc32, new_digest
 
-__all__ = ["BLOCK_SIZE", "MemberInfo", "ZipWriter"]
+__all__ = ["BLOCK_SIZE", "LOCAL_BLOCK", "MemberInfo", "ZipWriter"]
 
 BLOCK_SIZE = 8 * 1024 * 1024
+"""Block of a remote (VSI) copy; a remote sample up to this size is fetched in one read."""
+LOCAL_BLOCK = 256 * 1024
+"""Block of a local copy: small enough to stay in the CPU cache from read to write."""
 _LFH_CRC_OFFSET = 14
 _HOLE_MIN = 64 * 1024
 
@@ -170,7 +177,8 @@ class ZipWriter:
         self._names: set[str] = set()
         self._members: list[MemberInfo] = []
         self._header_index: int | None = None
-        self._buffers = (bytearray(BLOCK_SIZE), bytearray(BLOCK_SIZE))
+        self._local = bytearray(LOCAL_BLOCK)
+        self._remote: tuple[bytearray, bytearray] | None = None
         self._closed = False
 
     @property
@@ -303,12 +311,12 @@ class ZipWriter:
             if size is not None and size != real:
                 raise TacoIOError(f"{source}: expected {size} bytes, the file has {real}")
             read = _pread(fd)
-            if real <= BLOCK_SIZE:
-                view = _read_full(read, memoryview(self._buffers[0])[:real], 0, source)
+            if real <= LOCAL_BLOCK:
+                view = _read_full(read, memoryview(self._local)[:real], 0, source)
                 return self.add_bytes(name, view, digest)
             if _dense(fd, real):
-                return self._add_pipelined(name, read, real, source, digest)
-            return self.add_chunks(name, real, self._read_ahead(read, real, source), digest)
+                return self._add_local(name, read, real, source, digest)
+            return self.add_chunks(name, real, self._local_blocks(read, real, source), digest)
         except OSError as exc:
             if isinstance(exc, TacoError):
                 raise
@@ -316,26 +324,28 @@ class ZipWriter:
         finally:
             os.close(fd)
 
+    def _local_blocks(self, read: Reader, size: int, source: str) -> Iterator[memoryview]:
+        view = memoryview(self._local)
+        for offset in range(0, size, LOCAL_BLOCK):
+            yield _read_full(read, view[: min(LOCAL_BLOCK, size - offset)], offset, source)
+
     def _read_ahead(self, read: Reader, size: int, source: str) -> Iterator[memoryview]:
-        views = (memoryview(self._buffers[0]), memoryview(self._buffers[1]))
+        if self._remote is None:
+            self._remote = (bytearray(BLOCK_SIZE), bytearray(BLOCK_SIZE))
+        views = (memoryview(self._remote[0]), memoryview(self._remote[1]))
         return _read_ahead(read, size, views, source)
 
-    def _add_pipelined(
+    def _add_local(
         self, name: str, read: Reader, size: int, source: str, digest: str | None
     ) -> MemberInfo:
-        """One pass over a large dense file: read ahead, checksum the buffer, write it.
-
-        The helper thread reads block ``i + 1`` while this thread computes the
-        CRC-32 (ISA-L, GIL released) and the digest of block ``i`` and writes it
-        with ``pwrite`` at its measured position.
-        """
+        """One pass over a dense local file: read a block, checksum it, write it with ``pwrite``."""
         hasher = _hasher(digest)
         lfh, lfh_offset = self._begin(name, size)
         self._f.flush()
         fd = self._f.fileno()
         position = lfh_offset + lfh.packed_size
         crc = 0
-        for view in self._read_ahead(read, size, source):
+        for view in self._local_blocks(read, size, source):
             crc = crc32(view, crc)
             if hasher is not None:
                 hasher.update(view)

@@ -26,7 +26,7 @@ from taco_gdal.format.names import CHECKSUM, CHECKSUM_ALGORITHMS, LOCAL_META
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.write import create, export
 from taco_gdal.write._sources import read_folder_metadata, read_zip_metadata
-from taco_gdal.write.zipstream import BLOCK_SIZE
+from taco_gdal.write.zipstream import BLOCK_SIZE, LOCAL_BLOCK
 
 
 def level_tables(path: Path) -> list[pa.Table]:
@@ -43,12 +43,13 @@ def digest_of(algorithm: str, data: bytes) -> str:
 
 
 def _sources(folder: Path) -> dict[str, bytes]:
-    """Samples of every size class: tiny, one block, one block + 1, 2.5 blocks, sparse."""
+    """Samples of every size class: tiny, empty, local block + 1, remote block + 1, 2.5 remote
+    blocks, sparse (every copy path of the ZIP writer and of the FOLDER copy)."""
     folder.mkdir()
     contents = {
         "tiny": b"abc",
         "empty": b"",
-        "block": os.urandom(BLOCK_SIZE),
+        "local1": os.urandom(LOCAL_BLOCK + 1),
         "block1": os.urandom(BLOCK_SIZE + 1),
         "large": os.urandom(BLOCK_SIZE * 2 + BLOCK_SIZE // 2),
     }

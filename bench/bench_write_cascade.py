@@ -1,0 +1,209 @@
+"""Benchmark: metadata-bound writes (tiny samples), taco_gdal vs tacotoolbox 0.26.9, by size.
+
+Shapes (every FILE a distinct 16-byte file, one ``cloud`` double per sample):
+
+* ``flat-1k``, ``flat-10k``, ``flat-100k``: N FILE samples at level 0;
+* ``cascade-20k``: 20,000 level-0 FOLDERs x 4 level-1 FOLDERs x 4 level-2 FILEs
+  (20k / 80k / 320k rows, 100k ``__meta__`` tables), the shape issue 14 timed
+  at 567 s; ``--cascade-roots`` scales it (``cascade-2k`` = 2k/8k/32k).
+
+Each measurement runs in a fresh subprocess: ``build`` (Sample, Tortilla and
+Taco construction, each path checked) and ``create`` (``create(taco,
+out.tacozip, split_size=None)``) are timed separately; peak RSS (``VmHWM``)
+is reported.  Tools alternate within each round (interleaved) on the same
+files; tacotoolbox runs only on the shapes listed by ``--reference``
+(default: flat-1k, flat-10k, cascade-2k; at 100k+ it takes many minutes).
+Reported per shape: median, best and worst total seconds per tool, their
+ratio, and the slope per 10x samples (log10 of the time ratio between
+consecutive flat sizes; 1.0 = linear).
+
+Run: ``.venv/bin/python bench/bench_write_cascade.py [--rounds 3] [--shapes ...]``;
+prints a table and writes ``bench/results/write_cascade.json``.  The files live
+in a temporary folder (``--workdir``), deleted at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+try:
+    from bench._common import write_json
+except ImportError:  # run as a script
+    from _common import write_json  # type: ignore[no-redef]
+
+RESULTS = Path(__file__).resolve().parent / "results" / "write_cascade.json"
+REPO = Path(__file__).resolve().parents[1]
+FAN = 4
+
+_CHILD = r"""
+import json, sys, time, warnings
+from pathlib import Path
+warnings.simplefilter("ignore")
+tool, shape, files, out = sys.argv[1], sys.argv[2], Path(sys.argv[3]), sys.argv[4]
+n = int(sys.argv[5])
+FAN = 4
+collection = dict(id="cascade", dataset_version="1", description="metadata benchmark",
+                  licenses=["CC0-1.0"], providers=[{"name": "bench"}], tasks=["other"])
+if tool == "taco_gdal":
+    from taco_gdal.model import Sample, Taco, Tortilla
+    from taco_gdal.write import create
+    def S(i, p, **kw): return Sample(i, p, **kw)
+    def T(samples): return Tortilla(samples)
+    def C(t): return Taco(t, **collection)
+    def W(taco): create(taco, out, split_size=None, quiet=True)
+else:
+    from tacotoolbox import create
+    from tacotoolbox.datamodel import Sample, Taco, Tortilla
+    def S(i, p, **kw): return Sample(id=i, path=p, **kw)
+    def T(samples): return Tortilla(samples=samples)
+    def C(t): return Taco(tortilla=t, **collection)
+    def W(taco): create(taco, out, split_size=None)
+started = time.perf_counter()
+if shape == "flat":
+    roots = [S(f"s{i:07d}", files / f"f{i}", cloud=float(i % 100)) for i in range(n)]
+else:
+    roots, k = [], 0
+    for i in range(n):
+        mids = []
+        for j in range(FAN):
+            leaves = []
+            for m in range(FAN):
+                leaves.append(S(f"b{m}", files / f"f{k}", cloud=float(m)))
+                k += 1
+            mids.append(S(f"s{j}", T(leaves), cloud=float(j)))
+        roots.append(S(f"t{i:07d}", T(mids), cloud=float(i % 100)))
+taco = C(T(roots))
+built = time.perf_counter()
+W(taco)
+done = time.perf_counter()
+status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+print(json.dumps({"build": built - started, "create": done - built,
+                  "peak_rss_bytes": int(status["VmHWM"].split()[0]) * 1024}))
+"""
+
+
+def make_files(folder: Path, count: int) -> None:
+    """``count`` distinct 16-byte files ``f0``, ``f1``, ... (kept across shapes)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    have = len(os.listdir(folder))
+    for i in range(have, count):
+        with open(folder / f"f{i}", "wb") as f:
+            f.write(i.to_bytes(16, "little"))
+
+
+def _shape(name: str) -> tuple[str, int, int]:
+    """``(kind, n, files)`` of ``flat-10k`` / ``cascade-20k``."""
+    kind, size = name.split("-")
+    n = int(size.replace("k", "000"))
+    return kind, n, n if kind == "flat" else n * FAN * FAN
+
+
+def run_one(tool: str, shape: str, files: Path, out: Path) -> dict[str, Any]:
+    kind, n, _ = _shape(shape)
+    result = subprocess.run(
+        [sys.executable, "-c", _CHILD, tool, kind, str(files), str(out), str(n)],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    figures: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    figures["total"] = figures["build"] + figures["create"]
+    out.unlink()
+    return figures
+
+
+def _stats(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    totals = [r["total"] for r in runs]
+    return {
+        "total_median": round(statistics.median(totals), 3),
+        "total_best": round(min(totals), 3),
+        "total_worst": round(max(totals), 3),
+        "build_median": round(statistics.median(r["build"] for r in runs), 3),
+        "create_median": round(statistics.median(r["create"] for r in runs), 3),
+        "peak_rss_mib": round(max(r["peak_rss_bytes"] for r in runs) / 2**20, 1),
+        "runs": [{k: round(v, 3) for k, v in r.items() if k != "peak_rss_bytes"} for r in runs],
+    }
+
+
+def _slopes(results: dict[str, Any], tool: str) -> dict[str, float]:
+    flat = sorted(
+        ((_shape(s)[1], r[tool]["total_median"]) for s, r in results.items() if s[:4] == "flat"),
+    )
+    return {
+        f"{a // 1000}k->{b // 1000}k": round(math.log10(tb / ta) / math.log10(b / a), 2)
+        for (a, ta), (b, tb) in itertools.pairwise(flat)
+        if ta > 0
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Create the files, run every shape interleaved, print and write the results."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shapes", default="flat-1k,flat-10k,flat-100k,cascade-2k,cascade-20k")
+    parser.add_argument("--reference", default="flat-1k,flat-10k,cascade-2k")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--output", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    shapes = args.shapes.split(",")
+    reference = set(args.reference.split(","))
+    folder = Path(tempfile.mkdtemp(prefix="bench_write_cascade_", dir=args.workdir))
+    results: dict[str, Any] = {}
+    try:
+        files = folder / "files"
+        make_files(files, max(_shape(s)[2] for s in shapes))
+        for shape in shapes:
+            tools = ["taco_gdal"] + (["tacotoolbox"] if shape in reference else [])
+            runs: dict[str, list[dict[str, Any]]] = {t: [] for t in tools}
+            loads = []
+            for _ in range(args.rounds):
+                loads.append(round(os.getloadavg()[0], 2))
+                for tool in tools:
+                    runs[tool].append(run_one(tool, shape, files, folder / "out.tacozip"))
+            results[shape] = {t: _stats(r) for t, r in runs.items()}
+            results[shape]["load_average_1min"] = loads
+            line = f"{shape:12s} taco_gdal {results[shape]['taco_gdal']['total_median']:8.2f} s"
+            line += f" (build {results[shape]['taco_gdal']['build_median']:.2f}"
+            line += f", create {results[shape]['taco_gdal']['create_median']:.2f}"
+            line += f", worst {results[shape]['taco_gdal']['total_worst']:.2f})"
+            if "tacotoolbox" in results[shape]:
+                ref = results[shape]["tacotoolbox"]["total_median"]
+                ratio = ref / results[shape]["taco_gdal"]["total_median"]
+                results[shape]["speedup"] = round(ratio, 2)
+                line += f"  tacotoolbox {ref:8.2f} s  speed-up {ratio:.2f}x"
+            print(line + f"  load {loads}", flush=True)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    slopes = {"taco_gdal": _slopes(results, "taco_gdal")}
+    print(f"slope per 10x (flat, 1.0 = linear): {slopes}")
+    write_json(
+        args.output,
+        {
+            "benchmark": "write_cascade",
+            "python": sys.version.split()[0],
+            "machine": platform.machine(),
+            "cpus": os.cpu_count(),
+            "rounds": args.rounds,
+            "shapes": results,
+            "slope_per_10x": slopes,
+            "target_cascade_20k_seconds": 60,
+        },
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
