@@ -63,6 +63,8 @@ from taco_gdal.format.names import (
     RELATIVE_PATH,
     SIZE,
     SOURCE_FILE,
+    STAC_CENTROID,
+    STAC_TIME_START,
     TACO_VERSION,
     TYPE,
 )
@@ -97,6 +99,8 @@ __all__ = [
     "RELATIVE_PATH",
     "SIZE",
     "SOURCE_FILE",
+    "STAC_CENTROID",
+    "STAC_TIME_START",
     "TACO_VERSION",
     "TYPE",
     "UNKNOWN_VERSION",

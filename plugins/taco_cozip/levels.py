@@ -49,6 +49,7 @@ from taco_gdal.containers import (
     RELATIVE_PATH,
     SIZE,
     SOURCE_FILE,
+    STAC_CENTROID,
     TYPE,
     build_subfile,
     join_vsi,
@@ -58,7 +59,6 @@ __all__ = ["SAMPLE_LEVEL", "Structure", "level_file", "to_levels", "with_gdal_pa
 
 SAMPLE_LEVEL: Final = "sample"
 CHILDREN_LEVEL: Final = "children"
-STAC_CENTROID: Final = "stac:centroid"
 _VARIABLE: Final = re.compile(
     r"^(?P<prefix>[^*/]+)\*\[(?P<low>\d+),(?P<high>\d+)\](?P<suffix>[^/]*)$"
 )

@@ -38,6 +38,8 @@ from taco_gdal.containers import (
     OFFSET,
     PARENT_ID,
     SIZE,
+    STAC_CENTROID,
+    STAC_TIME_START,
     TYPE,
     OpenedContainer,
     Probe,
@@ -65,8 +67,8 @@ V1_FORMAT: Final = "tortilla:file_format"
 V1_OFFSET: Final = "tortilla:offset"
 V1_LENGTH: Final = "tortilla:length"
 NESTED: Final = "TORTILLA"
-CENTROID: Final = "stac:centroid"
-TIMES: Final = ("stac:time_start", "stac:time_end")
+CENTROID: Final = STAC_CENTROID
+TIMES: Final = (STAC_TIME_START, "stac:time_end")  # v1 also wrote an end time
 MAX_DEPTH: Final = 5
 SOURCE_KEY: Final = "taco_gdal:source"
 _CORE: Final = ("id", "dataset_version", "description", "licenses", "providers", "tasks")

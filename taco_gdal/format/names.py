@@ -105,8 +105,18 @@ FOLDER and padding rows; readers that do not know it ignore it.
 """
 CHECKSUM_ALGORITHMS: Final = ("crc32c", "xxh3", "sha256")
 
-TIME_START_COLUMNS: Final = (ISTAC_TIME_START, STAC_TIME_START)
-"""Timestamp columns, in the order ``time_col="auto"`` tries them."""
+STAC3_DATETIME: Final = "stac:datetime"
+"""TACO 3 (taco-eo) STAC acquisition time; null when only a start/end range is known."""
+STAC3_START_DATETIME: Final = "stac:start_datetime"
+"""TACO 3 (taco-eo) STAC range start."""
+
+TIME_START_COLUMNS: Final = (
+    ISTAC_TIME_START,
+    STAC_TIME_START,
+    STAC3_DATETIME,
+    STAC3_START_DATETIME,
+)
+"""Timestamp columns, in the order ``time_col="auto"`` tries them (TACO 2 first, then TACO 3)."""
 
 # --- raster grid columns of the STAC extension (spec 7.2.1), read by taco_gdal.index ---------
 STAC_CRS: Final = "stac:crs"

@@ -218,6 +218,8 @@ def test_datetime_filter_agrees_with_pandas(taco_eo_view: dict[str, Any]) -> Non
         "2021-02-01T00:00:00Z/2021-03-15T00:00:00Z", time_col="stac:datetime"
     )
     assert sorted(ds.data[ID]) == expected == ["tile_1", "tile_2"]
+    auto = _load("v3_flat.zip").filter_datetime("2021-02-01T00:00:00Z/2021-03-15T00:00:00Z")
+    assert sorted(auto.data[ID]) == expected  # time_col="auto" finds stac:datetime
 
 
 def test_flat_profile_is_a_packed_files_container() -> None:
