@@ -84,10 +84,10 @@ class TacoDataset(AnalystMixin):
     * not safe: a rasterio/GDAL handle opened before a fork, used after it.
 
     Example:
-        >>> ds = taco_gdal.load("dataset.tacozip")  # doctest: +SKIP
-        >>> ds2 = ds.sql("SELECT * FROM data WHERE cloud_cover < 10")  # doctest: +SKIP
-        >>> ds2.filter_bbox(0, 40, 5, 45).data.read(0)  # doctest: +SKIP
-        '/vsisubfile/6828_622,/data/dataset.tacozip'
+        >>> ds = taco_gdal.load("dataset.tacozip")
+        >>> ds2 = ds.sql("SELECT * FROM data WHERE cloud_cover < 10")
+        >>> ds2.filter_bbox(-4, 40, -3, 41).data.read(0)
+        '/vsisubfile/196_622,.../dataset.tacozip'
     """
 
     def __init__(self, state: QueryState) -> None:
@@ -137,8 +137,17 @@ class TacoDataset(AnalystMixin):
         process can.
 
         Example:
-            >>> ds.with_sql_external_access().sql(  # doctest: +SKIP
-            ...     "SELECT d.* FROM data AS d JOIN read_csv('labels.csv') AS l USING (id)")
+            >>> from pathlib import Path
+            >>> _ = Path("labels.csv").write_text("id,label\\ns000,water\\ns001,forest\\n")
+            >>> query = "SELECT d.id, l.label FROM data AS d JOIN read_csv('labels.csv') AS l"
+            >>> query += " USING (id)"
+            >>> ds.with_sql_external_access().sql(query).data
+                 id   label
+            0  s000   water
+            1  s001  forest
+            >>> ds.sql(query)
+            Traceback (most recent call last):
+            taco_gdal.errors.TacoQueryError: sql() on ...: Permission Error: Cannot access file ...
         """
         state = self._state
         base = state.base
@@ -251,8 +260,11 @@ class TacoDataset(AnalystMixin):
             TacoQueryError: DuckDB cannot bind the query (message names the dataset).
 
         Example:
-            >>> ds.sql("SELECT * FROM data WHERE cloud_cover < 10").sql(  # doctest: +SKIP
-            ...     "SELECT * FROM data ORDER BY cloud_cover").data
+            >>> ds.sql("SELECT * FROM data WHERE cloud_cover < 10").sql(
+            ...     "SELECT * FROM data ORDER BY cloud_cover DESC").data[["id", "cloud_cover"]]
+                 id  cloud_cover
+            0  s001          5.0
+            1  s000          0.0
         """
         state = self._state
         body = single_query(query, where=state.path)
@@ -304,8 +316,15 @@ class TacoDataset(AnalystMixin):
                 message gives the extent: a swapped axis order shows here).
 
         Example:
-            >>> ds.filter_bbox(-4.0, 39.9, -3.0, 40.8).data  # doctest: +SKIP
-            >>> ds.filter_bbox(170, -20, -170, -10)  # across the antimeridian  # doctest: +SKIP
+            >>> ds.filter_bbox(-4.0, 39.9, -3.0, 40.8).data.id.tolist()
+            ['s000', 's001', 's002', 's003']
+            >>> import warnings
+            >>> with warnings.catch_warnings(record=True) as caught:
+            ...     warnings.simplefilter("always")
+            ...     ds.filter_bbox(170, -20, -170, -10).data.id.tolist()  # across the antimeridian
+            []
+            >>> caught[0].category.__name__  # and far from these samples in Spain
+            'TacoWarning'
         """
         box = (minx, miny, maxx, maxy)
         return TacoDataset(filters.filter_bbox(self._state, box, geometry_col, level, crs))
@@ -328,7 +347,8 @@ class TacoDataset(AnalystMixin):
             level: as in :meth:`filter_bbox`.
 
         Example:
-            >>> ds.filter_datetime("2023-01-01/2023-06-30T12:00:00Z").data  # doctest: +SKIP
+            >>> ds.filter_datetime("2024-03-01/2024-03-15T12:00:00Z").data.id.tolist()
+            ['s000', 's001']
         """
         return TacoDataset(filters.filter_datetime(self._state, datetime_range, time_col, level))
 
@@ -350,8 +370,8 @@ class TacoDataset(AnalystMixin):
                 dropped ``internal:current_id`` (needed to find descendants).
 
         Example:
-            >>> ds.filter_bbox(0, 40, 5, 45, level=1).to_arrow(1).num_rows  # doctest: +SKIP
-            12
+            >>> tiles.filter_bbox(-3.3, 40.5, -3.1, 40.7, level=1).to_arrow(1).num_rows
+            2
         """
         if (
             isinstance(level, bool)
