@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import struct
+from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import taco_gdal
 from taco_cozip.layout import (
     INDEX_OFFSET,
     CozipFormatError,
@@ -99,3 +101,30 @@ def test_fnv1a64_vectors() -> None:
     assert fnv1a64(b"") == 0xCBF29CE484222325
     assert fnv1a64(b"a") == 0xAF63DC4C8601EC8C
     assert fnv1a64(b"foobar") == 0x85944171F73967E8
+
+
+_ARCHIVE = golden("v3/v3_flat.zip").read_bytes()
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.integers(0, 200), st.integers(0, 255), st.booleans())
+def test_mutated_archives_load_or_fail_with_format_errors(
+    tmp_path: Path, position: int, value: int, in_tail: bool
+) -> None:
+    data = bytearray(_ARCHIVE)
+    at = len(data) - 1 - position if in_tail else position
+    data[at] = value
+    target = tmp_path / "fuzz.zip"
+    target.write_bytes(bytes(data))
+    try:
+        ds = taco_gdal.load(target)
+    except TacoFormatError:
+        return
+    # what loads: an unchanged byte, or one the CoZIP check does not cover (ZIP time/CRC
+    # fields of the index header, local headers of data entries), never the index or the tail
+    index_end = INDEX_OFFSET + parse_header(_ARCHIVE[:INDEX_OFFSET], "fixture").index_size
+    hashed = in_tail or INDEX_OFFSET <= at < index_end
+    assert bytes(data) == _ARCHIVE or not hashed
+    assert ds.to_arrow(0).num_rows == 4
