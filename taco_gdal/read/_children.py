@@ -102,8 +102,8 @@ def children_table(state: QueryState, level: int, parent: int, *, what: str) -> 
         what: names the operation in error messages.
 
     Example:
-        >>> children_table(ds._state, 1, 0, what="read(0)").num_rows  # doctest: +SKIP
-        4
+        >>> children_table(tiles._state, 1, 0, what="read(0)").num_rows  # b02, b03, b04
+        3
     """
     base = state.base
     rows = _index(base, level).rows(parent)

@@ -217,8 +217,14 @@ def repair_level_offsets(levels: Sequence[pa.Table], rule: VsiRule, where: str) 
         TacoFormatError: a row has no matching entry in its parent's ``__meta__``.
 
     Example:
-        >>> rule = VsiRule("subfile", "/data/x.tacozip")
-        >>> tables = repair_level_offsets(levels, rule, "x.tacozip")  # doctest: +SKIP
+        >>> from taco_gdal.read.containers.base import Probe
+        >>> from taco_gdal.read.containers.zip import ZipContainer
+        >>> zc = ZipContainer.open(Probe("tiles.tacozip", "tiles.tacozip"))
+        >>> zc.vsi_rule == VsiRule("subfile", "tiles.tacozip")
+        True
+        >>> tables = repair_level_offsets(zc.levels, zc.vsi_rule, "tiles.tacozip")
+        >>> [t.num_rows for t in tables], tables[1] is zc.levels[1]  # written by taco_gdal: as is
+        ([3, 9], True)
     """
     if rule.kind not in ("subfile", "source_file") or len(levels) < 2:
         return list(levels)

@@ -257,9 +257,12 @@ def concat(
             mode, incompatible column types, or a view that lost ``id``/``type``/ids.
 
     Example:
-        >>> a, b = taco_gdal.load("a.tacozip"), taco_gdal.load("b.tacozip")  # doctest: +SKIP
-        >>> both = taco_gdal.concat([a, b])  # doctest: +SKIP
-        >>> both.data.read(0)  # doctest: +SKIP
+        >>> a, b = taco_gdal.load("a.tacozip"), taco_gdal.load("b.tacozip")
+        >>> both = taco_gdal.concat([a, b])
+        >>> both.data.id.tolist()
+        ['s000', 's001', 's000', 's001']
+        >>> both.data.read(0), both.data.read(2)
+        ('/vsisubfile/196_622,.../a.tacozip', '/vsisubfile/196_622,.../b.tacozip')
     """
     if column_mode not in COLUMN_MODES:
         raise TacoValidationError(

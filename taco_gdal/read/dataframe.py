@@ -68,9 +68,11 @@ class TacoDataFrame(pd.DataFrame):
     """A level of a TACO dataset; ``read(key)`` navigates into a sample.
 
     Example:
-        >>> tdf = taco_gdal.load("dataset.tacozip").data  # doctest: +SKIP
-        >>> tdf.read(0)  # doctest: +SKIP
-        '/vsisubfile/6828_622,/data/dataset.tacozip'
+        >>> tdf = taco_gdal.load("dataset.tacozip").data
+        >>> tdf.read(0)
+        '/vsisubfile/196_622,.../dataset.tacozip'
+        >>> taco_gdal.load("tiles.tacozip").data.read("tile001").id.tolist()  # a FOLDER
+        ['b02', 'b03', 'b04']
     """
 
     _metadata: ClassVar[list[str]] = ["_taco"]
@@ -132,8 +134,9 @@ class TacoDataFrame(pd.DataFrame):
             TacoNavigationError: no such sample, or the sample is a FOLDER.
 
         Example:
-            >>> with tdf.open(0) as src:  # doctest: +SKIP
-            ...     pixels = src.read(1)
+            >>> with tdf.open(0) as src:
+            ...     src.read(1).shape
+            (16, 16)
         """
         from taco_gdal.errors import TacoNavigationError
         from taco_gdal.io.sample import open_sample
@@ -169,7 +172,10 @@ class TacoDataFrame(pd.DataFrame):
             ax: matplotlib axes to draw on (default: a new figure).
 
         Example:
-            >>> tdf.plot_sample(0)  # doctest: +SKIP
+            >>> tdf.plot_sample(0)
+            <Axes: title={'center': 's000  2024-03-01 10:30:00'}>
+            >>> import matplotlib.pyplot as plt
+            >>> plt.close("all")
         """
         from taco_gdal.read._notebook import plot_sample
 

@@ -57,9 +57,12 @@ def load(
 
     Example:
         >>> import taco_gdal
-        >>> ds = taco_gdal.load("s3://bucket/dataset.tacozip")  # doctest: +SKIP
-        >>> ds.data.read(0)  # doctest: +SKIP
-        '/vsisubfile/1201_622,/vsis3/bucket/dataset.tacozip'
+        >>> ds = taco_gdal.load(url)  # url: dataset.tacozip on a Range server on 127.0.0.1
+        >>> ds.data.read(0)
+        '/vsisubfile/196_622,/vsicurl/http://127.0.0.1:.../dataset.tacozip'
+        >>> ds = taco_gdal.load("s3://bucket/dataset.tacozip")  # real bucket  # doctest: +SKIP
+        >>> ds.data.read(0)  # needs S3 credentials and a real bucket  # doctest: +SKIP
+        '/vsisubfile/196_622,/vsis3/bucket/dataset.tacozip'
     """
     if isinstance(path, Sequence) and not isinstance(path, str):
         paths = list(path)

@@ -45,9 +45,9 @@ def read_folder(
         The level tables, the collection, and where each level table came from.
 
     Example:
-        >>> levels, collection, sources = read_folder("/data/.tacocat")  # doctest: +SKIP
-        >>> sources[0]  # doctest: +SKIP
-        '/data/.tacocat/level0.parquet'
+        >>> levels, collection, sources = read_folder("cat/.tacocat")
+        >>> sources
+        ['cat/.tacocat/level0.parquet', 'cat/.tacocat/level1.parquet']
     """
     where = vsi.join(folder, COLLECTION_FILE)
     collection = parse_collection(read_all(where), where)
@@ -60,8 +60,8 @@ class FolderContainer(OpenedContainer):
 
     Example:
         >>> from taco_gdal.read.containers.base import Probe
-        >>> FolderContainer.open(Probe("/data/ds", "/data/ds")).vsi_rule  # doctest: +SKIP
-        VsiRule(kind='folder', root='/data/ds/DATA')
+        >>> FolderContainer.open(Probe("tiles", "tiles")).vsi_rule
+        VsiRule(kind='folder', root='tiles/DATA')
     """
 
     format: ClassVar[str] = "folder"
