@@ -53,9 +53,18 @@ def lonlat_of(i: int) -> tuple[float, float]:
 
 
 def write_grid(
-    folder: Path, n: int, pixels: int = 64, bands: int = 2, checksum: bool = False
+    folder: Path,
+    n: int,
+    pixels: int = 64,
+    bands: int = 2,
+    checksum: bool = False,
+    algorithm: str | None = None,
 ) -> Written:
-    """A flat dataset of ``n`` GeoTIFF samples on a lon/lat grid."""
+    """A flat dataset of ``n`` GeoTIFF samples on a lon/lat grid.
+
+    ``checksum``: a sha256 ``taco_gdal:checksum`` column computed here;
+    ``algorithm``: the writer's own ``create(..., checksum=algorithm)``.
+    """
     src = folder / "src"
     src.mkdir(parents=True, exist_ok=True)
     truth: dict[str, np.ndarray] = {}
@@ -79,7 +88,8 @@ def write_grid(
             metadata[CHECKSUM] = "sha256:" + hashlib.sha256(data).hexdigest()
         samples.append(Sample(sample_id, path, **metadata))
     target = folder / "grid.tacozip"
-    return Written(create(_taco(Tortilla(samples), "grid"), target, quiet=True)[0], truth, where)
+    written = create(_taco(Tortilla(samples), "grid"), target, quiet=True, checksum=algorithm)
+    return Written(written[0], truth, where)
 
 
 def write_tiles(folder: Path, n: int, pixels: int = 32) -> Written:

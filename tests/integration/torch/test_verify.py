@@ -49,6 +49,19 @@ def test_flipped_byte_is_caught(tmp_path: Path, grid: Written) -> None:
         SampleDataset(taco_gdal.load(container), verify=True, read=read_bytes)[5]
 
 
+@pytest.mark.parametrize("algorithm", ["crc32c", "xxh3", "sha256"])
+def test_checksums_written_by_create(tmp_path: Path, algorithm: str) -> None:
+    written = write_grid(tmp_path, 4, pixels=16, bands=1, algorithm=algorithm)
+    samples = SampleDataset(taco_gdal.load(written.path), verify=True)
+    assert all(
+        np.array_equal(item[IMAGE].numpy(), written.truth[item["id"]])
+        for item in samples.__getitems__([0, 1, 2, 3])
+    )
+    broken = _flip_byte_of(written.path, samples, 2)
+    with pytest.raises(TacoChecksumError, match=f"{broken}.*{algorithm}:.*{algorithm}:"):
+        samples[2]
+
+
 @pytest.mark.network
 def test_verified_read_is_one_get(http_remote: Remote, grid: Written) -> None:
     url = http_remote.publish(grid.path)
