@@ -6,7 +6,8 @@ small real datasets, built once per session from rasterio GeoTIFFs with
 ``taco_gdal.create``, under the names the docstrings use:
 
 * ``dataset.tacozip``: a flat ZIP of 4 GeoTIFF samples ``s000`` .. ``s003``
-  with STAC metadata, times, ``cloud_cover``, ``split`` and xxh3 digests;
+  with STAC metadata, times, ``cloud_cover``, ``split``, ``geotiff:stats``
+  and xxh3 digests;
 * ``tiles.tacozip``: 3 FOLDERs ``tile000`` .. ``tile002`` with ISTAC footprints
   and times, each holding the GeoTIFFs ``b02``, ``b03``, ``b04`` with STAC;
 * ``tiles/``: the same dataset as a FOLDER container;
@@ -50,6 +51,7 @@ _GOLDEN_V1 = Path(__file__).parent / "tests" / "generations" / "golden" / "v1" /
 
 
 def _flat_taco(src: Path, dataset_id: str, n: int, first: int = 0) -> Any:
+    from taco_gdal.extensions import GeotiffStats
     from taco_gdal.model import Sample, Taco, Tortilla
     from tests.datasets import make_geotiff
 
@@ -65,7 +67,7 @@ def _flat_taco(src: Path, dataset_id: str, n: int, first: int = 0) -> Any:
                 cloud_cover=float(5 * i),
                 split=("train", "train", "validation", "test")[i % 4],
                 **meta,
-            )
+            ).extend_with(GeotiffStats())
         )
     return Taco(
         Tortilla(samples),

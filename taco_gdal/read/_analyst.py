@@ -63,8 +63,10 @@ class AnalystMixin:
             TacoQueryError: not a shapely geometry, empty, or an unknown CRS.
 
         Example:
-            >>> aoi = shapely.Polygon([(-4, 40), (-3, 40.5), (-4, 41)])  # doctest: +SKIP
-            >>> ds.filter_geometry(aoi).data  # doctest: +SKIP
+            >>> import shapely
+            >>> aoi = shapely.box(-3.7, 40.38, -3.6, 40.42)
+            >>> ds.filter_geometry(aoi).data.id.tolist()
+            ['s000', 's001']
         """
         from taco_gdal.read._spatial import filter_shape
         from taco_gdal.read.dataset import TacoDataset
@@ -82,7 +84,11 @@ class AnalystMixin:
         """The first ``n`` rows of the current view, as a TacoDataFrame.
 
         Example:
-            >>> ds.filter_datetime("2024").head(3)  # doctest: +SKIP
+            >>> ds.filter_datetime("2024").head(3)[["id", "stac:time_start"]]
+                 id     stac:time_start
+            0  s000 2024-03-01 10:30:00
+            1  s001 2024-03-11 10:30:00
+            2  s002 2024-03-21 10:30:00
         """
         from taco_gdal.read.dataframe import FrameContext, to_frame
 
@@ -96,8 +102,10 @@ class AnalystMixin:
         """The rows of the current view, one ``pandas.Series`` each (like ``iterrows``).
 
         Example:
-            >>> for row in ds.filter_datetime("2024-03"):  # doctest: +SKIP
+            >>> for row in ds.filter_datetime("2024-03-01/2024-03-15"):
             ...     print(row["id"], row["internal:gdal_vsi"])
+            s000 /vsisubfile/196_622,.../dataset.tacozip
+            s001 /vsisubfile/857_622,.../dataset.tacozip
         """
         for _, row in self.data.iterrows():
             yield row
@@ -106,7 +114,8 @@ class AnalystMixin:
         """``.data``, with every ``internal:*`` column when ``internal`` is True.
 
         Example:
-            >>> ds.frame(internal=True)["internal:offset"]  # doctest: +SKIP
+            >>> ds.frame(internal=True)["internal:offset"].tolist()
+            [196, 857, 1518, 2179]
         """
         from taco_gdal.read.dataframe import FrameContext, to_frame
 
@@ -161,7 +170,10 @@ class AnalystMixin:
         its valid pixels; see :mod:`taco_gdal.read.stats`.
 
         Example:
-            >>> ds.filter_datetime("2024").stats_mean(band=0)  # doctest: +SKIP
+            >>> round(float(ds.filter_datetime("2024").stats_mean(band=0)), 2)
+            124.75
+            >>> ds.stats_mean()  # every band: one here
+            array([124.74804688])
         """
         return self._stat("mean", band, level)
 
@@ -181,7 +193,8 @@ class AnalystMixin:
         """Percentile ``q`` (25, 50, 75 or 95), the weighted mean of the samples' (approximate).
 
         Example:
-            >>> ds.stats_percentile(50, band=[0, 1, 2])  # doctest: +SKIP
+            >>> ds.stats_percentile(50, band=[0])
+            array([120.])
         """
         if q not in (25, 50, 75, 95):
             raise TacoQueryError(
@@ -202,7 +215,10 @@ class AnalystMixin:
         """Footprints of the current rows on lon/lat axes, coloured by ``column``.
 
         Example:
-            >>> ds.filter_datetime("2024").plot(column="stac:time_start")  # doctest: +SKIP
+            >>> ds.filter_datetime("2024").plot(column="stac:time_start")
+            <Axes: xlabel='longitude (°)', ylabel='latitude (°)'>
+            >>> import matplotlib.pyplot as plt
+            >>> plt.close("all")
         """
         return _notebook.plot_footprints(self.data, column, ax, **kwargs)
 
@@ -210,7 +226,7 @@ class AnalystMixin:
         """An interactive folium map of the footprints (needs ``folium``).
 
         Example:
-            >>> ds.explore(column="cloud_cover")  # doctest: +SKIP
+            >>> ds.explore(column="cloud_cover")  # folium is not installed  # doctest: +SKIP
         """
         return _notebook.explore(self.data, **kwargs)
 
@@ -218,8 +234,9 @@ class AnalystMixin:
         """Rows per level after the filters, rounded extent, time range and SVG map.
 
         Example:
-            >>> ds.filter_bbox(-4, 40, -3, 41).summary().rows  # doctest: +SKIP
-            (5,)
+            >>> summary = ds.filter_bbox(-4, 40, -3, 41).summary()
+            >>> summary.rows, summary.extent, summary.time
+            ((4,), (-3.692, 40.392, -3.542, 40.452), ('2024-03-01 10:30:00', '2024-03-31 10:30:00'))
         """
         return _notebook.summarise(
             self._state, lambda sql: self._fetch(sql, what="summary"), self._column_names
