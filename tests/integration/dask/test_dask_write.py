@@ -224,3 +224,27 @@ def test_pixel_extensions_run_on_the_workers(client: Any, tmp_path: Path) -> Non
 def _stats_sample(path: str) -> Sample:
     sample = Sample(Path(path).stem, path).extend_with(GeotiffStats())
     return sample.extend_with({"worker_pid": os.getpid()})
+
+
+def test_workers_read_http_sources_through_vsi(client: Any, tmp_path: Path) -> None:
+    from tests.servers.range_server import RangeServer
+
+    www = tmp_path / "www"
+    www.mkdir()
+    rng = np.random.default_rng(11)
+    for i in range(6):
+        (www / f"s{i}.bin").write_bytes(rng.integers(0, 255, 300_000, dtype=np.uint8).tobytes())
+    with RangeServer(root=www) as server:
+        taco = _taco([Sample(f"s{i}", f"{server.url}/s{i}.bin") for i in range(6)])
+        server.log.clear()
+        out = tmp_path / "par"
+        out.mkdir()
+        par = create(taco, out / "d.tacozip", partitions=3, client=client, quiet=True)
+        served = server.log.records(method="GET")
+        assert served, server.log.describe()  # the workers fetched the samples over HTTP
+    for path in par:
+        meta = read_zip_metadata(path).levels[0]
+        for sample_id, data in zip(meta.column("id").to_pylist(), _sample_bytes(path).values(),
+                                   strict=True):  # fmt: skip
+            assert data == (www / f"{sample_id}.bin").read_bytes()
+    _no_leftovers(out)
