@@ -88,11 +88,18 @@ def _collect(args: argparse.Namespace) -> dict[str, Any]:
             for round_ in range(1 if big else args.rounds):
                 order = readers if round_ % 2 == 0 else tuple(reversed(readers))
                 for reader in order:
-                    result = _run(measure, reader, path, args.tree, extra)
+                    try:
+                        result = _run(measure, reader, path, args.tree, extra)
+                    except (RuntimeError, subprocess.TimeoutExpired) as exc:
+                        cell.setdefault("errors", []).append(f"{measure} {reader}: {exc}"[-2000:])
+                        print(f"  {measure:5} {reader:10} round {round_}: FAILED", flush=True)
+                        continue
                     per_reader[reader].append(result)
                     print(f"  {measure:5} {reader:10} round {round_}: {_brief(result)}", flush=True)
             cell[measure] = per_reader
         runs[str(size)] = cell
+        partial = RESULTS / f"scale{'-' + args.label if args.label else ''}.partial.json"
+        partial.write_text(json.dumps(runs, indent=2) + "\n")
     return runs
 
 
