@@ -12,8 +12,10 @@
 raises :class:`~taco_gdal.errors.TacoDependencyError` saying how to install it.
 
 Example:
-    >>> from taco_gdal.torch import SampleDataset  # doctest: +SKIP
-    >>> dataset = SampleDataset(taco_gdal.load("https://host/s2.tacozip"))  # doctest: +SKIP
+    >>> from taco_gdal.torch import SampleDataset
+    >>> dataset = SampleDataset(taco_gdal.load(url))  # url: a Range server on 127.0.0.1
+    >>> len(dataset), dataset[0]["image"].shape
+    (4, torch.Size([1, 16, 16]))
 """
 
 from __future__ import annotations

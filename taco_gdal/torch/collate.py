@@ -30,7 +30,13 @@ def collate_samples(batch: Sequence[dict[str, Any]]) -> dict[str, Any]:
     bytes lists; a key whose values include ``None`` becomes a plain list.
 
     Example:
-        >>> loader = DataLoader(dataset, batch_size=8, collate_fn=collate_samples)  # doctest: +SKIP
+        >>> from torch.utils.data import DataLoader
+        >>> from taco_gdal.torch import SampleDataset
+        >>> dataset = SampleDataset(taco_gdal.load("dataset.tacozip"))
+        >>> loader = DataLoader(dataset, batch_size=2, collate_fn=collate_samples)
+        >>> batch = next(iter(loader))
+        >>> batch["id"], batch["image"].shape
+        (['s000', 's001'], torch.Size([2, 1, 16, 16]))
     """
     if not batch:
         return {}

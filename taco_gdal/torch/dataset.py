@@ -92,11 +92,15 @@ class SampleDataset(Dataset[Any]):
             ``taco_gdal:checksum`` column, or an unknown column in ``columns``.
 
     Example:
-        >>> ds = taco_gdal.load(url).filter_bbox(0, 40, 5, 45)  # doctest: +SKIP
-        >>> train = SampleDataset(ds, transform=normalise)  # doctest: +SKIP
-        >>> loader = DataLoader(train, batch_size=16, num_workers=4)  # doctest: +SKIP
-        >>> batch = next(iter(loader)); batch["image"].shape  # doctest: +SKIP
-        torch.Size([16, 4, 256, 256])
+        >>> from torch.utils.data import DataLoader
+        >>> ds = taco_gdal.load(url).filter_bbox(-4, 40, -3, 41)  # url: a server on 127.0.0.1
+        >>> def normalise(item):
+        ...     item["image"] = item["image"] / 255.0
+        ...     return item
+        >>> train = SampleDataset(ds, transform=normalise, verify=True)
+        >>> loader = DataLoader(train, batch_size=2)  # add num_workers=4 in a script
+        >>> batch = next(iter(loader)); batch["image"].shape
+        torch.Size([2, 1, 16, 16])
     """
 
     def __init__(
@@ -157,7 +161,10 @@ class SampleDataset(Dataset[Any]):
         """A dataset of the items at ``indices`` (cheap: no container read, no SQL).
 
         Example:
-            >>> train = dataset.subset(splits["train"])  # doctest: +SKIP
+            >>> dataset = SampleDataset(taco_gdal.load("dataset.tacozip"))
+            >>> train = dataset.subset([0, 2])
+            >>> len(train), train[1]["id"]
+            (2, 's002')
         """
         clone = object.__new__(SampleDataset)
         clone.__dict__.update(self.__getstate__())

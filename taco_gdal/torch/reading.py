@@ -49,8 +49,10 @@ def read_raster_bytes(data: bytes, where: str) -> np.ndarray:
         TacoIOError: the bytes are not a raster GDAL can open (names ``where``).
 
     Example:
-        >>> read_raster_bytes(tif_bytes, "sample s0").shape  # doctest: +SKIP
-        (4, 256, 256)
+        >>> from pathlib import Path
+        >>> tif_bytes = Path("src/s000.tif").read_bytes()
+        >>> read_raster_bytes(tif_bytes, "sample s0").shape
+        (1, 16, 16)
     """
     try:
         with MemoryFile(data) as memory, memory.open() as src:

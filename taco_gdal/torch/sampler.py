@@ -49,13 +49,17 @@ class ResumableSampler(Sampler[int]):
             repeated indices.
 
     Example:
-        >>> sampler = ResumableSampler(train, num_replicas=4, rank=0, seed=7)  # doctest: +SKIP
-        >>> loader = DataLoader(train, batch_size=16, sampler=sampler)  # doctest: +SKIP
-        >>> for epoch in range(start_epoch, 10):  # doctest: +SKIP
+        >>> from torch.utils.data import DataLoader
+        >>> from taco_gdal.torch import SampleDataset
+        >>> train = SampleDataset(taco_gdal.load("dataset.tacozip"))
+        >>> sampler = ResumableSampler(train, num_replicas=2, rank=0, seed=7)
+        >>> loader = DataLoader(train, batch_size=1, sampler=sampler)
+        >>> for epoch in range(0, 2):
         ...     sampler.set_epoch(epoch)
         ...     for step, batch in enumerate(loader):
-        ...         ...
-        ...         save({"sampler": sampler.state_dict(consumed=(step + 1) * 16)})
+        ...         saved = {"sampler": sampler.state_dict(consumed=(step + 1) * 1)}
+        >>> saved["sampler"]["epoch"], saved["sampler"]["position"]
+        (1, 2)
     """
 
     def __init__(
@@ -134,7 +138,10 @@ class ResumableSampler(Sampler[int]):
                 Without it, the indices handed out so far count.
 
         Example:
-            >>> state = sampler.state_dict(consumed=(step + 1) * 16)  # doctest: +SKIP
+            >>> from taco_gdal.torch import SampleDataset
+            >>> sampler = ResumableSampler(SampleDataset(ds), num_replicas=2, rank=0, seed=7)
+            >>> sampler.state_dict(consumed=1)
+            {'length': 4, 'num_replicas': 2, 'rank': 0, ..., 'epoch': 0, 'position': 1}
         """
         begun = self.start if self.start < self.num_samples else 0
         position = self.yielded if consumed is None else begun + int(consumed)
