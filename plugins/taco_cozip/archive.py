@@ -2,9 +2,10 @@
 
 Requests: the first 256 bytes come from the shared :class:`Probe` (detection
 already read them); an index longer than that costs one more read; then one
-range read from the first priority payload (or the start of the 32 KiB hash
-window, whichever is earlier) to the end of the archive returns every
-priority file *and* the bytes the integrity hash covers.  The TACO profile
+range read from the first priority file's local header (or the start of the
+32 KiB hash window, whichever is earlier) to the end of the archive returns
+every priority file, their local headers (checked against the index) *and*
+the bytes the integrity hash covers.  The TACO profile
 puts all priority files in one contiguous block before the central
 directory, so for TACO archives that single read is all the metadata.
 """
@@ -15,8 +16,11 @@ from dataclasses import dataclass
 
 from taco_cozip.layout import (
     INDEX_OFFSET,
+    MAX_EXTRA,
+    PROFILE_TACO,
     CozipFormatError,
     CozipIndex,
+    check_entries,
     hash_ranges,
     parse_header,
     parse_index,
@@ -82,13 +86,16 @@ def read_priority_files(probe: Probe, verify: bool = True) -> PriorityFiles:
                     f"{where}: index entry {entry.name!r} covers bytes {entry.offset}.."
                     f"{entry.end}, past the archive's {size} bytes (INVALID_OFFSET)"
                 )
-        starts = [entry.offset for entry in index.entries] + [ranges[-1][0]]
+        # each payload's local header too (30 bytes, the name, an extra field)
+        starts = [e.offset - 30 - len(e.name.encode()) - MAX_EXTRA for e in index.entries]
+        starts.append(ranges[-1][0])
         start = max(min(starts), header.index_end)
         tail = f.read_exact(start, size - start, "CoZIP priority files and hash window")
     if verify:
         # when the index and the hash window overlap, each byte is hashed once
         parts = [payload, tail] if len(ranges) == 1 else [payload, tail[ranges[1][0] - start :]]
         verify_hash(header, parts, where)
+    check_entries(tail, start, index.entries, index.profile == PROFILE_TACO, where)
     files = {}
     for entry in index.entries:
         if entry.offset < start:

@@ -34,6 +34,7 @@ __all__ = [
     "CozipFormatError",
     "CozipHeader",
     "CozipIndex",
+    "check_entries",
     "fnv1a64",
     "hash_ranges",
     "looks_like_cozip",
@@ -301,3 +302,64 @@ def verify_hash(header: CozipHeader, parts: list[bytes], where: str) -> None:
             f"0x{header.stored_hash:016x}, the index and the last {HASH_WINDOW} bytes hash to "
             f"0x{state:016x}; the archive was modified or truncated"
         )
+
+
+MAX_EXTRA: Final = 1024
+"""Longest local-header extra field :func:`check_entries` looks behind (ZIP64 needs 20)."""
+
+
+def _header_start(data: bytes, payload: int, name: bytes) -> int | None:
+    """Where the local header of the entry whose payload starts at ``payload`` begins."""
+    for extra in range(0, min(payload, MAX_EXTRA) + 1):
+        start = payload - extra - len(name) - 30
+        if start < 0:
+            return None
+        if (
+            data[start : start + 4] == _LFH_SIGNATURE
+            and data[start + 30 : start + 30 + len(name)] == name
+            and struct.unpack_from("<HH", data, start + 26) == (len(name), extra)
+        ):
+            return start
+    return None
+
+
+def check_entries(
+    data: bytes, base: int, entries: tuple[CozipEntry, ...], contiguous: bool, where: str
+) -> None:
+    """The index agrees with the ZIP entries in ``data`` (archive bytes from ``base`` on).
+
+    Each priority payload must follow the local header of a ZIP entry of the
+    same name, STORE, with sizes equal to the index's (``MISSING_ENTRY``); with
+    ``contiguous`` (the TACO profile, CoZIP §14.3) the entries must also form
+    one block, each local header starting where the previous payload ends.
+
+    Raises:
+        CozipFormatError: an entry does not match its ZIP entry, or the block has a gap.
+
+    Example:
+        >>> check_entries(b"", 0, (), True, "x.zip")
+    """
+    previous_end: int | None = None
+    for entry in sorted(entries, key=lambda e: e.offset):
+        name = entry.name.encode("utf-8")
+        start = _header_start(data, entry.offset - base, name)
+        if start is None:
+            raise CozipFormatError(
+                f"{where}: index entry {entry.name!r} at byte {entry.offset}: expected the "
+                f"local header of a ZIP entry of that name right before it, found none "
+                "(MISSING_ENTRY)"
+            )
+        method, _t, _d, _crc, csize, usize = struct.unpack_from("<HHHIII", data, start + 8)
+        sizes_known = csize != 0xFFFFFFFF and usize != 0xFFFFFFFF
+        if method != 0 or (sizes_known and not csize == usize == entry.size):
+            raise CozipFormatError(
+                f"{where}: index entry {entry.name!r}: expected a STORE entry of {entry.size} "
+                f"bytes, found method {method}, sizes {csize}/{usize} (MISSING_ENTRY)"
+            )
+        if contiguous and previous_end is not None and start + base != previous_end:
+            raise CozipFormatError(
+                f"{where}: TACO priority files must be one contiguous block (CoZIP §14.3): "
+                f"{entry.name!r}'s local header starts at byte {start + base}, the previous "
+                f"priority payload ends at byte {previous_end}"
+            )
+        previous_end = entry.end

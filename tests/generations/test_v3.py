@@ -258,3 +258,23 @@ def test_metadata_is_one_range_read_over_http() -> None:
         assert len(ranges) == 2, server.log.describe()
         assert ds.to_arrow(2).num_rows == 12
     assert pa.__version__  # pyarrow is what carries the tables
+
+
+def test_index_that_disagrees_with_the_zip_entries_is_refused(tmp_path: Path) -> None:
+    """A writer bug, not corruption: the hash is right but an offset is not (MISSING_ENTRY)."""
+    from taco_cozip.layout import INDEX_OFFSET, fnv1a64, hash_ranges, parse_header
+
+    data = bytearray(golden("v3/v3_flat.zip").read_bytes())
+    header = parse_header(bytes(data[:INDEX_OFFSET]), "fixture")
+    count = struct.unpack_from("<I", data, INDEX_OFFSET + 7)[0]
+    lengths = struct.unpack_from(f"<{count}H", data, INDEX_OFFSET + 11)
+    offsets_at = INDEX_OFFSET + 11 + 2 * count + sum(lengths)
+    first = struct.unpack_from("<Q", data, offsets_at)[0]
+    struct.pack_into("<Q", data, offsets_at, first + 1)  # one byte off
+    ranges = hash_ranges(header, len(data), "fixture")
+    hashed = b"".join(bytes(data[lo:hi]) for lo, hi in ranges)
+    struct.pack_into("<Q", data, 43, fnv1a64(hashed))
+    target = tmp_path / "bad_index.zip"
+    target.write_bytes(bytes(data))
+    with pytest.raises(TacoFormatError, match="MISSING_ENTRY"):
+        taco_gdal.load(target)
