@@ -50,7 +50,7 @@ def test_structured_headers(magic: bytes, fo: int, fl: int, co: int, cl: int) ->
 @settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(st.integers(2, TACO_HEADER_SIZE - 1), st.integers(0, 255))
+@given(st.integers(2, TACO_HEADER_SIZE - 1) | st.integers(0, len(_REAL) - 1), st.integers(0, 255))
 def test_mutated_files_load_or_fail_with_format_errors(
     tmp_path: Path, position: int, value: int
 ) -> None:
