@@ -45,6 +45,7 @@ from taco_gdal.format.names import ISTAC_CENTROID, ISTAC_CRS, ISTAC_GEOMETRY, ST
 
 __all__ = [
     "EDGE_SEGMENTS",
+    "LONLAT_POINTS",
     "WGS84",
     "Footprints",
     "check_box",
@@ -62,7 +63,8 @@ STRAIGHT_TOLERANCE: Final = 1e-5
 """Degrees (about 1 m) a reprojected footprint may be off the exact curve of its edges."""
 
 _WORLD: Final = (-180.0, -90.0, 180.0, 90.0)
-_LONLAT_COLUMNS: Final = (STAC_CENTROID, ISTAC_CENTROID)
+LONLAT_POINTS: Final = (STAC_CENTROID, ISTAC_CENTROID)
+"""Point columns the spec stores in EPSG:4326."""
 
 
 @functools.lru_cache(maxsize=256)
@@ -114,7 +116,7 @@ def column_crs(
         ...            "istac:geometry")
         ('istac:crs', None)
     """
-    if column in _LONLAT_COLUMNS:
+    if column in LONLAT_POINTS:
         return None, WGS84
     prefix = column.rsplit(":", 1)[0] if ":" in column else None
     sibling = ISTAC_CRS if column == ISTAC_GEOMETRY else (f"{prefix}:crs" if prefix else None)
@@ -298,15 +300,46 @@ class Footprints:
     """One EPSG:4326 footprint per row of a level (``None`` where the row has no geometry).
 
     ``bounds`` is an ``(n, 4)`` float array (xmin, ymin, xmax, ymax; NaN for
-    missing rows), the pre-filter of :meth:`matches`.
+    missing rows), the pre-filter of :meth:`matches`.  ``stored`` holds the
+    shapely footprints; for lon/lat points it is None and points are made
+    from ``bounds`` only for the rows asked for (:meth:`take`), so a level of
+    centroids never becomes a million shapely objects.
     """
 
     column: str
-    geometries: np.ndarray
     bounds: np.ndarray
+    stored: np.ndarray | None = None
+
+    @classmethod
+    def of_points(cls, column: str, x: np.ndarray, y: np.ndarray) -> Footprints:
+        """Footprints of lon/lat points given as coordinate arrays (NaN = no point).
+
+        Example:
+            >>> import numpy as np
+            >>> Footprints.of_points("stac:centroid", np.array([1.0]), np.array([2.0])).extent
+            (1.0, 2.0, 1.0, 2.0)
+        """
+        xs, ys = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+        return cls(column, np.column_stack([xs, ys, xs, ys]))
 
     def __len__(self) -> int:
-        return len(self.geometries)
+        return len(self.bounds)
+
+    @property
+    def geometries(self) -> np.ndarray:
+        """Every footprint as a shapely geometry (or None)."""
+        return self.take(np.arange(len(self)))
+
+    def take(self, rows: np.ndarray) -> np.ndarray:
+        """The footprints of row positions ``rows`` (shapely geometries or None)."""
+        if self.stored is not None:
+            taken: np.ndarray = self.stored[rows]
+            return taken
+        b = self.bounds[rows]
+        out = np.full(len(b), None, dtype=object)
+        present = np.isfinite(b[:, 0]) & np.isfinite(b[:, 1])
+        out[present] = shapely.points(b[present, 0], b[present, 1])
+        return out
 
     @property
     def extent(self) -> tuple[float, float, float, float] | None:
@@ -344,12 +377,8 @@ class Footprints:
         if rows.size == 0:
             return rows
         shapely.prepare(query)
-        hits: np.ndarray = rows[shapely.intersects(self.geometries[rows], query)]
+        hits: np.ndarray = rows[shapely.intersects(self.take(rows), query)]
         return hits
-
-    def wkb(self) -> pa.Array:
-        """The footprints as a WKB binary array (nulls kept)."""
-        return pa.array(shapely.to_wkb(self.geometries), type=pa.binary())
 
 
 def _decode(table: pa.Table, column: str, where: str) -> np.ndarray:
@@ -397,7 +426,7 @@ def compute_footprints(
             if rows.size:
                 out[rows] = to_wgs84(geoms[rows], str(crs), f"{where} ({crs_column}={crs!r})")
     bounds = shapely.bounds(out)
-    return Footprints(column, out, np.asarray(bounds, dtype=np.float64))
+    return Footprints(column, np.asarray(bounds, dtype=np.float64), out)
 
 
 def _assume_lonlat(geoms: np.ndarray, column: str, where: str) -> str:

@@ -55,13 +55,18 @@ def footprint_column(table: pa.Table) -> str | None:
 def footprints_for_rows(
     table: pa.Table, column: str, state: QueryState | None, level: int
 ) -> np.ndarray:
-    """EPSG:4326 footprints of ``table``'s rows: from the dataset's cache when rows carry ids.
+    """EPSG:4326 footprints of ``table``'s rows, from the dataset's cache when it helps.
+
+    Rows that carry ids take their footprints from the level's cache when a
+    filter already filled it, or fill it when they are at least half of the
+    level; a few rows of a level not yet filtered are computed alone, so a
+    small frame never costs the whole level.
 
     Example:
         ``footprints_for_rows(table, "istac:geometry", ds.state, 0)``
     """
     from taco_gdal.read._footprints import compute_footprints
-    from taco_gdal.read._spatial import footprints_of
+    from taco_gdal.read._spatial import cached_footprints, footprints_of
 
     if (
         state is not None
@@ -71,10 +76,15 @@ def footprints_for_rows(
         and table.column(CURRENT_ID).null_count == 0
     ):
         ids = np.asarray(table.column(CURRENT_ID).to_numpy(zero_copy_only=False), dtype=np.int64)
-        cached = footprints_of(state, level, column).geometries
-        if ids.size == 0 or (ids.min() >= 0 and ids.max() < len(cached)):
-            taken: np.ndarray = cached[ids]
-            return taken
+        size = state.base.tables[level].num_rows
+        cached = cached_footprints(state, level, column)
+        if cached is None and 2 * len(ids) >= size:
+            cached = footprints_of(state, level, column)
+        if ids.size == 0 or (ids.min() >= 0 and ids.max() < size):
+            if cached is not None:
+                return cached.take(ids)
+            rows = state.base.tables[level].take(pa.array(ids))  # stored CRS columns too
+            return compute_footprints(rows, column).geometries
     return compute_footprints(table, column).geometries
 
 

@@ -144,7 +144,7 @@ def summarise(state: QueryState, fetch: Any, columns_of: Any, *, map_width: int 
         ):
             ids = fetch(f"SELECT {quote_ident(CURRENT_ID)} AS i FROM ({sql})").column("i")
             positions = np.asarray(ids.to_numpy(zero_copy_only=False), dtype=np.int64)
-            shapes = footprints_of(state, level, column).geometries[positions]
+            shapes = footprints_of(state, level, column).take(positions)
     extent = None
     svg = None
     if shapes is not None:

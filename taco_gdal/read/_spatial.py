@@ -27,6 +27,7 @@ from taco_gdal.errors import TacoQueryError
 from taco_gdal.format.names import CURRENT_ID, GEOMETRY_COLUMNS
 from taco_gdal.read import _duck
 from taco_gdal.read._footprints import (
+    LONLAT_POINTS,
     WGS84,
     Footprints,
     box_geometry,
@@ -35,10 +36,17 @@ from taco_gdal.read._footprints import (
     query_geometry,
     warn_outside_extent,
 )
+from taco_gdal.read.levels import point_columns
 from taco_gdal.read.query import is_hidden, quote_ident, sql_string
 from taco_gdal.read.state import LevelTables, QueryState, new_view_name
 
-__all__ = ["filter_box", "filter_shape", "footprints_of", "geometry_column"]
+__all__ = [
+    "cached_footprints",
+    "filter_box",
+    "filter_shape",
+    "footprints_of",
+    "geometry_column",
+]
 
 _CACHE: weakref.WeakKeyDictionary[LevelTables, dict[tuple[int, str], Footprints]] = (
     weakref.WeakKeyDictionary()
@@ -92,6 +100,12 @@ def geometry_column(state: QueryState, level: int, requested: str) -> str:
     return requested
 
 
+def cached_footprints(state: QueryState, level: int, column: str) -> Footprints | None:
+    """The level's footprints if a spatial filter (or a large frame) already computed them."""
+    with _LOCK:
+        return _CACHE.get(state.base, {}).get((level, column))
+
+
 def footprints_of(state: QueryState, level: int, column: str) -> Footprints:
     """The level's EPSG:4326 footprints of ``column``, computed once per loaded dataset.
 
@@ -104,7 +118,17 @@ def footprints_of(state: QueryState, level: int, column: str) -> Footprints:
         cached = _CACHE.get(base, {}).get(key)
     if cached is not None:
         return cached
-    computed = compute_footprints(base.tables[level], column, where=f"{state.path} level {level}")
+    table = base.tables[level]
+    x, y = point_columns(column)
+    if column in LONLAT_POINTS and {x, y} <= set(table.column_names):
+        # the reader decoded these points at load: no shapely object per row
+        computed = Footprints.of_points(
+            column,
+            table.column(x).to_numpy(zero_copy_only=False),
+            table.column(y).to_numpy(zero_copy_only=False),
+        )
+    else:
+        computed = compute_footprints(table, column, where=f"{state.path} level {level}")
     with _LOCK:
         return _CACHE.setdefault(base, {}).setdefault(key, computed)
 

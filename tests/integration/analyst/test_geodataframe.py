@@ -123,3 +123,12 @@ def test_plot_and_explore(flat_path: Path) -> None:
     folium_map = ds.explore(tiles=None)
     assert isinstance(folium_map, folium.Map)
     assert "utm30_1" in folium_map.get_root().render()
+
+
+def test_a_view_without_the_crs_column_still_gets_4326_footprints(flat_path: Path) -> None:
+    ds = taco_gdal.load(str(flat_path))
+    view = ds.sql('SELECT id, "istac:geometry", "internal:current_id" FROM data LIMIT 3')
+    frame = view.data
+    assert frame.crs.to_epsg() == 4326
+    west, _, east, _ = frame.total_bounds
+    assert -180 <= west <= east <= 180
