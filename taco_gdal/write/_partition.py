@@ -154,8 +154,10 @@ def plan_partitions(layout: Layout, output: Path, count: int) -> list[Part]:
     level-0 rows gives one part per row.
 
     Example:
-        >>> plan_partitions(layout, Path("d.tacozip"), 4)[0].path.name  # doctest: +SKIP
-        'd_part0001.tacozip'
+        >>> from taco_gdal.write._layout import Layout
+        >>> layout = Layout(taco.metadata())  # taco: 4 FILE samples
+        >>> [part.path.name for part in plan_partitions(layout, Path("d.tacozip"), 3)]
+        ['d_part0001.tacozip', 'd_part0002.tacozip', 'd_part0003.tacozip']
     """
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise TacoValidationError(f"partitions must be a positive integer, found {count!r}")

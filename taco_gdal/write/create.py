@@ -144,10 +144,10 @@ def create(
         TacoValidationError: bad format, split size, group column or folder name.
 
     Example:
-        >>> create(taco, "dataset.tacozip")  # doctest: +SKIP
-        [PosixPath('/abs/dataset.tacozip')]
-        >>> create(taco, "dataset.tacozip", split_size="1GB")  # doctest: +SKIP
-        [PosixPath('/abs/dataset_part0001.tacozip'), PosixPath('/abs/dataset_part0002.tacozip')]
+        >>> create(taco, "new.tacozip")
+        [PosixPath('/.../new.tacozip')]
+        >>> create(taco, "parts.tacozip", split_size=1500)  # bytes; or "1GB"
+        [PosixPath('/.../parts_part0001.tacozip'), PosixPath('/.../parts_part0002.tacozip')]
     """
     fmt = resolve_format(output, output_format)
     check_algorithm(checksum)
@@ -208,8 +208,14 @@ def write_part(
     """Write one part of a dataset at ``path`` (default: the part's own path).
 
     Example:
-        >>> write_part(package, layout, parts[0], options)  # doctest: +SKIP
-        PosixPath('/abs/dataset_part0001.tacozip')
+        >>> from taco_gdal.write._layout import Layout
+        >>> from taco_gdal.write._partition import plan_partitions
+        >>> package = taco.metadata()
+        >>> layout = Layout(package)
+        >>> parts = plan_partitions(layout, Path("w.tacozip").absolute(), 2)
+        >>> options = WriteOptions("zip", False, True, parquet_kwargs={}, checksum=None)
+        >>> write_part(package, layout, parts[0], options)
+        PosixPath('/.../w_part0001.tacozip')
     """
     target = part.path if path is None else path
     kwargs = options.writer_kwargs()
