@@ -151,9 +151,12 @@ def write_parts_dask(
         The committed parts, in part order.
 
     Example:
-        >>> from dask.distributed import Client, LocalCluster  # doctest: +SKIP
-        >>> client = Client(LocalCluster(n_workers=2))  # doctest: +SKIP
-        >>> create(taco, "out.tacozip", client=client, partitions=8)  # doctest: +SKIP
+        >>> from dask.distributed import Client, LocalCluster
+        >>> cluster = LocalCluster(n_workers=1, processes=False, dashboard_address=None)
+        >>> client = Client(cluster)  # on a real cluster: worker processes on many machines
+        >>> taco_gdal.create(taco, "out.tacozip", client=client, partitions=2, quiet=True)
+        [PosixPath('/.../out_part0001.tacozip'), PosixPath('/.../out_part0002.tacozip')]
+        >>> client.close(); cluster.close()
     """
     _check_client(client)
     run = uuid.uuid4().hex[:12]
@@ -239,9 +242,17 @@ def samples_on_workers(
     cannot travel.
 
     Example:
-        >>> def make(path):  # doctest: +SKIP
+        >>> from dask.distributed import Client, LocalCluster
+        >>> from taco_gdal.extensions import GeotiffStats
+        >>> from taco_gdal.model import Sample
+        >>> cluster = LocalCluster(n_workers=1, processes=False, dashboard_address=None)
+        >>> client = Client(cluster)
+        >>> def make(path):
         ...     return Sample(Path(path).stem, path).extend_with(GeotiffStats())
-        >>> samples = samples_on_workers(client, make, paths)  # doctest: +SKIP
+        >>> samples = samples_on_workers(client, make, sorted(Path("scenes").glob("*.tif")))
+        >>> [sample.id for sample in samples]
+        ['scene0', 'scene1', 'scene2']
+        >>> client.close(); cluster.close()
     """
     _check_client(client)
     if batch_size < 1:
