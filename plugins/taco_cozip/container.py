@@ -34,7 +34,14 @@ from taco_cozip.layout import (
     CozipFormatError,
     looks_like_cozip,
 )
-from taco_cozip.levels import SAMPLE_LEVEL, Structure, level_file, to_levels, with_gdal_paths
+from taco_cozip.levels import (
+    SAMPLE_LEVEL,
+    SPEC_ROOT,
+    Structure,
+    level_file,
+    to_levels,
+    with_gdal_paths,
+)
 from taco_gdal.containers import (
     FILE,
     ID,
@@ -122,10 +129,10 @@ def taco3_collection(levels: list[pa.Table], stored: dict[str, Any]) -> dict[str
 
 def _contract_levels(collection: dict[str, Any], where: str) -> list[str]:
     declared = collection.get(METADATA_KEY)
-    if not isinstance(declared, dict) or SAMPLE_LEVEL not in declared:
+    if not isinstance(declared, dict) or not {SAMPLE_LEVEL, SPEC_ROOT} & set(declared):
         raise CozipFormatError(
-            f"{where}: expected {METADATA_KEY!r} with a {SAMPLE_LEVEL!r} level in "
-            f"COLLECTION.json, found {declared!r}"
+            f"{where}: expected {METADATA_KEY!r} with a {SAMPLE_LEVEL!r} (or {SPEC_ROOT!r}) "
+            f"level in COLLECTION.json, found {declared!r}"
         )
     return list(declared)
 

@@ -3,8 +3,9 @@
 TACO 3 (as written by taco-eo 0.14) stores one table per contract level:
 ``sample`` (one row per sample), ``children`` (the sample's direct contents)
 and ``children/<folder>`` (one table per folder of the structure, e.g.
-``children/before`` and ``children/after``).  The reader wants one table per
-depth, so:
+``children/before`` and ``children/after``); the TACO 3.0.0 text calls them
+``collection``, ``sample`` and ``sample/<folder>`` (:func:`naming` reads
+both).  The reader wants one table per depth, so:
 
 * depth 0 is ``sample``, depth 1 ``children``, depth ``d`` every
   ``children/<a>/...`` table with ``d - 1`` folder components, concatenated
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -55,10 +56,19 @@ from taco_gdal.containers import (
     join_vsi,
 )
 
-__all__ = ["SAMPLE_LEVEL", "Structure", "level_file", "to_levels", "with_gdal_paths"]
+__all__ = [
+    "SAMPLE_LEVEL",
+    "SPEC_ROOT",
+    "Structure",
+    "level_file",
+    "naming",
+    "to_levels",
+    "with_gdal_paths",
+]
 
 SAMPLE_LEVEL: Final = "sample"
 CHILDREN_LEVEL: Final = "children"
+SPEC_ROOT: Final = "collection"
 _VARIABLE: Final = re.compile(
     r"^(?P<prefix>[^*/]+)\*\[(?P<low>\d+),(?P<high>\d+)\](?P<suffix>[^/]*)$"
 )
@@ -74,10 +84,25 @@ def level_file(level: str) -> str:
     return level.replace("/", "__") + ".parquet"
 
 
-def _depth(level: str) -> int:
-    if level == SAMPLE_LEVEL:
+def _depth(level: str, root: str) -> int:
+    if level == root:
         return 0
     return level.count("/") + 1
+
+
+def naming(levels: Iterable[str]) -> tuple[str, str]:
+    """The contract's root and child level names.
+
+    taco-eo 0.14 writes ``sample`` (one row per sample) and ``children``
+    (``children/<folder>``); the TACO 3.0.0 text names the same tables
+    ``collection`` and ``sample`` (``sample/<folder>``).  Both are read.
+
+    Example:
+        >>> naming(["collection", "sample", "sample/before"])
+        ('collection', 'sample')
+    """
+    names = set(levels)
+    return (SPEC_ROOT, SAMPLE_LEVEL) if SPEC_ROOT in names else (SAMPLE_LEVEL, CHILDREN_LEVEL)
 
 
 @dataclass(frozen=True)
@@ -121,20 +146,19 @@ def to_levels(
     tables: Mapping[str, pa.Table], structure: Structure, where: str
 ) -> tuple[list[pa.Table], list[str]]:
     """The reader's level tables from the contract's tables, and where each came from."""
-    if SAMPLE_LEVEL not in tables:
+    root, child = naming(tables)
+    if root not in tables:
         raise CozipFormatError(
-            f"{where}: expected a {SAMPLE_LEVEL!r} level in taco:metadata, found {sorted(tables)}"
+            f"{where}: expected a {root!r} level in taco:metadata, found {sorted(tables)}"
         )
     by_depth: dict[int, list[str]] = {}
     for name in tables:
-        if name != SAMPLE_LEVEL and not (
-            name == CHILDREN_LEVEL or name.startswith(CHILDREN_LEVEL + "/")
-        ):
+        if name != root and not (name == child or name.startswith(child + "/")):
             raise CozipFormatError(
-                f"{where}: expected levels 'sample', 'children' or 'children/<folder>', "
+                f"{where}: expected levels {root!r}, {child!r} or '{child}/<folder>', "
                 f"found {name!r}"
             )
-        by_depth.setdefault(_depth(name), []).append(name)
+        by_depth.setdefault(_depth(name, root), []).append(name)
     levels: list[pa.Table] = []
     sources: list[str] = []
     positions: dict[str, np.ndarray] = {}
@@ -145,7 +169,7 @@ def to_levels(
         parts = []
         for name in names:
             table = tables[name]
-            parent = None if depth == 0 else _parent_level(name)
+            parent = None if depth == 0 else _parent_level(name, root, child)
             parts.append((name, table, parent))
         merged, mapping = _merge(parts, positions, structure, depth, where)
         positions.update(mapping)
@@ -155,9 +179,9 @@ def to_levels(
     return levels, sources
 
 
-def _parent_level(name: str) -> str:
-    if name == CHILDREN_LEVEL:
-        return SAMPLE_LEVEL
+def _parent_level(name: str, root: str, child: str) -> str:
+    if name == child:
+        return root
     head, _, _ = name.rpartition("/")
     return head
 

@@ -278,3 +278,37 @@ def test_index_that_disagrees_with_the_zip_entries_is_refused(tmp_path: Path) ->
     target.write_bytes(bytes(data))
     with pytest.raises(TacoFormatError, match="MISSING_ENTRY"):
         taco_gdal.load(target)
+
+
+def test_spec_level_names_read_like_taco_eo_names() -> None:
+    """TACO 3.0.0's text names the levels collection/sample/sample/<folder>; taco-eo
+    0.14 writes sample/children/children/<folder>.  Both map to the same levels."""
+    import zipfile
+
+    import pyarrow.parquet as pq
+
+    from taco_cozip.levels import Structure, to_levels
+
+    with zipfile.ZipFile(golden("v3/v3_nested.zip")) as archive:
+        eo = {
+            name: pq.read_table(pa.BufferReader(archive.read(f"METADATA/{file}")))
+            for name, file in [
+                ("sample", "sample.parquet"),
+                ("children", "children.parquet"),
+                ("children/before", "children__before.parquet"),
+                ("children/after", "children__after.parquet"),
+            ]
+        }
+    spec = {
+        {"sample": "collection", "children": "sample"}.get(
+            name, name.replace("children", "sample")
+        ): table
+        for name, table in eo.items()
+    }
+    structure = Structure.parse(
+        ["before/B02.tif", "before/B03.tif", "after/B02.tif", "after/B03.tif", "change.tif"], "x"
+    )
+    ours, _ = to_levels(eo, structure, "taco-eo names")
+    theirs, _ = to_levels(spec, structure, "spec names")
+    assert [t.num_rows for t in ours] == [3, 9, 12]
+    assert all(a.equals(b) for a, b in zip(ours, theirs, strict=True))
