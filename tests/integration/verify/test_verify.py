@@ -195,3 +195,58 @@ def test_missing_location_is_an_io_error(tmp_path: Path) -> None:
     for check in (taco_gdal.verify, taco_gdal.validate):
         with pytest.raises(taco_gdal.TacoIOError, match="does not exist"):
             check(tmp_path / "absent.tacozip")
+
+
+def _as_zip64(src: Path, dst: Path, classic_entries: int | None = None) -> Path:
+    """``src`` with ZIP64 end records; the classic EOCD says 'see ZIP64' or ``classic_entries``."""
+    from taco_gdal.format import zip as zipfmt
+
+    data = src.read_bytes()
+    with zipfile.ZipFile(src) as z:
+        count = len(z.infolist())
+    eocd_at = data.rindex(b"PK\x05\x06")
+    eocd = zipfmt.EndOfCentralDirectory.unpack(data[eocd_at:], "src")
+    z64_at = eocd_at
+    z64 = zipfmt.Zip64EndOfCentralDirectory(count, eocd.cd_size, eocd.cd_offset).pack()
+    locator = zipfmt.Zip64Locator(z64_at).pack()
+    classic = zipfmt.EndOfCentralDirectory(0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF).pack()
+    if classic_entries is not None:
+        classic = zipfmt.EndOfCentralDirectory(classic_entries, eocd.cd_size, eocd.cd_offset).pack()
+    dst.write_bytes(data[:eocd_at] + z64 + locator + classic)
+    return dst
+
+
+def test_zip64_end_records_must_agree_with_the_classic_eocd(tmp_path: Path) -> None:
+    src = write_dataset(tmp_path, "flat", "zip")
+    good = _as_zip64(src, tmp_path / "z64.tacozip")
+    assert taco_gdal.verify(good, level="crc").ok
+    with zipfile.ZipFile(src) as z:
+        count = len(z.infolist())
+    bad = _as_zip64(src, tmp_path / "z64bad.tacozip", classic_entries=count - 1)
+    report = taco_gdal.verify(bad, level="structure")
+    assert [(f.code, f.found) for f in report.failures] == [
+        (codes.BAD_CENTRAL_DIRECTORY, count - 1)
+    ]
+
+
+def test_overlapping_members_are_reported(tmp_path: Path) -> None:
+    from taco_gdal.format import zip as zipfmt
+
+    src = write_dataset(tmp_path, "flat", "zip")
+    data = bytearray(src.read_bytes())
+    with zipfile.ZipFile(src) as z:
+        infos = {i.filename: i for i in z.infolist()}
+    eocd = zipfmt.EndOfCentralDirectory.unpack(bytes(data[data.rindex(b"PK\x05\x06") :]), "x")
+    pos = eocd.cd_offset
+    while pos < eocd.cd_offset + eocd.cd_size:  # grow s001's size in its central directory entry
+        entry, nxt = zipfmt.CentralDirectoryEntry.unpack_from(bytes(data), pos)
+        if entry.name == b"DATA/s001":
+            grown = infos["DATA/s001"].file_size + 100
+            data[pos + 20 : pos + 28] = grown.to_bytes(4, "little") * 2
+        pos = nxt
+    src.write_bytes(bytes(data))
+    report = taco_gdal.verify(src, level="structure")
+    assert codes.OVERLAPPING_MEMBERS in report.codes
+    assert any(
+        f.member == "DATA/s001" for f in report.failures if f.code == codes.OVERLAPPING_MEMBERS
+    )
