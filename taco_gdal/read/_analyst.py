@@ -202,6 +202,22 @@ class AnalystMixin:
             )
         return self._stat(f"p{q}", band, level)
 
+    def stats_p25(self, band: Bands = None, level: int = 0) -> np.ndarray:
+        """``stats_percentile(25, ...)`` (the reference reader's name)."""
+        return self.stats_percentile(25, band, level)
+
+    def stats_p50(self, band: Bands = None, level: int = 0) -> np.ndarray:
+        """``stats_percentile(50, ...)`` (the reference reader's name)."""
+        return self.stats_percentile(50, band, level)
+
+    def stats_p75(self, band: Bands = None, level: int = 0) -> np.ndarray:
+        """``stats_percentile(75, ...)`` (the reference reader's name)."""
+        return self.stats_percentile(75, band, level)
+
+    def stats_p95(self, band: Bands = None, level: int = 0) -> np.ndarray:
+        """``stats_percentile(95, ...)`` (the reference reader's name)."""
+        return self.stats_percentile(95, band, level)
+
     def stats_median(self, band: Bands = None, level: int = 0) -> np.ndarray:
         """``stats_percentile(50, ...)``."""
         return self.stats_percentile(50, band, level)

@@ -96,6 +96,11 @@ def test_stats_run_on_the_filtered_view(flat_path: Path, scene_dir: Path) -> Non
     assert filtered.stats_min(0) == pixels.min()
     assert filtered.stats_max(0) == pixels.max()
     assert pixels.min() < filtered.stats_median(0) < pixels.max()
+    quartiles = [filtered.stats_p25(0), filtered.stats_p50(0), filtered.stats_p75(0)]
+    assert quartiles == sorted(quartiles) and filtered.stats_p95(0) >= quartiles[-1]
+    assert filtered.stats_p50(0) == filtered.stats_median(0)
+    with pytest.raises(TacoQueryError, match="q in \\(25, 50, 75, 95\\)"):
+        filtered.stats_percentile(90)
     everything = _pixels(scene_dir, [s.stem for s in SCENES])
     assert ds.stats_mean()[0] == pytest.approx(everything.mean())
     assert filtered.stats_mean(0) != pytest.approx(everything.mean())
