@@ -158,30 +158,48 @@ def summarise(state: QueryState, fetch: Any, columns_of: Any, *, map_width: int 
     return Summary(tuple(rows), extent, time, svg)
 
 
-def _readable_table(frame: TacoDataFrame) -> str | None:
-    """pandas' HTML of ``frame`` with WKB bytes shown as ``<WKB n B>``, or None when none."""
+def _readable_table(frame: TacoDataFrame) -> tuple[str | None, list[str]]:
+    """pandas' HTML of ``frame`` for reading: WKB as ``<WKB n B>``, bookkeeping columns left out.
+
+    Returns the HTML (None when nothing needs changing) and the ``internal:*``
+    columns left out of the display (``internal:gdal_vsi`` and
+    ``internal:source_file`` stay: they say where the sample is).
+    """
+    from taco_gdal.read._geoframe import VISIBLE_INTERNAL
+
+    hidden = [
+        str(c)
+        for c in frame.columns
+        if str(c).startswith("internal:") and str(c) not in VISIBLE_INTERNAL
+    ]
     binary = [
         c
         for c in frame.columns
         if frame[c].dtype == object and any(isinstance(v, bytes) for v in frame[c].head(20))
     ]
-    if not binary:
-        return None
-    shown = pd.DataFrame(frame).copy()
+    if not binary and not hidden:
+        return None, []
+    shown = pd.DataFrame(frame).drop(columns=hidden)
     for column in binary:
         shown[column] = [f"<WKB {len(v)} B>" if isinstance(v, bytes) else v for v in shown[column]]
     rendered: str | None = shown._repr_html_()  # type: ignore[operator]
-    return rendered
+    return rendered, hidden
 
 
 def frame_html(frame: TacoDataFrame, table_html: str) -> str:
-    """A frame's HTML: its footprint map (if it has geometry) beside pandas' own table."""
+    """A frame's HTML: its footprint map (if it has geometry) beside a readable table.
+
+    The table leaves out the ``internal:*`` bookkeeping columns (they are
+    still in the frame: ``df.columns`` lists them) and shortens WKB bytes.
+    """
     import geopandas as gpd
 
-    table_html = _readable_table(frame) or table_html
+    readable, hidden = _readable_table(frame)
+    table_html = readable or table_html
     context = frame._taco
     level = "" if context is None else f"level {context.level} of {html.escape(context.where)}, "
-    head = f"<div><b>TacoDataFrame</b> ({level}{len(frame)} rows)</div>"
+    note = f"; not shown: {html.escape(', '.join(hidden))}" if hidden else ""
+    head = f"<div><b>TacoDataFrame</b> ({level}{len(frame)} rows{note})</div>"
     if isinstance(frame, gpd.GeoDataFrame) and frame._geometry_column_name in frame.columns:
         svg = footprint_svg(np.asarray(frame.geometry.to_numpy(), dtype=object))
         return (

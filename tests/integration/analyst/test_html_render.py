@@ -89,6 +89,8 @@ def test_frame_repr_html_has_map_and_table(flat_path: Path, tmp_path: Path) -> N
     frame = taco_gdal.load(str(flat_path)).filter_bbox(-4.0, 39.9, -3.0, 40.8).data
     html = frame._repr_html_()
     assert html is not None and "<svg" in html and "<table" in html
+    assert "not shown: internal:current_id" in html and "<th>internal:offset</th>" not in html
+    assert "internal:gdal_vsi</th>" in html and "&lt;WKB 93 B&gt;" in html
     pixels = _screenshot(html, tmp_path / "frame_repr.png", (1400, 600))
     rows, cols = _map_box(pixels)
     assert (np.abs(pixels[rows, cols] - _BACKGROUND).sum(axis=2) > 0.3).sum() > 100
