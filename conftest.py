@@ -1,8 +1,10 @@
-"""Fixtures that let the docstring examples of ``taco_gdal/`` and ``plugins/`` run.
+"""Docstring examples of ``taco_gdal/`` and ``plugins/`` run in the suite, on real data.
 
-pytest collects every module of the package with ``--doctest-modules``
-(``pyproject.toml``).  Each example runs in a fresh working folder that holds
-small real datasets, built once per session from rasterio GeoTIFFs with
+:func:`pytest_collect_file` collects the examples of every module under
+``taco_gdal/`` and ``plugins/`` (both in ``testpaths``), as ``--doctest-modules``
+would, but not the helper modules of ``tests/`` (scripts for QGIS, examples of
+test helpers).  Each example runs in a fresh working folder that holds small
+real datasets, built once per session from rasterio GeoTIFFs with
 ``taco_gdal.create``, under the names the docstrings use:
 
 * ``dataset.tacozip``: a flat ZIP of 4 GeoTIFF samples ``s000`` .. ``s003``
@@ -30,6 +32,7 @@ written) and ``url`` (``dataset.tacozip`` served by the Range server of
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import tarfile
@@ -39,13 +42,38 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _pytest.doctest import DoctestItem
+from _pytest.doctest import DoctestItem, DoctestModule
 
-# PyQGIS exists only inside QGIS: the plugin's modules import ``qgis`` at the
-# top and cannot be imported here (tests/qgis/ runs its logic without QGIS).
+_ROOT = Path(__file__).parent
+_DOCTEST_ROOTS = (_ROOT / "taco_gdal", _ROOT / "plugins")
+
+# PyQGIS exists only inside QGIS (Debian's python3 runs it in tests/qgis/,
+# never this venv): the plugin's modules import ``qgis`` at the top, so
+# collecting their examples would fail on the import.
 collect_ignore = ["plugins/qgis_taco"]
+# Optional extras (pyproject ``torch`` / ``dask``): their examples run when the
+# extra is installed (scripts/setup.sh installs both), and are not collected
+# in an environment without it rather than failing on the import.
+if importlib.util.find_spec("torch") is None:
+    collect_ignore.append("taco_gdal/torch")
+if importlib.util.find_spec("distributed") is None:
+    collect_ignore.append("taco_gdal/write/dask.py")
 
 _START = datetime(2024, 3, 1, 10, 30)
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """The examples of a package module (``__main__`` is safe: its code is guarded)."""
+    if parent.config.option.doctestmodules:  # --doctest-modules given: pytest collects them
+        return None
+    if file_path.suffix != ".py" or file_path.name == "conftest.py":
+        return None
+    if not any(file_path.is_relative_to(root) for root in _DOCTEST_ROOTS):
+        return None
+    module: pytest.Collector = DoctestModule.from_parent(parent, path=file_path)
+    return module
+
+
 # A TACO v1 file written by tacotoolbox 0.5.2 (tests/generations/golden/README).
 _GOLDEN_V1 = Path(__file__).parent / "tests" / "generations" / "golden" / "v1" / "v1_flat.taco"
 
