@@ -61,8 +61,12 @@ def test_pool_reads_equal_parent_reads(remote: Remote, tmp_path: Path, method: s
         assert np.array_equal(src.read(), truth[ids[0]])
     jobs = [(path, how) for how in ("open_sample", "rasterio") for path in paths]
     assert len(jobs) >= 200
+    remote.log.clear()
     with _pool(method, ds, remote) as pool:
         results = pool.map_async(_procs.read, jobs, chunksize=3).get(timeout=TIMEOUT)
+    # one GET per read, plus one size request (HEAD, or a 16 KiB GET on S3) per worker:
+    # no worker re-opens the container or reads its metadata
+    assert remote.log.count() <= len(jobs) + WORKERS, remote.log.describe()
     parent = {}
     for path in paths:
         with open_sample(path) as src:
