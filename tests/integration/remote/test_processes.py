@@ -50,6 +50,7 @@ def _pool(method: str, dataset: taco_gdal.TacoDataset | None, remote: Remote):  
     return context.Pool(WORKERS, initializer=_procs.init, initargs=(dataset, remote.options()))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", METHODS)
 def test_pool_reads_equal_parent_reads(remote: Remote, tmp_path: Path, method: str) -> None:
     zip_path, truth = _procs.flat_dataset(tmp_path, 100)
@@ -112,6 +113,7 @@ def _assert_same(child: dict[str, object], parent: dict[str, object]) -> None:
     assert child["children"].equals(parent["children"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", METHODS)
 def test_filtered_dataset_in_child(remote: Remote, tmp_path: Path, method: str) -> None:
     zip_path = write_dataset(tmp_path, "2level", "zip", n=6)
@@ -129,6 +131,7 @@ def test_filtered_dataset_in_child(remote: Remote, tmp_path: Path, method: str) 
     assert touched == [], f"the child read metadata again: {remote.log.describe()}"
 
 
+@pytest.mark.slow
 def test_forked_child_after_many_queries_and_failed_one(http_remote: Remote, tmp_path) -> None:
     """The fork happens while the parent holds many sessions; the child still queries."""
     zip_path = write_dataset(tmp_path, "2level", "zip", n=6)
