@@ -180,6 +180,8 @@ class ZipWriter:
         self._local = bytearray(LOCAL_BLOCK)
         self._remote: tuple[bytearray, bytearray] | None = None
         self._closed = False
+        self._end: int | None = None
+        """End of the last member, measured with ``tell()`` when it was finished."""
 
     @property
     def members(self) -> list[MemberInfo]:
@@ -197,7 +199,8 @@ class ZipWriter:
             raise TacoFormatError(f"duplicate ZIP member name {name!r}")
         self._names.add(name)
         lfh = zipfmt.LocalFileHeader.for_member(name, size, crc, *self._dos)
-        lfh_offset = self._f.tell()
+        # where the previous member ended, as measured by its _finish (one tell per member)
+        lfh_offset = self._f.tell() if self._end is None else self._end
         self._f.write(lfh.pack())
         return lfh, lfh_offset
 
@@ -210,7 +213,7 @@ class ZipWriter:
         digest: Digest | None = None,
     ) -> MemberInfo:
         data_offset = lfh_offset + lfh.packed_size
-        end = self._f.tell()
+        end = self._end = self._f.tell()
         if end - data_offset != size:
             raise TacoIOError(
                 f"member {lfh.name.decode('utf-8', 'replace')!r}: expected {size} bytes, "
