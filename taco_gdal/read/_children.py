@@ -5,9 +5,11 @@
 :class:`~taco_gdal.read.levels.ChildIndex` (built once per level and load),
 keeps those that survive the filters active at level ``k`` (the surviving
 positions are computed once per filtered view, then looked up with a binary
-search) and gives them their GDAL paths with the one expression that builds
-``internal:gdal_vsi`` (:func:`~taco_gdal.read.query.gdal_vsi_sql`), in a DuckDB
-query over those few rows only.
+search) and gives them their GDAL paths with
+:func:`~taco_gdal.read.query.gdal_vsi_arrow`, the Arrow twin of the SQL
+expression that builds ``internal:gdal_vsi`` (a DuckDB query per call cost
+more than the rows: registering a 4-row table, running it and unregistering
+it was ~75% of a ``read()``).
 
 The level tables already hold every child (``__meta__`` files repeat them;
 misplaced level-1+ offsets are repaired at load), so navigation reads nothing.
@@ -28,10 +30,9 @@ import pyarrow as pa
 from taco_gdal.format.names import CURRENT_ID, GDAL_VSI
 from taco_gdal.read import _duck
 from taco_gdal.read.levels import ChildIndex, child_index
-from taco_gdal.read.query import gdal_vsi_sql, not_padding_sql, quote_ident
+from taco_gdal.read.query import gdal_vsi_arrow, not_padding_mask, quote_ident
 
 if TYPE_CHECKING:
-    from taco_gdal.read._duck import Session
     from taco_gdal.read.state import LevelTables, QueryState
 
 __all__ = ["children_table", "survivors"]
@@ -111,15 +112,8 @@ def children_table(state: QueryState, level: int, parent: int, *, what: str) -> 
     if view is not None:
         rows = _kept(rows, survivors(state, level, view))
     taken = base.tables[level].take(pa.array(rows, pa.int64()))
-    columns = taken.column_names
-    vsi = gdal_vsi_sql(base.rule, columns, where=f"level {level} of {state.path}")
-    keep = "*" if GDAL_VSI not in columns else f"* EXCLUDE ({quote_ident(GDAL_VSI)})"
-
-    def select(session: Session) -> pa.Table:
-        with session.registered(taken) as name:
-            return session.fetch(
-                f"SELECT {keep}, {vsi} AS {quote_ident(GDAL_VSI)} FROM {quote_ident(name)} "
-                f"WHERE {not_padding_sql()}"
-            )
-
-    return _duck.run(base, state.steps, select, what=what)
+    where = f"{what}: level {level} of {state.path}"
+    paths = gdal_vsi_arrow(base.rule, taken, where)
+    if GDAL_VSI in taken.column_names:
+        taken = taken.drop_columns([GDAL_VSI])
+    return taken.append_column(GDAL_VSI, paths).filter(not_padding_mask(taken))
