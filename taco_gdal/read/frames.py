@@ -87,7 +87,7 @@ def to_polars(table: pa.Table) -> polars.DataFrame:
         TacoDependencyError: Polars is not installed.
 
     Example:
-        >>> to_polars(pa.table({"id": ["a"]})).shape  # Polars: optional  # doctest: +SKIP
+        >>> to_polars(pa.table({"id": ["a"]})).shape
         (1, 1)
     """
     try:
