@@ -66,12 +66,13 @@ def _measures(size: int, big: bool, args: argparse.Namespace) -> list[tuple[str,
         out = [("warm", flat, [*repeat, "--ops", args.big_ops])]
         out += [(m, flat, []) for m in args.big_extra.split(",") if m]
         return out
-    return [
+    every = [
         ("cold", flat, []),
         ("warm", flat, repeat),
         ("nav", datasets.cascade(size), ["--repeat", str(args.nav_calls)]),
         ("rss", flat, []),
     ]
+    return [m for m in every if m[0] in args.measures.split(",")]
 
 
 def _collect(args: argparse.Namespace) -> dict[str, Any]:
@@ -276,6 +277,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--nav-calls", type=int, default=30)
+    parser.add_argument("--measures", default="cold,warm,nav,rss", help="a subset to re-run")
     parser.add_argument("--tree", type=Path, default=ROOT)
     parser.add_argument("--label", default="")
     args = parser.parse_args()
