@@ -203,10 +203,56 @@ def _bent(moved: np.ndarray, mids: np.ndarray, index: np.ndarray, count: int) ->
     return bent
 
 
+@dataclass(frozen=True, eq=False)
+class _Rings:
+    """One-ring polygons kept as coordinates; shapely objects are made on demand."""
+
+    coords: np.ndarray
+    starts: np.ndarray
+    """``len(rings) + 1`` offsets into ``coords``."""
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    def polygons(self, which: np.ndarray) -> np.ndarray:
+        """Shapely polygons of ring numbers ``which``."""
+        first, lengths = self.starts[which], self.starts[which + 1] - self.starts[which]
+        before = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        picked = np.repeat(first - before, lengths) + np.arange(int(lengths.sum()))
+        owner = np.repeat(np.arange(len(which)), lengths)
+        rings = shapely.linearrings(self.coords[picked], indices=owner)
+        built: np.ndarray = shapely.polygons(rings)
+        return built
+
+    def bounds(self) -> np.ndarray:
+        """``(rings, 4)`` xmin, ymin, xmax, ymax."""
+        head = self.starts[:-1]
+        x, y = self.coords[:, 0], self.coords[:, 1]
+        return np.column_stack(
+            [
+                np.minimum.reduceat(x, head),
+                np.minimum.reduceat(y, head),
+                np.maximum.reduceat(x, head),
+                np.maximum.reduceat(y, head),
+            ]
+        )
+
+    @staticmethod
+    def join(parts: list[_Rings]) -> _Rings:
+        """One ``_Rings`` of several, in order."""
+        offsets = np.cumsum([0] + [len(p.coords) for p in parts[:-1]])
+        starts = [p.starts[:-1] + o for p, o in zip(parts, offsets, strict=True)]
+        total = sum(len(p.coords) for p in parts)
+        return _Rings(
+            np.concatenate([p.coords for p in parts]),
+            np.concatenate([*starts, [total]]).astype(np.int64),
+        )
+
+
 def _with_midpoints(
     moved: np.ndarray, mids: np.ndarray, index: np.ndarray, keep: np.ndarray
-) -> np.ndarray:
-    """Polygons (one ring each) of the ``keep`` geometries: vertices and edge midpoints."""
+) -> _Rings:
+    """Rings of the ``keep`` geometries (one ring each): vertices and edge midpoints."""
     same_all = index[1:] == index[:-1]
     on_vertex = keep[index]
     on_mid = keep[index[1:][same_all]]
@@ -221,11 +267,13 @@ def _with_midpoints(
     ring_of = np.empty(len(coords), dtype=np.int64)
     _, compact = np.unique(owner, return_inverse=True)
     ring_of[vertex_at], ring_of[mid_at] = compact, compact[:-1][same]
-    polygons: np.ndarray = shapely.polygons(shapely.linearrings(coords, indices=ring_of))
-    return polygons
+    counts = np.bincount(ring_of, minlength=int(compact.max()) + 1 if len(compact) else 0)
+    return _Rings(coords, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
 
 
-def _reproject(geoms: np.ndarray, transformer: Any, crs: str, where: str) -> np.ndarray:
+def _reproject(
+    geoms: np.ndarray, transformer: Any, crs: str, where: str
+) -> tuple[np.ndarray, np.ndarray, _Rings | None]:
     """Reproject, densifying only geometries whose edges bend in lon/lat.
 
     Vertices and edge midpoints go through pyproj together.  A one-ring
@@ -233,6 +281,9 @@ def _reproject(geoms: np.ndarray, transformer: Any, crs: str, where: str) -> np.
     :data:`STRAIGHT_TOLERANCE` degrees of the true curve keeps those points
     (a 10 km UTM tile); any other bent geometry is densified
     (:data:`EDGE_SEGMENTS` per edge) and reprojected again.
+
+    Returns the reprojected geometries (None where ``halved``), the ``halved``
+    mask, and those geometries' rings (polygons made on demand).
     """
     coords, index = shapely.get_coordinates(geoms, return_index=True)
     same = index[1:] == index[:-1]
@@ -248,8 +299,8 @@ def _reproject(geoms: np.ndarray, transformer: Any, crs: str, where: str) -> np.
     plain = ~halved & ~bent  # points, lines, straight enough multi-part shapes
     if plain.any():
         out[plain] = shapely.set_coordinates(geoms[plain], moved[plain[index]])
-    if halved.any():
-        out[halved] = _with_midpoints(moved, moved_mids, index, halved)
+    out[halved] = None
+    rings = _with_midpoints(moved, moved_mids, index, halved) if halved.any() else None
     if bent.any():
         rows = np.flatnonzero(bent)
         dense = _densify(geoms[rows])
@@ -261,7 +312,29 @@ def _reproject(geoms: np.ndarray, transformer: Any, crs: str, where: str) -> np.
             rows[_crossing_rows(dense_moved[:, 0], dense_index)],
         )
     _fix_antimeridian(out, crossing)
-    return out
+    return out, halved, rings
+
+
+def _to_wgs84_parts(
+    geoms: np.ndarray, crs: str, where: str
+) -> tuple[np.ndarray, np.ndarray, _Rings | None]:
+    """:func:`to_wgs84` that leaves straight-enough polygons as rings (see :func:`_reproject`)."""
+    out = np.array(geoms, dtype=object)
+    halved = np.zeros(len(out), dtype=bool)
+    present = np.flatnonzero(~shapely.is_missing(out))
+    if present.size == 0:
+        return out, halved, None
+    if _is_wgs84(crs):
+        _fix_antimeridian(out, np.empty(0, dtype=np.int64))
+        return out, halved, None
+    try:
+        transformer = wgs84_transformer(crs)
+    except TacoValidationError as exc:
+        raise TacoQueryError(f"{where}: cannot reproject from {crs!r} to {WGS84}: {exc}") from exc
+    moved, part_halved, rings = _reproject(out[present], transformer, crs, where)
+    out[present] = moved
+    halved[present[part_halved]] = True
+    return out, halved, rings
 
 
 def to_wgs84(geoms: np.ndarray, crs: str, where: str = "") -> np.ndarray:
@@ -290,7 +363,9 @@ def to_wgs84(geoms: np.ndarray, crs: str, where: str = "") -> np.ndarray:
         transformer = wgs84_transformer(crs)
     except TacoValidationError as exc:
         raise TacoQueryError(f"{where}: cannot reproject from {crs!r} to {WGS84}: {exc}") from exc
-    moved = _reproject(out[present], transformer, crs, where)
+    moved, halved, rings = _reproject(out[present], transformer, crs, where)
+    if rings is not None:
+        moved[halved] = rings.polygons(np.arange(len(rings)))
     out[present] = moved
     return out
 
@@ -309,6 +384,9 @@ class Footprints:
     column: str
     bounds: np.ndarray
     stored: np.ndarray | None = None
+    lazy: np.ndarray | None = None
+    """Per row, its ring in ``rings`` (-1: none): polygons made from coordinates on demand."""
+    rings: _Rings | None = None
 
     @classmethod
     def of_points(cls, column: str, x: np.ndarray, y: np.ndarray) -> Footprints:
@@ -332,13 +410,23 @@ class Footprints:
 
     def take(self, rows: np.ndarray) -> np.ndarray:
         """The footprints of row positions ``rows`` (shapely geometries or None)."""
+        rows = np.asarray(rows, dtype=np.int64)
         if self.stored is not None:
-            taken: np.ndarray = self.stored[rows]
-            return taken
-        b = self.bounds[rows]
-        out = np.full(len(b), None, dtype=object)
-        present = np.isfinite(b[:, 0]) & np.isfinite(b[:, 1])
-        out[present] = shapely.points(b[present, 0], b[present, 1])
+            out: np.ndarray = self.stored[rows]
+        else:
+            b = self.bounds[rows]
+            out = np.full(len(b), None, dtype=object)
+            present = np.isfinite(b[:, 0]) & np.isfinite(b[:, 1])
+            out[present] = shapely.points(b[present, 0], b[present, 1])
+        if self.lazy is not None and self.rings is not None and len(rows):
+            ring = self.lazy[rows]
+            made = ring >= 0
+            if made.any():
+                built = self.rings.polygons(ring[made])
+                out[made] = built
+                if self.stored is not None:  # keep them: the next filter reuses them
+                    self.stored[rows[made]] = built
+                    self.lazy[rows[made]] = -1
         return out
 
     @property
@@ -415,18 +503,33 @@ def compute_footprints(
     if crs_column is None:
         if fixed is None:
             fixed = _assume_lonlat(geoms, column, where)
-        out = to_wgs84(geoms, fixed, where)
+        groups = [(np.arange(len(geoms)), fixed, where)]
     else:
-        out = np.full(len(geoms), None, dtype=object)
         encoded = pc.dictionary_encode(table.column(crs_column)).combine_chunks()
         codes = encoded.indices.to_numpy(zero_copy_only=False)
         valid = ~np.asarray(encoded.indices.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-        for code, crs in enumerate(encoded.dictionary.to_pylist()):
-            rows = np.flatnonzero(valid & (codes == code))
-            if rows.size:
-                out[rows] = to_wgs84(geoms[rows], str(crs), f"{where} ({crs_column}={crs!r})")
-    bounds = shapely.bounds(out)
-    return Footprints(column, np.asarray(bounds, dtype=np.float64), out)
+        groups = [
+            (np.flatnonzero(valid & (codes == code)), str(crs), f"{where} ({crs_column}={crs!r})")
+            for code, crs in enumerate(encoded.dictionary.to_pylist())
+        ]
+    out = np.full(len(geoms), None, dtype=object)
+    lazy = np.full(len(geoms), -1, dtype=np.int64)
+    parts: list[_Rings] = []
+    for rows, crs, label in groups:
+        if rows.size == 0:
+            continue
+        moved, halved, rings = _to_wgs84_parts(geoms[rows], crs, label)
+        out[rows] = moved
+        if rings is not None:
+            lazy[rows[halved]] = sum(len(p) for p in parts) + np.arange(len(rings))
+            parts.append(rings)
+    bounds = np.asarray(shapely.bounds(out), dtype=np.float64)
+    if not parts:
+        return Footprints(column, bounds, out)
+    joined = _Rings.join(parts)
+    made = lazy >= 0
+    bounds[made] = joined.bounds()[lazy[made]]
+    return Footprints(column, bounds, out, lazy, joined)
 
 
 def _assume_lonlat(geoms: np.ndarray, column: str, where: str) -> str:
