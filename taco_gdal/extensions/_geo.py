@@ -187,7 +187,9 @@ def raster_time(src: DatasetReader, where: str) -> datetime | None:
         TacoValidationError: the tag is present but is not a date.
 
     Example:
-        ``raster_time(rasterio.open("tile.tif"), "tile.tif")``
+        >>> with rasterio.open("scenes/scene0.tif") as src:
+        ...     raster_time(src, "scene0.tif")
+        datetime.datetime(2024, 1, 15, 10, 0)
     """
     for domain, key in TIME_TAGS:
         try:
@@ -238,7 +240,9 @@ def raster_facts(path: str | os.PathLike[str], owner: str) -> RasterFacts:
         TacoValidationError: it has no CRS, or a date tag that is not a date.
 
     Example:
-        ``raster_facts("tile.tif", "STAC.from_raster").crs``
+        >>> facts = raster_facts("scenes/scene0.tif", "STAC.from_raster")
+        >>> facts.crs, facts.shape, facts.time
+        ('EPSG:32630', (1, 8, 8), datetime.datetime(2024, 1, 15, 10, 0))
     """
     from rasterio.errors import RasterioIOError
 

@@ -123,7 +123,12 @@ class ISTAC(SampleExtension):
             TacoValidationError: it has no CRS, or no time is given and none is tagged.
 
         Example:
-            ``Sample("t0", "tile.tif").extend_with(ISTAC.from_raster("tile.tif"))``
+            >>> from taco_gdal.model import Sample
+            >>> ext = ISTAC.from_raster("scenes/scene0.tif")  # tagged 2024:01:15 10:00:00
+            >>> ext.crs, ext.time_start  # microseconds since 1970, UTC
+            ('EPSG:32630', 1705312800000000)
+            >>> Sample("t0", "scenes/scene0.tif").extend_with(ext)
+            Sample(id='t0', type='FILE', fields=['istac:crs', 'istac:geometry', ...])
         """
         facts = raster_facts(path, "ISTAC.from_raster")
         start = time if time is not None else facts.time

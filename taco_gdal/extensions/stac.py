@@ -138,7 +138,12 @@ class STAC(SampleExtension):
             TacoValidationError: it has no CRS, or no time is given and none is tagged.
 
         Example:
-            ``Sample("t0", "tile.tif").extend_with(STAC.from_raster("tile.tif"))``
+            >>> from taco_gdal.model import Sample
+            >>> ext = STAC.from_raster("scenes/scene0.tif")  # tagged 2024:01:15 10:00:00
+            >>> ext.crs, ext.tensor_shape, ext.time_start
+            ('EPSG:32630', (1, 8, 8), 1705312800000000)
+            >>> Sample("t0", "scenes/scene0.tif").extend_with(ext)
+            Sample(id='t0', type='FILE', fields=['stac:crs', 'stac:tensor_shape', ...])
         """
         facts = raster_facts(path, "STAC.from_raster")
         start = time_start if time_start is not None else facts.time
