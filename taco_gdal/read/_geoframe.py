@@ -63,7 +63,9 @@ def footprints_for_rows(
     small frame never costs the whole level.
 
     Example:
-        ``footprints_for_rows(table, "istac:geometry", ds.state, 0)``
+        >>> table = tiles.to_arrow(0)
+        >>> footprints_for_rows(table, "istac:geometry", tiles.state, 0)[0]
+        <POLYGON ((-3.2 40.584, -3.084 40.584, -3.084 40.64, -3.2 40.64, -3.2 40.584))>
     """
     from taco_gdal.read._footprints import compute_footprints
     from taco_gdal.read._spatial import cached_footprints, footprints_of

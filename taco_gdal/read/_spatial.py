@@ -72,7 +72,10 @@ def geometry_column(state: QueryState, level: int, requested: str) -> str:
         TacoQueryError: no such column, or not WKB (binary).
 
     Example:
-        ``geometry_column(ds.state, 0, "auto")`` -> ``'istac:geometry'``
+        >>> geometry_column(tiles.state, 0, "auto")  # tiles.tacozip: ISTAC footprints
+        'istac:geometry'
+        >>> geometry_column(ds.state, 0, "auto")  # dataset.tacozip: STAC only
+        'stac:centroid'
     """
     table = state.base.tables[level]
     viewed = dict(_duck.columns(state.base, state.steps, state.relation(level)))
@@ -110,7 +113,8 @@ def footprints_of(state: QueryState, level: int, column: str) -> Footprints:
     """The level's EPSG:4326 footprints of ``column``, computed once per loaded dataset.
 
     Example:
-        ``footprints_of(ds.state, 0, "istac:geometry").extent``
+        >>> footprints_of(tiles.state, 0, "istac:geometry").extent
+        (-3.2, 40.584, -2.78..., 40.76)
     """
     base = state.base
     key = (level, column)
