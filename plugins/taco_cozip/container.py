@@ -196,7 +196,13 @@ class Taco3CatContainer(OpenedContainer):
 
     @classmethod
     def detect(cls, probe: Probe) -> bool:
-        return probe.is_dir() and probe.exists(".tacocat/" + TACO3_CAT_MARK)
+        # ``.tacocat/COLLECTION.json`` first: the built-in TACOCAT asks the same
+        # (the probe remembers the answer), so a v2 FOLDER costs no extra request.
+        return (
+            probe.is_dir()
+            and probe.exists(".tacocat/" + COLLECTION)
+            and probe.exists(".tacocat/" + TACO3_CAT_MARK)
+        )
 
     @classmethod
     def open(cls, probe: Probe, base_path: str | None = None) -> Taco3CatContainer:
