@@ -32,16 +32,13 @@ if TYPE_CHECKING:
     from taco_gdal.io.sample import open_sample
     from taco_gdal.io.telemetry import network_stats
     from taco_gdal.model import Curator, Extent, Provider, Sample, Taco, Tortilla
-    from taco_gdal.read import TacoDataFrame, TacoDataset, concat, load
+    from taco_gdal.read import TacoDataFrame, TacoDataset
+    from taco_gdal.read.concat import concat  # the function, not its module
+    from taco_gdal.read.load import load
     from taco_gdal.verify import validate, verify
-    from taco_gdal.write import (
-        create,
-        create_tacocat,
-        create_tacollection,
-        export,
-        folder2zip,
-        zip2folder,
-    )
+    from taco_gdal.write import create_tacocat, create_tacollection, folder2zip, zip2folder
+    from taco_gdal.write.create import create
+    from taco_gdal.write.export import export
 
 __version__ = "0.1.0"
 

@@ -133,7 +133,7 @@ def _enter() -> None:
     global _depth, _owner
     with _lock:
         if _depth == 0 and not _globally_on():
-            with Env(**{_OPTION: "YES"}):
+            with Env(read_profile=False, **{_OPTION: "YES"}):
                 gdal.NetworkStatsReset()
             _owner = True
         _depth += 1
@@ -144,7 +144,7 @@ def _exit() -> None:
     with _lock:
         _depth -= 1
         if _depth == 0 and _owner:
-            with Env(**{_OPTION: None}):
+            with Env(read_profile=False, **{_OPTION: None}):
                 gdal.NetworkStatsReset()
             _owner = False
 
@@ -161,7 +161,7 @@ def network_stats() -> Iterator[NetworkStats]:
     """
     _enter()
     try:
-        with Env(**{_OPTION: "YES"}):
+        with Env(read_profile=False, **{_OPTION: "YES"}):
             stats = NetworkStats(_start=snapshot())
             try:
                 yield stats
