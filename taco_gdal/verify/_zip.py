@@ -279,7 +279,10 @@ def check_rows(
     for row in rows:
         member = members.get(row.member)
         if member is None:
-            member = starts.get(row.offset) if row.offset is not None else None
+            # only a deeper row without internal:relative_path has no computable member
+            # name; any other row must name its member exactly
+            guessable = row.level > 0 and row.relative_path is None and row.offset is not None
+            member = starts.get(row.offset) if guessable and row.offset is not None else None
             if member is None:
                 out.add(
                     codes.MISSING_MEMBER,
