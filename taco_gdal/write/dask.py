@@ -152,7 +152,7 @@ def write_parts_dask(
 
     Example:
         >>> from dask.distributed import Client, LocalCluster
-        >>> cluster = LocalCluster(n_workers=1, processes=False, dashboard_address=None)
+        >>> cluster = LocalCluster(n_workers=1, processes=False, dashboard_address="127.0.0.1:0")
         >>> client = Client(cluster)  # on a real cluster: worker processes on many machines
         >>> taco_gdal.create(taco, "out.tacozip", client=client, partitions=2, quiet=True)
         [PosixPath('/.../out_part0001.tacozip'), PosixPath('/.../out_part0002.tacozip')]
@@ -245,7 +245,7 @@ def samples_on_workers(
         >>> from dask.distributed import Client, LocalCluster
         >>> from taco_gdal.extensions import GeotiffStats
         >>> from taco_gdal.model import Sample
-        >>> cluster = LocalCluster(n_workers=1, processes=False, dashboard_address=None)
+        >>> cluster = LocalCluster(n_workers=1, processes=False, dashboard_address="127.0.0.1:0")
         >>> client = Client(cluster)
         >>> def make(path):
         ...     return Sample(Path(path).stem, path).extend_with(GeotiffStats())
