@@ -24,7 +24,7 @@ from tests.integration.scale._parts import part_name, write_parts
 from tests.servers.range_server import RangeServer
 from tests.servers.remote import TEST_TIMEOUTS
 
-PARTS = int(os.environ.get("TACO_TEST_PARTS", "5000"))
+PARTS = int(os.environ.get("TACO_TEST_PARTS", "5000"))  # fewer only to iterate locally
 PER_PART = 2
 BIG = 7
 """The part whose samples are 200 kB: reading one of them must not fetch the other."""
