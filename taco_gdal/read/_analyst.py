@@ -242,7 +242,9 @@ class AnalystMixin:
         """An interactive folium map of the footprints (needs ``folium``).
 
         Example:
-            >>> ds.explore(column="cloud_cover")  # folium is not installed  # doctest: +SKIP
+            >>> m = ds.explore(column="cloud_cover")  # shows itself in a notebook
+            >>> type(m).__name__
+            'Map'
         """
         return _notebook.explore(self.data, **kwargs)
 
