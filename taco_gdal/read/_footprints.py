@@ -219,9 +219,12 @@ class _Rings:
         first, lengths = self.starts[which], self.starts[which + 1] - self.starts[which]
         before = np.concatenate([[0], np.cumsum(lengths)[:-1]])
         picked = np.repeat(first - before, lengths) + np.arange(int(lengths.sum()))
-        owner = np.repeat(np.arange(len(which)), lengths)
-        rings = shapely.linearrings(self.coords[picked], indices=owner)
-        built: np.ndarray = shapely.polygons(rings)
+        ring_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        built: np.ndarray = shapely.from_ragged_array(  # one C call for all polygons
+            shapely.GeometryType.POLYGON,
+            self.coords[picked],
+            (ring_offsets, np.arange(len(which) + 1, dtype=np.int64)),
+        )
         return built
 
     def bounds(self) -> np.ndarray:
@@ -235,6 +238,16 @@ class _Rings:
                 np.maximum.reduceat(x, head),
                 np.maximum.reduceat(y, head),
             ]
+        )
+
+    def subset(self, keep: np.ndarray) -> _Rings | None:
+        """The rings where ``keep`` is True, in order (None when none is)."""
+        if not keep.any():
+            return None
+        lengths = np.diff(self.starts)[keep]
+        picked = np.repeat(self.starts[:-1][keep], lengths) + _ramp(lengths)
+        return _Rings(
+            self.coords[picked], np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         )
 
     @staticmethod
@@ -469,12 +482,162 @@ class Footprints:
         return hits
 
 
-def _decode(table: pa.Table, column: str, where: str) -> np.ndarray:
-    values = np.asarray(table.column(column).to_numpy(zero_copy_only=False), dtype=object)
+_WKB_HEADER: Final = 13
+"""Bytes before the coordinates of a one-ring WKB polygon (order, type, rings, points)."""
+
+
+@dataclass(frozen=True, eq=False)
+class _WkbColumn:
+    """A WKB column's raw bytes, with the rows that are simple polygons found by numpy.
+
+    A *simple* row is a little-endian 2D WKB Polygon of one closed ring of at
+    least four points: its coordinates are read straight from the Arrow
+    buffer, so such rows never become shapely objects before reprojection.
+    Any other row (points, multi-part, holes, Z, big-endian, EWKB, nulls,
+    invalid bytes) goes through ``shapely.from_wkb`` as before.
+    """
+
+    array: pa.Array
+    data: np.ndarray
+    start: np.ndarray
+    points: np.ndarray
+    simple: np.ndarray
+
+    @classmethod
+    def of(cls, column: pa.ChunkedArray | pa.Array) -> _WkbColumn:
+        """Parse the headers of every row of ``column`` (binary or large binary)."""
+        array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+        n = len(array)
+        _, offsets_buf, data_buf = array.buffers()
+        wide = pa.types.is_large_binary(array.type)
+        offsets = np.frombuffer(offsets_buf, dtype=np.int64 if wide else np.int32)
+        offsets = offsets[array.offset : array.offset + n + 1].astype(np.int64)
+        data = (
+            np.frombuffer(data_buf, dtype=np.uint8)
+            if data_buf is not None
+            else np.empty(0, dtype=np.uint8)
+        )
+        start, length = offsets[:-1], np.diff(offsets)
+        valid = np.asarray(array.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+        simple = valid & (length >= _WKB_HEADER + 16 * 4)
+        head = start[simple]
+        points = np.zeros(n, dtype=np.int64)
+        if head.size:
+            order = data[head]
+            kind, rings, count = (_uint32(data, head + at) for at in (1, 5, 9))
+            ok = (order == 1) & (kind == 3) & (rings == 1) & (count >= 4)
+            ok &= length[simple] == _WKB_HEADER + 16 * count
+            first = np.where(ok, head + _WKB_HEADER, 0)  # 0: rows already refused
+            last = np.where(ok, first + 16 * (count - 1), 0)
+            for k in range(16):  # the ring is closed, byte for byte (else shapely decides)
+                ok &= data[first + k] == data[last + k]
+            points[np.flatnonzero(simple)] = np.where(ok, count, 0)
+            simple[np.flatnonzero(simple)] = ok
+        return cls(array, data, start, points, simple)
+
+    def rings(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(coords, starts)`` of simple rows: ``(m, 2)`` floats and ``len(rows) + 1`` offsets."""
+        counts = self.points[rows]
+        starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        coords = np.empty((int(starts[-1]), 2), dtype=np.float64)
+        first = self.start[rows] + _WKB_HEADER
+        residue = first % 8
+        for r in np.unique(residue):  # doubles are read through an aligned view per residue
+            pick = np.flatnonzero(residue == r)
+            usable = (len(self.data) - int(r)) // 8 * 8
+            doubles = self.data[int(r) : int(r) + usable].view("<f8")
+            size = 2 * counts[pick]
+            target = np.repeat(2 * starts[pick], size) + _ramp(size)
+            source = np.repeat((first[pick] - r) // 8, size) + _ramp(size)
+            coords.reshape(-1)[target] = doubles[source]
+        return coords, starts
+
+    def decode(self, rows: np.ndarray, where: str, column: str) -> np.ndarray:
+        """Shapely geometries of rows ``rows`` (None for nulls)."""
+        values = np.asarray(
+            self.array.take(pa.array(rows, pa.int64())).to_numpy(zero_copy_only=False),
+            dtype=object,
+        )
+        try:
+            return np.asarray(shapely.from_wkb(values, on_invalid="raise"), dtype=object)
+        except shapely.errors.GEOSException as exc:
+            raise TacoQueryError(f"{where}: column {column!r} holds invalid WKB: {exc}") from exc
+
+
+def _uint32(data: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Little-endian uint32 at byte positions ``at`` of ``data``."""
+    value: np.ndarray = data[at].astype(np.int64)
+    for k in (1, 2, 3):
+        value |= data[at + k].astype(np.int64) << (8 * k)
+    return value
+
+
+def _ramp(sizes: np.ndarray) -> np.ndarray:
+    """``0 .. size - 1`` for each of ``sizes``, concatenated."""
+    total = int(sizes.sum())
+    before = np.repeat(np.cumsum(sizes) - sizes, sizes)
+    ramp: np.ndarray = np.arange(total, dtype=np.int64) - before
+    return ramp
+
+
+def _fast_rings(
+    coords: np.ndarray, starts: np.ndarray, crs: str, where: str
+) -> tuple[_Rings | None, np.ndarray]:
+    """4326 rings of simple polygons that need no shapely work, and which ones they are.
+
+    The same decisions as :func:`_reproject` on coordinates only: a polygon
+    whose edges, split at their midpoints, stay within
+    :data:`STRAIGHT_TOLERANCE` of the curve and that does not cross the
+    antimeridian keeps its vertices and midpoints (in EPSG:4326: its
+    vertices, when they lie within [-180, 180]).  The others (``False`` in
+    the mask) are left to the shapely path.
+    """
+    count = len(starts) - 1
+    if _is_wgs84(crs):
+        rings = _Rings(coords, starts)
+        bounds = rings.bounds()
+        keep = (bounds[:, 0] >= -180.0) & (bounds[:, 2] <= 180.0)
+        return (rings if keep.all() else rings.subset(keep)), keep
     try:
-        return np.asarray(shapely.from_wkb(values, on_invalid="raise"), dtype=object)
-    except shapely.errors.GEOSException as exc:
-        raise TacoQueryError(f"{where}: column {column!r} holds invalid WKB: {exc}") from exc
+        transformer = wgs84_transformer(crs)
+    except TacoValidationError as exc:
+        raise TacoQueryError(f"{where}: cannot reproject from {crs!r} to {WGS84}: {exc}") from exc
+    lengths = np.diff(starts)
+    index = np.repeat(np.arange(count), lengths)
+    same = np.ones(len(coords) - 1, dtype=bool) if len(coords) else np.ones(0, dtype=bool)
+    same[starts[1:-1] - 1] = False
+    mids = ((coords[:-1] + coords[1:]) / 2.0)[same]
+    both = _transform(transformer, np.concatenate([coords, mids]), crs, where)
+    moved, moved_mids = both[: len(coords)], both[len(coords) :]
+    del both
+    keep = ~_bent(moved, moved_mids, index, count)
+    keep[_crossing_rows(moved[:, 0], index)] = False
+    return _interleave(moved, moved_mids, starts, keep), keep
+
+
+def _interleave(
+    moved: np.ndarray, mids: np.ndarray, starts: np.ndarray, keep: np.ndarray
+) -> _Rings | None:
+    """Rings of the ``keep`` polygons: vertex, midpoint, vertex, ... (``2k - 1`` points)."""
+    if not keep.any():
+        return None
+    lengths = np.diff(starts)
+    kept = lengths[keep]
+    out_starts = np.concatenate([[0], np.cumsum(2 * kept - 1)]).astype(np.int64)
+    on_vertex = np.repeat(keep, lengths)
+    on_mid = np.repeat(keep, lengths - 1)
+    coords = np.empty((int(out_starts[-1]), 2), dtype=np.float64)
+    vertex_at = np.repeat(out_starts[:-1], kept) + 2 * _ramp(kept)
+    coords[vertex_at] = moved[on_vertex]
+    coords[vertex_at[_not_last(kept)] + 1] = mids[on_mid]
+    return _Rings(coords, out_starts)
+
+
+def _not_last(lengths: np.ndarray) -> np.ndarray:
+    """Positions (into the concatenated runs) of every element but the last of each run."""
+    mask = np.ones(int(lengths.sum()), dtype=bool)
+    mask[np.cumsum(lengths) - 1] = False
+    return np.flatnonzero(mask)
 
 
 def compute_footprints(
@@ -485,6 +648,11 @@ def compute_footprints(
     The CRS comes from :func:`column_crs`; rows of one CRS are reprojected
     together.  A column with no CRS anywhere is taken as EPSG:4326 when its
     coordinates fit in [-180, 180] x [-90, 90].
+
+    Simple polygons (one ring, little-endian 2D WKB) are read from the Arrow
+    buffer with numpy and, when straight enough and away from the
+    antimeridian, stay coordinates until :meth:`Footprints.take` asks for
+    them; only the other rows become shapely objects here.
 
     Raises:
         TacoQueryError: invalid WKB, an unknown CRS, or a column without a CRS
@@ -498,12 +666,16 @@ def compute_footprints(
         [-3.0, 0.0, -2.91, 0.09]
     """
     where = f"{where}: {column}" if where else column
-    geoms = _decode(table, column, where)
+    wkb = _WkbColumn.of(table.column(column))
+    size = len(wkb.simple)
+    other = np.flatnonzero(~wkb.simple)
+    decoded = np.full(size, None, dtype=object)
+    decoded[other] = wkb.decode(other, where, column)  # invalid WKB fails here, as before
     crs_column, fixed = column_crs(table, column, field_crs)
     if crs_column is None:
         if fixed is None:
-            fixed = _assume_lonlat(geoms, column, where)
-        groups = [(np.arange(len(geoms)), fixed, where)]
+            fixed = _assume_lonlat(_all_bounds(wkb, decoded), column, where)
+        groups = [(np.arange(size), fixed, where)]
     else:
         encoded = pc.dictionary_encode(table.column(crs_column)).combine_chunks()
         codes = encoded.indices.to_numpy(zero_copy_only=False)
@@ -512,18 +684,43 @@ def compute_footprints(
             (np.flatnonzero(valid & (codes == code)), str(crs), f"{where} ({crs_column}={crs!r})")
             for code, crs in enumerate(encoded.dictionary.to_pylist())
         ]
-    out = np.full(len(geoms), None, dtype=object)
-    lazy = np.full(len(geoms), -1, dtype=np.int64)
+    out = np.full(size, None, dtype=object)
+    lazy = np.full(size, -1, dtype=np.int64)
     parts: list[_Rings] = []
+    held = 0
+
+    def hold(rows: np.ndarray, rings: _Rings) -> None:
+        nonlocal held
+        lazy[rows] = held + np.arange(len(rings))
+        held += len(rings)
+        parts.append(rings)
+
     for rows, crs, label in groups:
         if rows.size == 0:
             continue
-        moved, halved, rings = _to_wgs84_parts(geoms[rows], crs, label)
-        out[rows] = moved
+        fast = rows[wkb.simple[rows]]
+        slow = rows[~wkb.simple[rows]]
+        if fast.size:
+            coords, starts = wkb.rings(fast)
+            rings, kept = _fast_rings(coords, starts, crs, label)
+            del coords, starts
+            if rings is not None:
+                hold(fast[kept], rings)
+            rest = fast[~kept]
+            if rest.size:
+                decoded[rest] = wkb.decode(rest, where, column)
+                slow = np.concatenate([slow, rest])
+        if slow.size == 0:
+            continue
+        moved, halved, rings = _to_wgs84_parts(decoded[slow], crs, label)
+        decoded[slow] = None
+        out[slow] = moved
         if rings is not None:
-            lazy[rows[halved]] = sum(len(p) for p in parts) + np.arange(len(rings))
-            parts.append(rings)
-    bounds = np.asarray(shapely.bounds(out), dtype=np.float64)
+            hold(slow[halved], rings)
+    del decoded
+    bounds = np.full((size, 4), np.nan, dtype=np.float64)
+    present = np.flatnonzero(~shapely.is_missing(out))
+    bounds[present] = shapely.bounds(out[present])
     if not parts:
         return Footprints(column, bounds, out)
     joined = _Rings.join(parts)
@@ -532,8 +729,16 @@ def compute_footprints(
     return Footprints(column, bounds, out, lazy, joined)
 
 
-def _assume_lonlat(geoms: np.ndarray, column: str, where: str) -> str:
-    bounds = shapely.bounds(geoms)
+def _all_bounds(wkb: _WkbColumn, decoded: np.ndarray) -> np.ndarray:
+    """``(n, 4)`` bounds of every row as stored (simple rows from their coordinates)."""
+    bounds = np.asarray(shapely.bounds(decoded), dtype=np.float64)
+    fast = np.flatnonzero(wkb.simple)
+    if fast.size:
+        bounds[fast] = _Rings(*wkb.rings(fast)).bounds()
+    return bounds
+
+
+def _assume_lonlat(bounds: np.ndarray, column: str, where: str) -> str:
     if np.isfinite(bounds).any():
         xmin, ymin = np.nanmin(bounds[:, 0]), np.nanmin(bounds[:, 1])
         xmax, ymax = np.nanmax(bounds[:, 2]), np.nanmax(bounds[:, 3])
