@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     """Run every size set, print the ratios and write the JSON results."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sets", default="8x256,20x100,2x1024", help="files x MiB, comma list")
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", "--repeat", type=int, default=5, help="interleaved rounds")
     parser.add_argument("--checksum", default=None, help="also time create(checksum=...)")
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--output", type=Path, default=RESULTS)
