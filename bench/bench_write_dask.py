@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
             (files / f"f{i}").write_bytes(i.to_bytes(16, "little"))
         taco = _taco(files, args.samples)
         cluster = LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0"
         )
         with Client(cluster) as client:
             _warm(client)
