@@ -216,14 +216,22 @@ class _Rings:
 
     def polygons(self, which: np.ndarray) -> np.ndarray:
         """Shapely polygons of ring numbers ``which``."""
+        if len(which) == len(self) and (np.bincount(which, minlength=len(self)) == 1).all():
+            every = self._build(self.coords, self.starts)  # all rings: no copy of coordinates
+            picked_all: np.ndarray = every[which]
+            return picked_all
         first, lengths = self.starts[which], self.starts[which + 1] - self.starts[which]
         before = np.concatenate([[0], np.cumsum(lengths)[:-1]])
         picked = np.repeat(first - before, lengths) + np.arange(int(lengths.sum()))
         ring_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        return self._build(self.coords[picked], ring_offsets)
+
+    @staticmethod
+    def _build(coords: np.ndarray, ring_offsets: np.ndarray) -> np.ndarray:
         built: np.ndarray = shapely.from_ragged_array(  # one C call for all polygons
             shapely.GeometryType.POLYGON,
-            self.coords[picked],
-            (ring_offsets, np.arange(len(which) + 1, dtype=np.int64)),
+            coords,
+            (ring_offsets, np.arange(len(ring_offsets), dtype=np.int64)),
         )
         return built
 
@@ -440,6 +448,8 @@ class Footprints:
                 if self.stored is not None:  # keep them: the next filter reuses them
                     self.stored[rows[made]] = built
                     self.lazy[rows[made]] = -1
+                    if not (self.lazy >= 0).any():  # every ring is a polygon now
+                        object.__setattr__(self, "rings", None)
         return out
 
     @property
@@ -607,8 +617,14 @@ def _fast_rings(
     same = np.ones(len(coords) - 1, dtype=bool) if len(coords) else np.ones(0, dtype=bool)
     same[starts[1:-1] - 1] = False
     mids = ((coords[:-1] + coords[1:]) / 2.0)[same]
-    both = _transform(transformer, np.concatenate([coords, mids]), crs, where)
-    moved, moved_mids = both[: len(coords)], both[len(coords) :]
+    closing = starts[1:] - 1  # equal to the first vertex, byte for byte: not reprojected
+    body = np.ones(len(coords), dtype=bool)
+    body[closing] = False
+    both = _transform(transformer, np.concatenate([coords[body], mids]), crs, where)
+    moved = np.empty_like(coords)
+    moved[body] = both[: len(coords) - count]
+    moved[closing] = moved[starts[:-1]]
+    moved_mids = both[len(coords) - count :]
     del both
     keep = ~_bent(moved, moved_mids, index, count)
     keep[_crossing_rows(moved[:, 0], index)] = False
@@ -623,6 +639,13 @@ def _interleave(
         return None
     lengths = np.diff(starts)
     kept = lengths[keep]
+    if len(lengths) and (lengths == lengths[0]).all():  # one ring size: reshape, no indices
+        size = int(lengths[0])
+        ring = np.empty((len(kept), 2 * size - 1, 2), dtype=np.float64)
+        ring[:, ::2] = moved.reshape(-1, size, 2)[keep]
+        ring[:, 1::2] = mids.reshape(-1, size - 1, 2)[keep]
+        steps = np.arange(len(kept) + 1, dtype=np.int64) * (2 * size - 1)
+        return _Rings(ring.reshape(-1, 2), steps)
     out_starts = np.concatenate([[0], np.cumsum(2 * kept - 1)]).astype(np.int64)
     on_vertex = np.repeat(keep, lengths)
     on_mid = np.repeat(keep, lengths - 1)

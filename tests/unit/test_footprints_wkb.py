@@ -55,6 +55,21 @@ def _mixed_wkb() -> tuple[list[bytes | None], list[str]]:
         else:
             rows.append(None)
         crss.append(UTM30)
+    # a simple ring of another size (rings of several lengths in one CRS)
+    rows.append(
+        shapely.to_wkb(
+            shapely.Polygon(
+                [
+                    (4e5, 4.3e6),
+                    (4.01e5, 4.3e6),
+                    (4.02e5, 4.3005e6),
+                    (4.01e5, 4.301e6),
+                    (4e5, 4.301e6),
+                ]
+            )
+        )
+    )
+    crss.append(UTM30)
     # a ring too wide to stay straight (densified) and lon/lat rows
     rows.append(shapely.to_wkb(shapely.box(166_021, 0, 834_000, 9.0e6)))
     crss.append(UTM30)
