@@ -591,7 +591,7 @@ def _ramp(sizes: np.ndarray) -> np.ndarray:
 
 
 def _fast_rings(
-    coords: np.ndarray, starts: np.ndarray, crs: str, where: str
+    coords: np.ndarray, starts: np.ndarray, crs: str, where: str, into: np.ndarray | None = None
 ) -> tuple[_Rings | None, np.ndarray]:
     """4326 rings of simple polygons that need no shapely work, and which ones they are.
 
@@ -607,7 +607,11 @@ def _fast_rings(
         rings = _Rings(coords, starts)
         bounds = rings.bounds()
         keep = (bounds[:, 0] >= -180.0) & (bounds[:, 2] <= 180.0)
-        return (rings if keep.all() else rings.subset(keep)), keep
+        kept = rings if keep.all() else rings.subset(keep)
+        if kept is not None and into is not None:
+            into[: len(kept.coords)] = kept.coords
+            kept = _Rings(into[: len(kept.coords)], kept.starts)
+        return kept, keep
     try:
         transformer = wgs84_transformer(crs)
     except TacoValidationError as exc:
@@ -628,20 +632,30 @@ def _fast_rings(
     del both
     keep = ~_bent(moved, moved_mids, index, count)
     keep[_crossing_rows(moved[:, 0], index)] = False
-    return _interleave(moved, moved_mids, starts, keep), keep
+    return _interleave(moved, moved_mids, starts, keep, into), keep
 
 
 def _interleave(
-    moved: np.ndarray, mids: np.ndarray, starts: np.ndarray, keep: np.ndarray
+    moved: np.ndarray,
+    mids: np.ndarray,
+    starts: np.ndarray,
+    keep: np.ndarray,
+    into: np.ndarray | None = None,
 ) -> _Rings | None:
-    """Rings of the ``keep`` polygons: vertex, midpoint, vertex, ... (``2k - 1`` points)."""
+    """Rings of the ``keep`` polygons: vertex, midpoint, vertex, ... (``2k - 1`` points).
+
+    ``into``: an ``(m, 2)`` buffer at least that long whose head receives the
+    coordinates (so the caller's rings of several CRSs need no final copy).
+    """
     if not keep.any():
         return None
     lengths = np.diff(starts)
     kept = lengths[keep]
     if len(lengths) and (lengths == lengths[0]).all():  # one ring size: reshape, no indices
         size = int(lengths[0])
-        ring = np.empty((len(kept), 2 * size - 1, 2), dtype=np.float64)
+        total = len(kept) * (2 * size - 1)
+        flat = np.empty((total, 2), dtype=np.float64) if into is None else into[:total]
+        ring = flat.reshape(len(kept), 2 * size - 1, 2)
         ring[:, ::2] = moved.reshape(-1, size, 2)[keep]
         ring[:, 1::2] = mids.reshape(-1, size - 1, 2)[keep]
         steps = np.arange(len(kept) + 1, dtype=np.int64) * (2 * size - 1)
@@ -649,7 +663,8 @@ def _interleave(
     out_starts = np.concatenate([[0], np.cumsum(2 * kept - 1)]).astype(np.int64)
     on_vertex = np.repeat(keep, lengths)
     on_mid = np.repeat(keep, lengths - 1)
-    coords = np.empty((int(out_starts[-1]), 2), dtype=np.float64)
+    total = int(out_starts[-1])
+    coords = np.empty((total, 2), dtype=np.float64) if into is None else into[:total]
     vertex_at = np.repeat(out_starts[:-1], kept) + 2 * _ramp(kept)
     coords[vertex_at] = moved[on_vertex]
     coords[vertex_at[_not_last(kept)] + 1] = mids[on_mid]
@@ -709,15 +724,13 @@ def compute_footprints(
         ]
     out = np.full(size, None, dtype=object)
     lazy = np.full(size, -1, dtype=np.int64)
-    parts: list[_Rings] = []
-    held = 0
-
-    def hold(rows: np.ndarray, rings: _Rings) -> None:
-        nonlocal held
-        lazy[rows] = held + np.arange(len(rings))
-        held += len(rings)
-        parts.append(rings)
-
+    # rings of simple rows of every CRS share one buffer (no copy at the end); the
+    # few rings of the shapely path are appended after them
+    points = wkb.points[wkb.simple]
+    buffer = np.empty((int((2 * points - 1).sum()), 2), dtype=np.float64)
+    used = 0
+    fast_parts: list[tuple[np.ndarray, _Rings]] = []
+    slow_parts: list[tuple[np.ndarray, _Rings]] = []
     for rows, crs, label in groups:
         if rows.size == 0:
             continue
@@ -725,28 +738,41 @@ def compute_footprints(
         slow = rows[~wkb.simple[rows]]
         if fast.size:
             coords, starts = wkb.rings(fast)
-            rings, kept = _fast_rings(coords, starts, crs, label)
+            rings, kept = _fast_rings(coords, starts, crs, label, buffer[used:])
             del coords, starts
             if rings is not None:
-                hold(fast[kept], rings)
+                fast_parts.append((fast[kept], rings))
+                used += len(rings.coords)
             rest = fast[~kept]
             if rest.size:
                 decoded[rest] = wkb.decode(rest, where, column)
                 slow = np.concatenate([slow, rest])
         if slow.size == 0:
             continue
-        moved, halved, rings = _to_wgs84_parts(decoded[slow], crs, label)
+        moved, halved, slow_rings = _to_wgs84_parts(decoded[slow], crs, label)
         decoded[slow] = None
         out[slow] = moved
-        if rings is not None:
-            hold(slow[halved], rings)
+        if slow_rings is not None:
+            slow_parts.append((slow[halved], slow_rings))
     del decoded
     bounds = np.full((size, 4), np.nan, dtype=np.float64)
     present = np.flatnonzero(~shapely.is_missing(out))
     bounds[present] = shapely.bounds(out[present])
+    parts = fast_parts + slow_parts
     if not parts:
         return Footprints(column, bounds, out)
-    joined = _Rings.join(parts)
+    held = 0
+    for owners, part in parts:
+        lazy[owners] = held + np.arange(len(part))
+        held += len(part)
+    offsets = np.cumsum([0] + [len(p.coords) for _, p in fast_parts])
+    shared = _Rings(
+        buffer[:used],
+        np.concatenate(
+            [*(p.starts[:-1] + o for (_, p), o in zip(fast_parts, offsets, strict=False)), [used]]
+        ).astype(np.int64),
+    )
+    joined = _Rings.join([shared] + [p for _, p in slow_parts]) if slow_parts else shared
     made = lazy >= 0
     bounds[made] = joined.bounds()[lazy[made]]
     return Footprints(column, bounds, out, lazy, joined)
