@@ -143,8 +143,8 @@ def sample_env(size: int | None = None) -> Env:
 
     Example:
         >>> import rasterio
-        >>> rows = taco_gdal.load(url).data  # url: a Range server on 127.0.0.1
-        >>> path, size = rows["internal:gdal_vsi"][0], int(rows["internal:size"][0])
+        >>> rows = taco_gdal.load(url).frame(internal=True)  # url: a server on 127.0.0.1
+        >>> path, size = rows["internal:gdal_vsi"].iloc[0], int(rows["internal:size"].iloc[0])
         >>> path
         '/vsisubfile/..._622,/vsicurl/http://127.0.0.1:.../dataset.tacozip'
         >>> with sample_env(size):
