@@ -149,7 +149,7 @@ def _gdal_paths(container: Container) -> list[str]:
 
     dataset = TacoDataset.from_container(container)
     try:
-        frame = dataset.data.sort_values(CURRENT_ID)
+        frame = dataset.frame(internal=True).sort_values(CURRENT_ID)
     finally:
         dataset.close()
     return [str(path) for path in frame[GDAL_VSI]]

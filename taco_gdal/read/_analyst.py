@@ -84,11 +84,13 @@ class AnalystMixin:
         """The first ``n`` rows of the current view, as a TacoDataFrame.
 
         Example:
-            >>> ds.filter_datetime("2024").head(3)[["id", "stac:time_start"]]
-                 id     stac:time_start
-            0  s000 2024-03-01 10:30:00
-            1  s001 2024-03-11 10:30:00
-            2  s002 2024-03-21 10:30:00
+            >>> first = ds.filter_datetime("2024").head(3)
+            >>> first[["id", "stac:time_start"]]  # doctest: +NORMALIZE_WHITESPACE
+                                   id     stac:time_start
+            internal:current_id
+            0                    s000 2024-03-01 10:30:00
+            1                    s001 2024-03-11 10:30:00
+            2                    s002 2024-03-21 10:30:00
         """
         from taco_gdal.read.dataframe import FrameContext, to_frame
 
@@ -96,7 +98,7 @@ class AnalystMixin:
             raise TacoQueryError(f"head(n): expected an int >= 0, got {n!r}")
         view = quote_ident(self._state.view)
         table = self._fetch(f"SELECT * FROM {view} LIMIT {int(n)}", what="head()")
-        return to_frame(table, FrameContext(self._state, 0), self._state.path)
+        return to_frame(table, FrameContext(self._state, 0), self._state.path, internal=False)
 
     def __iter__(self) -> Iterator[pd.Series[Any]]:
         """The rows of the current view, one ``pandas.Series`` each (like ``iterrows``).

@@ -261,10 +261,12 @@ class TacoDataset(AnalystMixin):
 
         Example:
             >>> ds.sql("SELECT * FROM data WHERE cloud_cover < 10").sql(
-            ...     "SELECT * FROM data ORDER BY cloud_cover DESC").data[["id", "cloud_cover"]]
-                 id  cloud_cover
-            0  s001          5.0
-            1  s000          0.0
+            ...     "SELECT * FROM data ORDER BY cloud_cover DESC"
+            ... ).data[["id", "cloud_cover"]]  # doctest: +NORMALIZE_WHITESPACE
+                                   id  cloud_cover
+            internal:current_id
+            1                    s001          5.0
+            0                    s000          0.0
         """
         state = self._state
         body = single_query(query, where=state.path)
@@ -354,9 +356,20 @@ class TacoDataset(AnalystMixin):
 
     @property
     def data(self) -> TacoDataFrame:
-        """Run the current view: a TacoDataFrame (a GeoDataFrame when there is geometry)."""
+        """Run the current view: a TacoDataFrame (a GeoDataFrame when there is geometry).
+
+        The reader's bookkeeping columns (``internal:*``) are hidden, except
+        ``internal:gdal_vsi`` (the sample's GDAL path) and
+        ``internal:source_file`` (the TACOCAT part of a row);
+        ``internal:current_id`` is the frame's index, so ``read()`` still finds
+        a FOLDER's children.  ``frame(internal=True)`` returns every column.
+
+        Example:
+            >>> [c for c in ds.data.columns if c.startswith("internal:")]
+            ['internal:gdal_vsi']
+        """
         table = self._fetch(f"SELECT * FROM {quote_ident(self._state.view)}", what=".data")
-        return to_frame(table, FrameContext(self._state, 0), self._state.path)
+        return to_frame(table, FrameContext(self._state, 0), self._state.path, internal=False)
 
     def to_arrow(self, level: int = 0) -> pa.Table:
         """The rows of the current state at ``level``, as Arrow (exact types, no pandas).

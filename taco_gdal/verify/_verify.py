@@ -107,7 +107,8 @@ def verify(path: str | os.PathLike[str], level: Level = "crc", *, repair: bool =
     Example:
         >>> taco_gdal.verify("dataset.tacozip", level="crc").ok
         True
-        >>> where = int(taco_gdal.load("dataset.tacozip").data["internal:offset"][1]) + 100
+        >>> frame = taco_gdal.load("dataset.tacozip").frame(internal=True)  # internal:* too
+        >>> where = int(frame["internal:offset"][1]) + 100
         >>> with open("dataset.tacozip", "r+b") as f:  # flip one byte of sample s001
         ...     byte = f.read(where + 1)[where]
         ...     _ = f.seek(where)

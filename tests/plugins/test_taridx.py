@@ -120,7 +120,7 @@ def test_load_reads_through_gdal_vsi(
         gdal.FileFromMemBuffer(f"{vsimem_dir}/{name}", (taridx.parent / name).read_bytes())
     ds = taco_gdal.load(f"{vsimem_dir}/train.taridx")
     path = str(ds.read(3))
-    assert path == f"/vsisubfile/{int(ds.data['internal:offset'][3])}_" + (
+    assert path == f"/vsisubfile/{int(ds.frame(internal=True)['internal:offset'][3])}_" + (
         f"{sources[MEMBERS[3]].stat().st_size},{vsimem_dir}/train.tar"
     )
     assert_same_raster(path, sources[MEMBERS[3]])

@@ -86,10 +86,14 @@ def test_dataset_repr_html_rows_steps_extent_and_map(flat_path: Path, tmp_path: 
 
 
 def test_frame_repr_html_has_map_and_table(flat_path: Path, tmp_path: Path) -> None:
-    frame = taco_gdal.load(str(flat_path)).filter_bbox(-4.0, 39.9, -3.0, 40.8).data
+    filtered = taco_gdal.load(str(flat_path)).filter_bbox(-4.0, 39.9, -3.0, 40.8)
+    frame = filtered.data  # internal:* hidden, except internal:gdal_vsi
     html = frame._repr_html_()
     assert html is not None and "<svg" in html and "<table" in html
-    assert "not shown: internal:current_id" in html and "<th>internal:offset</th>" not in html
+    assert "<th>internal:offset</th>" not in html and "not shown" not in html
+    everything = filtered.frame(internal=True)._repr_html_()  # asked for: the table names them
+    assert everything is not None and "not shown: internal:current_id" in everything
+    assert "<th>internal:offset</th>" not in everything
     assert "internal:gdal_vsi</th>" in html and "&lt;WKB 93 B&gt;" in html
     pixels = _screenshot(html, tmp_path / "frame_repr.png", (1400, 600))
     rows, cols = _map_box(pixels)

@@ -21,14 +21,14 @@ def test_same_dataset_twice_has_no_duplicated_children(reference: Reference, fmt
     ds = reader.load(ref.path)
     both = reader.concat([ds, ds])
     assert both.data["id"].tolist() == [n.id for n in ref.level(0)] * 2
-    assert both.data["internal:current_id"].tolist() == list(range(6))
+    assert both.frame(internal=True)["internal:current_id"].tolist() == list(range(6))
     pairs = both.sql(
         'SELECT p.id AS parent, p."internal:current_id" AS pid, c.id AS child FROM level0 p '
         'JOIN level1 c ON c."internal:parent_id" = p."internal:current_id"'
     ).data
     assert len(pairs) == 12
     assert sorted(pairs.groupby("pid").size().tolist()) == [2] * 6
-    level1 = both.sql("SELECT * FROM level1").data
+    level1 = both.sql("SELECT * FROM level1").frame(internal=True)
     assert list(level1.columns).count("internal:gdal_vsi") == 1
     assert level1["internal:parent_id"].tolist() == [0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5]
 
@@ -56,7 +56,7 @@ def test_filtered_inputs_are_respected(reference: Reference) -> None:
     first_two = ds.sql("SELECT * FROM data WHERE id IN ('tile0', 'tile1')")
     both = reader.concat([only_b, first_two])
     assert both.data["id"].tolist() == ["tile0", "tile0", "tile1"]
-    level1 = both.sql("SELECT * FROM level1").data
+    level1 = both.sql("SELECT * FROM level1").frame(internal=True)
     assert level1["id"].tolist() == ["b", "a", "b", "a", "b"]
     assert level1["internal:parent_id"].tolist() == [0, 1, 1, 2, 2]
     assert both.data.read(0)["id"].tolist() == ["b"]

@@ -13,7 +13,7 @@ from tests.integration.read.conftest import RefDataset
 
 
 def test_level0_counts_and_ids(ref: RefDataset) -> None:
-    data = reader.load(ref.path).data
+    data = reader.load(ref.path).frame(internal=True)
     assert isinstance(data, TacoDataFrame)
     assert data["id"].tolist() == [n.id for n in ref.level(0)]
     assert data["type"].tolist() == [n.type for n in ref.level(0)]
@@ -24,7 +24,7 @@ def test_every_level_through_sql(ref: RefDataset) -> None:
     ds = reader.load(ref.path)
     assert ds.level_counts() == [len(ref.level(k)) for k in range(ref.depth + 1)]
     for level in range(1, ref.depth + 1):
-        rows = ds.sql(f"SELECT * FROM level{level}").data
+        rows = ds.sql(f"SELECT * FROM level{level}").frame(internal=True)
         expected = ref.level(level)
         assert rows["id"].tolist() == [n.id for n in expected]
         assert rows["internal:current_id"].tolist() == list(range(len(expected)))
@@ -85,7 +85,7 @@ def test_slicing_keeps_navigation(reference) -> None:  # type: ignore[no-untyped
     subset = data[data["score"] > 0]
     assert isinstance(subset, TacoGeoDataFrame)
     assert subset.read(0)["id"].tolist() == ["a", "b"]
-    plain = data[["id", "type", "internal:gdal_vsi", "internal:current_id"]]
+    plain = data[["id", "type", "internal:gdal_vsi"]]  # the index keeps internal:current_id
     assert isinstance(plain, TacoDataFrame) and not isinstance(plain, gpd.GeoDataFrame)
     assert plain.read("tile2")["id"].tolist() == ["a", "b"]
     assert isinstance(data.head(2), TacoGeoDataFrame)

@@ -49,7 +49,7 @@ def test_children_carry_ids_of_the_level_tables(ref: RefDataset) -> None:
     if ref.depth == 0:
         return
     ds = reader.load(ref.path)
-    level1 = ds.sql("SELECT * FROM level1").data
+    level1 = ds.sql("SELECT * FROM level1").frame(internal=True)
     children = ds.data.read(1)
     expected = level1[level1["internal:parent_id"] == 1]
     assert children["id"].tolist() == expected["id"].tolist()

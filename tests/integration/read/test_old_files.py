@@ -72,7 +72,7 @@ def test_zip_without_current_id(reference: Reference, tmp_path: Path, shape: str
     x, y = target.centroid
     hit = ds.filter_bbox(x - 0.1, y - 0.1, x + 0.1, y + 0.1, level=level)
     assert hit.data["id"].tolist() == [target.ids[0]]
-    last = ds.sql(f"SELECT * FROM level{level}").data
+    last = ds.sql(f"SELECT * FROM level{level}").frame(internal=True)
     assert last["internal:current_id"].tolist() == list(range(len(ref.level(level))))
 
 
@@ -109,7 +109,7 @@ def test_parents_from_meta_grouping(reference: Reference, tmp_path: Path, fmt: s
             path = target / ".tacocat" / f"level{level}.parquet"
             path.write_bytes(_without(path.read_bytes(), NO_LINKS))
     ds = reader.load(target)
-    level2 = ds.sql("SELECT * FROM level2").data
+    level2 = ds.sql("SELECT * FROM level2").frame(internal=True)
     parents = {n.position: i for i, n in enumerate(ref.level(1))}
     assert level2["internal:parent_id"].tolist() == [parents[n.position[:-1]] for n in ref.level(2)]
     assert _walk(ds.data, ref) == len(ref.source_bytes)

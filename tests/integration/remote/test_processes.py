@@ -176,7 +176,7 @@ def _two_sizes(folder: Path) -> tuple[Path, dict[str, np.ndarray]]:
 def test_plain_rasterio_in_env_is_one_get(remote: Remote, tmp_path: Path) -> None:
     zip_path, truth = _two_sizes(tmp_path)
     url = remote.publish(zip_path)
-    frame = taco_gdal.load(url).data
+    frame = taco_gdal.load(url).frame(internal=True)
     sizes = dict(zip(frame["id"], frame["internal:size"], strict=True))
     assert 400_000 < sizes["half_mb"] < 600_000 and 6_000_000 < sizes["seven_mb"] < 8_000_000
     for sample_id, path in zip(frame["id"], frame["internal:gdal_vsi"], strict=True):
