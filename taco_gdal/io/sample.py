@@ -63,8 +63,8 @@ def check_digest(vsi_path: str, checksum: str, size: int | None = None) -> None:
             and both digests.
         TacoFormatError: ``checksum`` is not ``"<algorithm>:<lowercase hex>"``.
     """
+    from taco_gdal.format.checksum import new_hasher, parse_checksum
     from taco_gdal.verify._stream import Span, stream_spans
-    from taco_gdal.verify.digest import new_hasher, parse_checksum
 
     expected = parse_checksum(checksum, f"checksum of {vsi_path}")
     if size is None:

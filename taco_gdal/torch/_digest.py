@@ -1,6 +1,6 @@
 """Check a sample's bytes against its ``taco_gdal:checksum`` value.
 
-The value format and the algorithms are :mod:`taco_gdal.verify.digest`'s
+The value format and the algorithms are :mod:`taco_gdal.format.checksum`'s
 (imported on first check, so workers of a dataset without ``verify=True``
 never load the verify package).
 """
@@ -24,7 +24,7 @@ def check_digest(data: bytes, stored: str, sample: str, container: str) -> None:
     Example:
         >>> check_digest(b"123456789", "crc32c:e3069283", "s0", "/data/x.tacozip")
     """
-    from taco_gdal.verify.digest import digest_bytes, parse_checksum
+    from taco_gdal.format.checksum import digest_bytes, parse_checksum
 
     expected = parse_checksum(stored, f"{container}: sample {sample!r}, {CHECKSUM}")
     found = digest_bytes(expected.algorithm, data)

@@ -9,6 +9,7 @@ from osgeo import gdal
 
 from taco_gdal.errors import TacoError
 from taco_gdal.format import vsi
+from taco_gdal.format.checksum import new_hasher, parse_checksum
 from taco_gdal.format.names import DATA_DIR
 from taco_gdal.io.vsi import read_all
 from taco_gdal.read.containers._paths import escape_reason, symlink_on_path
@@ -17,7 +18,6 @@ from taco_gdal.verify._meta import check_meta_tables
 from taco_gdal.verify._rows import Collector, Row, iter_rows
 from taco_gdal.verify._stream import Span, stream_spans
 from taco_gdal.verify._zip import report_digests
-from taco_gdal.verify.digest import new_hasher, parse_checksum
 
 __all__ = ["verify_folder"]
 

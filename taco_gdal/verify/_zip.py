@@ -11,6 +11,7 @@ import pyarrow as pa
 
 from taco_gdal.errors import TacoError, TacoFormatError
 from taco_gdal.format import zip as zipfmt
+from taco_gdal.format.checksum import Hasher, crc32, new_hasher, parse_checksum
 from taco_gdal.format.header import HEADER_NAME, HEADER_SIZE, PAYLOAD_OFFSET, parse_header
 from taco_gdal.format.names import COLLECTION_FILE, level_member
 from taco_gdal.io.vsi import VSIFile
@@ -18,14 +19,8 @@ from taco_gdal.verify import codes
 from taco_gdal.verify._meta import check_meta_tables
 from taco_gdal.verify._rows import Collector, Row, iter_rows
 from taco_gdal.verify._stream import Span, stream_spans
-from taco_gdal.verify.digest import Hasher, new_hasher, parse_checksum
 
 __all__ = ["Member", "ZipLayout", "read_layout", "verify_zip"]
-
-try:  # ISA-L's CRC-32 (the writer's too) is several times zlib's; both give equal values
-    from isal.isal_zlib import crc32 as _crc32
-except ImportError:  # pragma: no cover - isal is a declared dependency
-    from zlib import crc32 as _crc32
 
 _LFH_SLACK = 64
 """Bytes read past a local header's name for its extra field (STORE + ZIP64 needs 20)."""
@@ -308,7 +303,7 @@ def _crc_sink(member: Member, results: dict[str, int]) -> Callable[[memoryview],
     results[member.name] = 0
 
     def sink(data: memoryview) -> None:
-        results[member.name] = _crc32(data, results[member.name])
+        results[member.name] = crc32(data, results[member.name])
 
     return sink
 

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taco_gdal.errors import TacoIOError
+from taco_gdal.format.checksum import StreamingDigest, check_algorithm
 from taco_gdal.format.vsi import SUBFILE_PREFIX, parse_subfile, to_vsi
 from taco_gdal.io.vsi import VSIFile, file_size
-from taco_gdal.write._digest import Digest, check_algorithm, new_digest
 
 __all__ = ["BLOCK_SIZE", "Copied", "copy_sample", "source_size"]
 
@@ -68,7 +68,9 @@ def _copy_range(container: str, offset: int, size: int, dest: Path) -> None:
             copied += n
 
 
-def _copy_local_hashed(path: str, offset: int, size: int | None, dest: Path, h: Digest) -> int:
+def _copy_local_hashed(
+    path: str, offset: int, size: int | None, dest: Path, h: StreamingDigest
+) -> int:
     """Copy ``size`` bytes (None: to the end) from ``offset`` through one buffer, hashing it."""
     buffer = memoryview(bytearray(_LOCAL_BLOCK))
     copied = 0
@@ -93,7 +95,7 @@ def _copy_local_hashed(path: str, offset: int, size: int | None, dest: Path, h: 
     return copied
 
 
-def _copy_vsi(source: str, dest: Path, h: Digest | None) -> int:
+def _copy_vsi(source: str, dest: Path, h: StreamingDigest | None) -> int:
     with VSIFile(source) as src, open(dest, "xb") as dst:
         size = src.size()
         offset = 0
@@ -106,7 +108,7 @@ def _copy_vsi(source: str, dest: Path, h: Digest | None) -> int:
     return size
 
 
-def _copy(path: str, dest: Path, h: Digest | None) -> int:
+def _copy(path: str, dest: Path, h: StreamingDigest | None) -> int:
     if path.startswith(SUBFILE_PREFIX):
         sub = parse_subfile(path)
         if not sub.container.startswith("/vsi"):
@@ -138,7 +140,7 @@ def copy_sample(source: str | None, dest: Path, digest: str | None = None) -> Co
         >>> copy_sample("src/s000.tif", Path("out/a.tif"), digest="xxh3")
         Copied(size=622, digest='xxh3:...')
     """
-    h = None if check_algorithm(digest) is None else new_digest(digest or "")
+    h = None if check_algorithm(digest) is None else StreamingDigest(digest or "")
     try:
         if source is None:
             dest.touch(exist_ok=False)

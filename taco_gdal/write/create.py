@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from taco_gdal.errors import TacoValidationError
+from taco_gdal.format.checksum import check_algorithm
 from taco_gdal.format.names import TACOCAT_DIR, TACOCAT_FILE
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import check_target
-from taco_gdal.write._digest import check_algorithm
 from taco_gdal.write._layout import Layout
 from taco_gdal.write._partition import Part, plan_partitions, plan_parts, subset_package
 from taco_gdal.write._size import parse_size

@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from taco_gdal.errors import TacoValidationError
+from taco_gdal.format.checksum import check_algorithm
 from taco_gdal.format.names import (
     CURRENT_ID,
     FIELD_SCHEMA_KEY,
@@ -44,7 +45,6 @@ from taco_gdal.model.extent import extent_of_tables
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.model.pit import pit_schema
 from taco_gdal.read.containers._paths import check_sample_source
-from taco_gdal.write._digest import check_algorithm
 from taco_gdal.write.create import OutputFormat, resolve_format
 from taco_gdal.write.folder_container import write_folder
 from taco_gdal.write.zip_container import write_zip

@@ -21,6 +21,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from taco_gdal.errors import TacoValidationError
+from taco_gdal.format.checksum import check_algorithm
 from taco_gdal.format.names import (
     COLLECTION_FILE,
     DATA_DIR,
@@ -33,7 +34,6 @@ from taco_gdal.model.collection import collection_json_bytes
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import atomic_directory
 from taco_gdal.write._copy import copy_sample
-from taco_gdal.write._digest import check_algorithm
 from taco_gdal.write._layout import Layout
 from taco_gdal.write._parquet import LEVEL_OPTIONS, LOCAL_META_OPTIONS, parquet_options
 from taco_gdal.write._progress import progress_bar

@@ -21,13 +21,13 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from taco_gdal.errors import TacoIOError, TacoValidationError
+from taco_gdal.format.checksum import check_algorithm
 from taco_gdal.format.header import HeaderEntry
 from taco_gdal.format.names import COLLECTION_FILE, MAX_LEVELS, level_member
 from taco_gdal.format.vsi import to_vsi
 from taco_gdal.model.collection import collection_json_bytes
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import atomic_file
-from taco_gdal.write._digest import check_algorithm
 from taco_gdal.write._layout import Layout, SampleRef
 from taco_gdal.write._parquet import (
     LEVEL_OPTIONS,

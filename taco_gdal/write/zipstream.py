@@ -25,7 +25,7 @@ once a remote source is copied):
   block ``i + 1`` while block ``i`` is checksummed and written.
 
 Every copy path can also compute a per-sample digest (``digest="xxh3"``...,
-see :mod:`taco_gdal.write._digest`) from the same buffers as the CRC-32.
+see :mod:`taco_gdal.format.checksum`) from the same buffers as the CRC-32.
 
 A TACO ZIP starts with the ``TACO_HEADER`` member: call :meth:`ZipWriter.add_taco_header`
 first, and :meth:`ZipWriter.set_header_entries` once the metadata offsets are known.
@@ -46,9 +46,9 @@ import numpy as np
 from taco_gdal.errors import TacoError, TacoFormatError, TacoIOError
 from taco_gdal.format import header as hdr
 from taco_gdal.format import zip as zipfmt
+from taco_gdal.format.checksum import StreamingDigest, check_algorithm, crc32
 from taco_gdal.format.names import HEADER_MEMBER
 from taco_gdal.io.vsi import VSIFile
-from taco_gdal.write._digest import Digest, check_algorithm, crc32, new_digest
 
 __all__ = ["BLOCK_SIZE", "LOCAL_BLOCK", "MemberInfo", "ZipWriter"]
 
@@ -145,8 +145,8 @@ def _pwrite_all(fd: int, view: memoryview, position: int) -> None:
         written += os.pwrite(fd, view[written:], position + written)
 
 
-def _hasher(digest: str | None) -> Digest | None:
-    return None if check_algorithm(digest) is None else new_digest(digest or "")
+def _hasher(digest: str | None) -> StreamingDigest | None:
+    return None if check_algorithm(digest) is None else StreamingDigest(digest or "")
 
 
 class ZipWriter:
@@ -210,7 +210,7 @@ class ZipWriter:
         lfh_offset: int,
         size: int,
         crc: int,
-        digest: Digest | None = None,
+        digest: StreamingDigest | None = None,
     ) -> MemberInfo:
         data_offset = lfh_offset + lfh.packed_size
         end = self._end = self._f.tell()
