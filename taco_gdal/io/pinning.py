@@ -56,6 +56,7 @@ from dataclasses import dataclass
 
 from osgeo import gdal
 
+from taco_gdal._fork import after_fork_in_child
 from taco_gdal.errors import TacoChangedError, TacoIOError
 from taco_gdal.format.vsi import SUBFILE_PREFIX, is_remote, parse_subfile
 from taco_gdal.io.profile import metadata_env
@@ -113,6 +114,10 @@ class PinRegistry:
         with self._lock:
             return self._pins.setdefault(pin.path, pin)
 
+    def reset_lock(self) -> None:
+        """A new lock (in a forked child: the parent may have held it while forking)."""
+        self._lock = threading.Lock()
+
     def forget(self, path: str | None = None) -> None:
         """Drop the pin of ``path`` (all pins if ``None``), e.g. to accept a new upload."""
         with self._lock:
@@ -124,6 +129,8 @@ class PinRegistry:
 
 pins = PinRegistry()
 """The process-wide registry used by :func:`verify` when no pin is passed."""
+# A forked child keeps the parent's pins (they identify the files it reads) but not the lock.
+after_fork_in_child(pins.reset_lock)
 
 
 def _cached_size(path: str) -> int | None:

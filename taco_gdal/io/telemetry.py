@@ -36,6 +36,7 @@ from typing import Any, Final
 
 from osgeo import gdal
 
+from taco_gdal._fork import after_fork_in_child
 from taco_gdal.env import Env, get_config
 
 __all__ = ["FileTraffic", "NetworkStats", "network_stats", "snapshot"]
@@ -44,6 +45,17 @@ _OPTION: Final = "CPL_VSIL_NETWORK_STATS_ENABLED"
 _lock = threading.Lock()
 _depth = 0
 _owner = False
+
+
+def _reset_in_child() -> None:
+    """A forked child gets a new lock and no open measurement (its parent's threads are gone)."""
+    global _lock, _depth, _owner
+    _lock = threading.Lock()
+    _depth = 0
+    _owner = False
+
+
+after_fork_in_child(_reset_in_child)
 
 
 @dataclass(frozen=True, slots=True)
