@@ -89,6 +89,34 @@ class TacoDataFrame(pd.DataFrame):
         check_assignment(key)
         super().__setitem__(key, value)
 
+    @property
+    def loc(self) -> Any:  # type: ignore[override]
+        """pandas' ``.loc``; assignments to ``id``, ``type`` or ``internal:*`` are refused."""
+        from taco_gdal.read.frames import GuardedIndexer
+
+        return GuardedIndexer(super().loc, self, positional=False)
+
+    @property
+    def iloc(self) -> Any:  # type: ignore[override]
+        """pandas' ``.iloc``; assignments to protected columns are refused."""
+        from taco_gdal.read.frames import GuardedIndexer
+
+        return GuardedIndexer(super().iloc, self, positional=True)
+
+    @property
+    def at(self) -> Any:  # type: ignore[override]
+        """pandas' ``.at``; assignments to protected columns are refused."""
+        from taco_gdal.read.frames import GuardedIndexer
+
+        return GuardedIndexer(super().at, self, positional=False)
+
+    @property
+    def iat(self) -> Any:  # type: ignore[override]
+        """pandas' ``.iat``; assignments to protected columns are refused."""
+        from taco_gdal.read.frames import GuardedIndexer
+
+        return GuardedIndexer(super().iat, self, positional=True)
+
     def to_arrow(self) -> pa.Table:
         """These rows as a ``pyarrow.Table`` (geometry as WKB; see :mod:`taco_gdal.read.frames`)."""
         from taco_gdal.read.frames import frame_to_arrow

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -62,6 +63,59 @@ def check_assignment(key: object, where: str = "TacoDataFrame") -> None:
                 "navigation and GDAL paths are built from it. Assign to a new column, or "
                 "convert with .to_arrow() / pandas.DataFrame(frame) to edit freely"
             )
+
+
+def assigned_columns(frame: pd.DataFrame, key: object, positional: bool) -> list[object]:
+    """The column labels a ``.loc``/``.iloc``/``.at``/``.iat`` assignment with ``key`` writes.
+
+    A key without a column part (``frame.loc[3] = ...``) writes every column.
+
+    Example:
+        >>> import pandas as pd
+        >>> f = pd.DataFrame({"id": ["a"], "x": [1]})
+        >>> assigned_columns(f, (0, "x"), positional=False), assigned_columns(f, (0, 0), True)
+        (['x'], ['id'])
+    """
+    if not isinstance(key, tuple) or len(key) < 2:
+        return list(frame.columns)
+    columns = key[1]
+    if positional or isinstance(columns, slice):
+        selected = frame.columns[columns] if positional else frame.loc[:, columns].columns
+        return list(np.atleast_1d(np.asarray(selected, dtype=object)))
+    if pd.api.types.is_list_like(columns):
+        values = np.asarray(columns)
+        if values.dtype == bool:
+            return list(frame.columns[values])
+        return list(values)
+    return [columns]
+
+
+class GuardedIndexer:
+    """A pandas indexer whose assignments refuse protected columns; reads pass through.
+
+    Args:
+        indexer: the frame's own ``.loc``, ``.iloc``, ``.at`` or ``.iat``.
+        frame: the frame it indexes.
+        positional: True for ``.iloc`` / ``.iat`` (column keys are positions).
+    """
+
+    def __init__(self, indexer: Any, frame: pd.DataFrame, positional: bool) -> None:
+        self._indexer = indexer
+        self._frame = frame
+        self._positional = positional
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._indexer[key]
+
+    def __getattr__(self, name: str) -> Any:  # pandas calls its indexers' internals
+        return getattr(self._indexer, name)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        check_assignment(assigned_columns(self._frame, key, self._positional))
+        self._indexer[key] = value
+
+    def __call__(self, axis: Any = None) -> GuardedIndexer:
+        return GuardedIndexer(self._indexer(axis), self._frame, self._positional)
 
 
 def frame_to_arrow(frame: pd.DataFrame) -> pa.Table:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import pyarrow as pa
 import pytest
@@ -52,6 +53,30 @@ def test_protected_columns_refuse_assignment(nested: taco_gdal.TacoDataset, colu
         frame[["cloud_note", column]] = ["a", "b"]
     frame["cloud_note"] = "fine"  # other columns stay writable
     assert list(frame["cloud_note"]) == ["fine"] * 3
+
+
+@pytest.mark.parametrize(
+    "assign",
+    [
+        lambda f, c: f.loc.__setitem__((f.index[0], c), "x"),
+        lambda f, c: f.loc.__setitem__((slice(None), [c, "cloud_note"]), "x"),
+        lambda f, c: f.iloc.__setitem__((0, list(f.columns).index(c)), "x"),
+        lambda f, c: f.at.__setitem__((f.index[0], c), "x"),
+        lambda f, c: f.iat.__setitem__((0, list(f.columns).index(c)), "x"),
+        lambda f, c: f.loc.__setitem__(f.index[0], f.iloc[1]),  # a whole row holds c too
+    ],
+    ids=["loc", "loc-list", "iloc", "at", "iat", "loc-row"],
+)
+def test_indexers_refuse_protected_columns(nested: taco_gdal.TacoDataset, assign: Any) -> None:
+    frame = nested.data.read("pair_0")
+    assert isinstance(frame, taco_gdal.TacoDataFrame)
+    before = frame.copy()
+    with pytest.raises(TacoQueryError, match="is protected"):
+        assign(frame, "id")
+    assert frame["id"].tolist() == before["id"].tolist()
+    frame.loc[:, "cloud_note"] = "fine"  # other columns stay writable through indexers
+    frame.iloc[0, list(frame.columns).index("cloud_note")] = "first"
+    assert list(frame["cloud_note"]) == ["first", "fine", "fine"]
 
 
 def test_pit_schema_is_typed_and_reads_like_the_dict(nested: taco_gdal.TacoDataset) -> None:
