@@ -231,6 +231,21 @@ class RasterFacts:
     time: datetime | None
     """Acquisition time from the raster's tags (:data:`TIME_TAGS`), or None."""
 
+    def start_time(self, given: Time | None, owner: str, argument: str) -> Time:
+        """``given`` if set, else the tagged time.
+
+        Raises:
+            TacoValidationError: neither was found (the message names ``argument``).
+        """
+        if given is not None:
+            return given
+        if self.time is None:
+            raise TacoValidationError(
+                f"{owner}: expected a time: pass {argument}= or tag the raster with "
+                f"{' / '.join(key for _, key in TIME_TAGS)}; found none in {self.path!r}"
+            )
+        return self.time
+
 
 def raster_facts(path: str | os.PathLike[str], owner: str) -> RasterFacts:
     """CRS, shape, geotransform and tagged time of a raster, read with rasterio.

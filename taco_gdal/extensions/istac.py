@@ -11,7 +11,6 @@ import shapely
 
 from taco_gdal.errors import TacoValidationError
 from taco_gdal.extensions._geo import (
-    TIME_TAGS,
     Time,
     acquisition_times,
     lonlat_of,
@@ -131,12 +130,7 @@ class ISTAC(SampleExtension):
             Sample(id='t0', type='FILE', fields=['istac:crs', 'istac:geometry', ...])
         """
         facts = raster_facts(path, "ISTAC.from_raster")
-        start = time if time is not None else facts.time
-        if start is None:
-            raise TacoValidationError(
-                f"ISTAC.from_raster: expected a time: pass time= or tag the raster with "
-                f"{' / '.join(key for _, key in TIME_TAGS)}; found none in {facts.path!r}"
-            )
+        start = facts.start_time(time, "ISTAC.from_raster", "time")
         footprint = raster_footprint(facts.geotransform, facts.shape[1], facts.shape[2])
         return cls(facts.crs, footprint, start, time_end)
 

@@ -11,7 +11,6 @@ import pyarrow as pa
 
 from taco_gdal.errors import TacoValidationError
 from taco_gdal.extensions._geo import (
-    TIME_TAGS,
     Time,
     acquisition_times,
     lonlat_of,
@@ -146,12 +145,7 @@ class STAC(SampleExtension):
             Sample(id='t0', type='FILE', fields=['stac:crs', 'stac:tensor_shape', ...])
         """
         facts = raster_facts(path, "STAC.from_raster")
-        start = time_start if time_start is not None else facts.time
-        if start is None:
-            raise TacoValidationError(
-                f"STAC.from_raster: expected a time: pass time_start= or tag the raster with "
-                f"{' / '.join(key for _, key in TIME_TAGS)}; found none in {facts.path!r}"
-            )
+        start = facts.start_time(time_start, "STAC.from_raster", "time_start")
         return cls(facts.crs, facts.shape, facts.geotransform, start, None, time_end, time_middle)
 
     def get_schema(self) -> dict[str, pa.DataType]:
