@@ -22,11 +22,33 @@ from taco_gdal.format.names import GEOMETRY_COLUMNS
 if TYPE_CHECKING:
     import pyarrow as pa
 
-__all__ = ["ROW_FORMATS", "RowFormat", "emit_json", "json_value", "write_rows"]
+__all__ = [
+    "ROW_FORMATS",
+    "RowFormat",
+    "emit_json",
+    "json_value",
+    "row_output_options",
+    "write_rows",
+]
 
 RowFormat = Literal["table", "csv", "jsonl", "json", "parquet"]
 ROW_FORMATS: Final = ("table", "csv", "jsonl", "json", "parquet")
 _CELL: Final = 60
+
+
+def row_output_options(command: Any) -> Any:
+    """``-f/--format`` and ``-o/--output``: how a verb that prints rows writes them."""
+    command = click.option(
+        "-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE."
+    )(command)
+    return click.option(
+        "-f",
+        "--format",
+        "fmt",
+        type=click.Choice(ROW_FORMATS),
+        default="table",
+        help="Output format (--json is the same as --format json).",
+    )(command)
 
 
 def json_value(value: Any, column: str | None = None) -> Any:

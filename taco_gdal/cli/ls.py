@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from taco_gdal.cli._options import Common, verb
-from taco_gdal.cli._output import ROW_FORMATS, RowFormat, write_rows
+from taco_gdal.cli._output import RowFormat, row_output_options, write_rows
 from taco_gdal.cli._select import load_selected, selection_options
 
 if TYPE_CHECKING:
@@ -63,15 +63,7 @@ def pick_columns(table: pa.Table, spec: str | None, where: str) -> pa.Table:
 @click.argument("path")
 @selection_options
 @click.option("--columns", metavar="A,B,...|all", help="Columns to print [id,type,gdal path].")
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(ROW_FORMATS),
-    default="table",
-    help="Output format (--json is the same as --format json).",
-)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE.")
+@row_output_options
 def ls(
     common: Common,
     path: str,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from taco_gdal.cli._options import Common, verb
-from taco_gdal.cli._output import ROW_FORMATS, RowFormat, write_rows
+from taco_gdal.cli._output import RowFormat, row_output_options, write_rows
 
 __all__ = ["command"]
 
@@ -26,15 +26,7 @@ __all__ = ["command"]
 )
 @click.argument("path")
 @click.argument("query")
-@click.option(
-    "-f",
-    "--format",
-    "fmt",
-    type=click.Choice(ROW_FORMATS),
-    default="table",
-    help="Output format (--json is the same as --format json).",
-)
-@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write to FILE.")
+@row_output_options
 def sql(common: Common, path: str, query: str, fmt: RowFormat, output: str | None) -> None:
     """Run QUERY (DuckDB SQL) over the tables data, level0, level1, ...
 
