@@ -37,6 +37,7 @@ def main() -> int:
     parser.add_argument("parsers", nargs="*")
     parser.add_argument("--seconds", type=float, default=None)
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--progress", type=int, default=10_000, help="partial line every N cases")
     args = parser.parse_args()
     targets = make_targets(Path(tempfile.mkdtemp(prefix="taco-fuzz-")))
     rng = random.Random(args.seed)
@@ -45,11 +46,13 @@ def main() -> int:
         target = targets[name]
         start = time.monotonic()
         done = 0
+        slowest = 0.0
         for _ in range(args.cases):
             mutation = [
                 (rng.randrange(2**20), rng.randrange(256)) for _ in range(rng.randint(1, 6))
             ]
             truncate = rng.randrange(2**20) if rng.random() < 0.2 else None
+            began = time.monotonic()
             try:
                 run_mutation(target, mutation, truncate)
             except Exception:  # a finding: report it and go on
@@ -58,12 +61,30 @@ def main() -> int:
                 print(f"{name}: mutation={mutation} truncate={truncate}", file=sys.stderr)
                 traceback.print_exc()
             done += 1
+            slowest = max(slowest, time.monotonic() - began)
+            if done % args.progress == 0 and done < args.cases:
+                _report(name, done, start, slowest, target.outcomes, partial=True)
             if args.seconds is not None and time.monotonic() - start > args.seconds:
                 break
-        elapsed = time.monotonic() - start
-        line = {"parser": name, "cases": done, "seconds": round(elapsed, 1), **target.outcomes}
-        print(json.dumps(line), flush=True)
+        _report(name, done, start, slowest, target.outcomes, partial=False)
     return 1 if bugs else 0
+
+
+def _report(
+    name: str, done: int, start: float, slowest: float, outcomes: dict[str, int], partial: bool
+) -> None:
+    """One JSON line: cases run, seconds, the slowest case, the count of each outcome."""
+    elapsed = time.monotonic() - start
+    line = {
+        "parser": name,
+        "cases": done,
+        "seconds": round(elapsed, 1),
+        "slowest_case_s": round(slowest, 3),
+        **outcomes,
+    }
+    if partial:
+        line["partial"] = True
+    print(json.dumps(line), flush=True)
 
 
 if __name__ == "__main__":

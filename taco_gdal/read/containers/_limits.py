@@ -3,7 +3,9 @@
 * JSON: at most :data:`MAX_JSON_BYTES`, nesting at most :data:`MAX_JSON_DEPTH`,
   numbers of at most :data:`MAX_NUMBER_DIGITS` digits (no ``RecursionError``,
   no quadratic int parsing).
-* Level tables: unique column names, at most :data:`MAX_COLUMNS` columns.
+* Level tables: unique column names, at most :data:`MAX_COLUMNS` columns, the
+  spec's columns of the spec's type (``id`` and ``type`` text, ids and byte
+  ranges integers, paths text).
 * Byte ranges: every row's ``internal:offset`` + ``internal:size`` inside the
   container (or the source ZIP of a TACOCAT row), non-negative, in int64.
 * COLLECTION values of known keys with a wrong type are dropped (logged), so
@@ -21,11 +23,16 @@ import pyarrow.compute as pc
 
 from taco_gdal.errors import TacoFormatError
 from taco_gdal.format.names import (
+    CURRENT_ID,
     FIELD_SCHEMA_KEY,
     ID,
     OFFSET,
+    PARENT_ID,
     PIT_SCHEMA_KEY,
+    RELATIVE_PATH,
     SIZE,
+    SOURCE_FILE,
+    TYPE,
 )
 
 __all__ = [
@@ -116,14 +123,46 @@ def check_column_count(count: int, where: str) -> None:
         )
 
 
+def _is_text(kind: pa.DataType) -> bool:
+    return bool(pa.types.is_string(kind) or pa.types.is_large_string(kind))
+
+
+def _is_integer_or_null(kind: pa.DataType) -> bool:
+    return bool(pa.types.is_integer(kind) or pa.types.is_null(kind))
+
+
+def _is_text_or_null(kind: pa.DataType) -> bool:
+    return _is_text(kind) or bool(pa.types.is_null(kind))
+
+
+_COLUMN_TYPES: Final = (
+    (ID, _is_text, "text"),
+    (TYPE, _is_text, "text"),
+    (CURRENT_ID, _is_integer_or_null, "integers"),
+    (PARENT_ID, _is_integer_or_null, "integers"),
+    (OFFSET, _is_integer_or_null, "integers"),
+    (SIZE, _is_integer_or_null, "integers"),
+    (RELATIVE_PATH, _is_text_or_null, "text"),
+    (SOURCE_FILE, _is_text_or_null, "text"),
+)
+"""The spec's columns and the Arrow types the reader accepts for them (a mutated
+Parquet logical type turns ``id`` into binary, which no query expects)."""
+
+
 def check_columns(table: pa.Table, where: str) -> None:
-    """Refuse duplicate column names and absurd column counts."""
+    """Refuse duplicate column names, absurd column counts and spec columns of the wrong type."""
     names = table.column_names
     check_column_count(len(names), where)
     if len(set(names)) != len(names):
         seen: set[str] = set()
         dup = next(n for n in names if n in seen or seen.add(n))  # type: ignore[func-returns-value]
         raise TacoFormatError(f"{where}: column names must be unique, {dup!r} appears twice")
+    schema = table.schema
+    for name, accepts, expected in _COLUMN_TYPES:
+        if name in names and not accepts(schema.field(name).type):
+            raise TacoFormatError(
+                f"{where}: column {name!r} must hold {expected}, found {schema.field(name).type}"
+            )
 
 
 def check_ranges(table: pa.Table, container_size: int, where: str, container: str) -> None:
