@@ -38,6 +38,9 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=None)
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--progress", type=int, default=10_000, help="partial line every N cases")
+    parser.add_argument(
+        "--slow", type=float, default=1.0, help="print cases slower than this (s) to stderr"
+    )
     args = parser.parse_args()
     targets = make_targets(Path(tempfile.mkdtemp(prefix="taco-fuzz-")))
     rng = random.Random(args.seed)
@@ -61,7 +64,13 @@ def main() -> int:
                 print(f"{name}: mutation={mutation} truncate={truncate}", file=sys.stderr)
                 traceback.print_exc()
             done += 1
-            slowest = max(slowest, time.monotonic() - began)
+            took = time.monotonic() - began
+            slowest = max(slowest, took)
+            if took > args.slow:
+                print(
+                    f"{name}: slow {took:.2f} s mutation={mutation} truncate={truncate}",
+                    file=sys.stderr,
+                )
             if done % args.progress == 0 and done < args.cases:
                 _report(name, done, start, slowest, target.outcomes, partial=True)
             if args.seconds is not None and time.monotonic() - start > args.seconds:
