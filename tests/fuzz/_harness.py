@@ -23,7 +23,9 @@ from osgeo import gdal
 import taco_gdal
 from taco_gdal import Sample, Taco, Tortilla
 from taco_gdal.errors import TacoError
+from taco_gdal.format import zip as zipfmt
 from taco_gdal.format.names import FILE, GDAL_VSI, ID, TYPE
+from taco_gdal.format.zip import read_central_directory
 from taco_gdal.io.header import read_header
 from taco_gdal.io.vsi import read_range
 from taco_gdal.write import create
@@ -91,14 +93,35 @@ def _tiny_zip(root: Path) -> Path:
     return create(taco, root / "tiny.tacozip", quiet=True)[0]
 
 
+def _with_zip64_end(path: Path, out: Path) -> Path:
+    """A copy of ``path`` ending in ZIP64 EOCD + locator + EOCD, as a ZIP of 65,535+ members does.
+
+    Mutating this tail reaches the classic EOCD, the locator, the ZIP64 record
+    and, once the locator's signature is hit, the classic-only path too.
+    """
+    data = path.read_bytes()
+    archive = read_central_directory(lambda offset, size: data[offset : offset + size], len(data))
+    cd_end = archive.cd_offset + archive.cd_size
+    count = len(archive.entries)
+    out.write_bytes(
+        data[:cd_end]
+        + zipfmt.Zip64EndOfCentralDirectory(count, archive.cd_size, archive.cd_offset).pack()
+        + zipfmt.Zip64Locator(cd_end).pack()
+        + zipfmt.EndOfCentralDirectory(count, archive.cd_size, archive.cd_offset).pack()
+    )
+    return out
+
+
 def make_targets(root: Path) -> dict[str, Target]:
     """Pristine datasets for every parser reachable from ``load()``."""
     targets: dict[str, Target] = {}
     tiny = _tiny_zip(root / "tiny")
     tiny_truth = _samples(tiny)
-    end = tiny.stat().st_size
     targets["taco_header"] = Target("taco_header", tiny, (0, 157), tiny, tiny_truth)
-    targets["eocd_cd"] = Target("eocd_cd", tiny, (_ranges(tiny)[-1][1], end), tiny, tiny_truth)
+    tiny64 = _with_zip64_end(tiny, tiny.with_name("tiny64.tacozip"))
+    targets["eocd_cd"] = Target(
+        "eocd_cd", tiny64, (_ranges(tiny)[-1][1], tiny64.stat().st_size), tiny64, tiny_truth
+    )
     zpath = write_dataset(root / "zip", "flat", "zip", n=4)  # STAC columns, WKB, timestamps
     ranges, truth = _ranges(zpath), _samples(zpath)
     targets["parquet"] = Target("parquet", zpath, ranges[0], zpath, truth)
