@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from taco_gdal.errors import TacoError, TacoNavigationError, TacoQueryError
 from taco_gdal.format.names import CURRENT_ID, ID, PARENT_ID, TIME_START_COLUMNS
@@ -172,18 +173,41 @@ def _readable_table(frame: TacoDataFrame) -> tuple[str | None, list[str]]:
         for c in frame.columns
         if str(c).startswith("internal:") and str(c) not in VISIBLE_INTERNAL
     ]
-    binary = [
-        c
-        for c in frame.columns
-        if frame[c].dtype == object and any(isinstance(v, bytes) for v in frame[c].head(20))
-    ]
+    binary = [c for c in frame.columns if _holds_bytes(frame[c])]
     if not binary and not hidden:
         return None, []
     shown = pd.DataFrame(frame).drop(columns=hidden)
-    for column in binary:
-        shown[column] = [f"<WKB {len(v)} B>" if isinstance(v, bytes) else v for v in shown[column]]
-    rendered: str | None = shown._repr_html_()  # type: ignore[operator]
+    # Formatters touch only the rows pandas displays (a frame may have millions).
+    rendered: str | None = shown.to_html(
+        formatters={column: _wkb_text for column in binary},
+        max_rows=_rows_shown(len(shown)),
+        max_cols=pd.get_option("display.max_columns"),
+        show_dimensions=pd.get_option("display.show_dimensions"),
+        notebook=True,
+    )
     return rendered, hidden
+
+
+def _rows_shown(rows: int) -> int | None:
+    """pandas' rule: all rows up to ``display.max_rows``, else ``display.min_rows``."""
+    most: int | None = pd.get_option("display.max_rows")
+    least: int | None = pd.get_option("display.min_rows")
+    if most is None or rows <= most:
+        return most
+    return least or most
+
+
+def _holds_bytes(column: pd.Series) -> bool:
+    """True for WKB-like columns: Arrow binary, or Python objects that are bytes."""
+    dtype = column.dtype
+    if isinstance(dtype, pd.ArrowDtype):
+        kind = dtype.pyarrow_dtype
+        return bool(pa.types.is_binary(kind) or pa.types.is_large_binary(kind))
+    return bool(dtype == np.dtype(object)) and any(isinstance(v, bytes) for v in column.head(20))
+
+
+def _wkb_text(value: object) -> str:
+    return f"<WKB {len(value)} B>" if isinstance(value, bytes) else str(value)
 
 
 def frame_html(frame: TacoDataFrame, table_html: str) -> str:

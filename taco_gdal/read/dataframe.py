@@ -21,12 +21,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import geopandas as gpd
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
 from taco_gdal.errors import TacoFormatError, TacoQueryError
 from taco_gdal.read._footprints import WGS84
 from taco_gdal.read._geoframe import FOOTPRINT, footprint_column, footprints_for_rows, visible
+from taco_gdal.read._lazygeom import LazyGeometryArray, RowGeometries
 from taco_gdal.read.query import is_hidden
 
 if TYPE_CHECKING:
@@ -246,6 +248,28 @@ class TacoGeoDataFrame(TacoDataFrame, gpd.GeoDataFrame):  # type: ignore[misc]
             self.__class__ = TacoDataFrame  # type: ignore[assignment]
 
 
+def _binary_as_arrow(kind: pa.DataType) -> pd.ArrowDtype | None:
+    """Keep WKB (binary) columns in Arrow: no million Python ``bytes`` objects up front."""
+    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+        return pd.ArrowDtype(kind)
+    return None
+
+
+def _footprints_of(
+    table: pa.Table, column: str, state: QueryState | None, level: int, where: str
+) -> RowGeometries:
+    """The function a :class:`LazyGeometryArray` calls: footprints of some rows of ``table``."""
+
+    def compute(rows: np.ndarray | None) -> np.ndarray:
+        chosen = table if rows is None else table.take(pa.array(rows, pa.int64()))
+        try:
+            return footprints_for_rows(chosen, column, state, level)
+        except TacoQueryError as exc:
+            raise TacoFormatError(f"{where}: {exc}") from exc
+
+    return compute
+
+
 def to_frame(
     table: pa.Table, context: FrameContext | None, where: str = "", *, internal: bool = True
 ) -> TacoDataFrame:
@@ -259,18 +283,17 @@ def to_frame(
     """
     table = table.drop_columns([c for c in table.column_names if is_hidden(c)])
     column = footprint_column(table)
-    plain = table.to_pandas()
+    plain = table.to_pandas(types_mapper=_binary_as_arrow)
     frame: TacoDataFrame
     if column is None:
         frame = TacoDataFrame(visible(plain, internal))
     else:
         state, level = (context.state, context.level) if context is not None else (None, 0)
-        try:
-            footprints = footprints_for_rows(table, column, state, level)
-        except TacoQueryError as exc:
-            raise TacoFormatError(f"{where}: {exc}") from exc
+        footprints = LazyGeometryArray(
+            _footprints_of(table, column, state, level, where), table.num_rows, crs=WGS84
+        )
         name = FOOTPRINT if FOOTPRINT not in plain.columns else f"{FOOTPRINT}_4326"
-        plain[name] = gpd.GeoSeries(footprints, crs=WGS84, index=plain.index)
+        plain[name] = gpd.GeoSeries(footprints, index=plain.index)
         frame = TacoGeoDataFrame(visible(plain, internal), geometry=name, crs=WGS84)  # type: ignore[call-overload]
     object.__setattr__(frame, "_taco", context)
     return frame
