@@ -35,7 +35,7 @@ from taco_gdal.read.query import gdal_vsi_arrow, not_padding_mask, quote_ident
 if TYPE_CHECKING:
     from taco_gdal.read.state import LevelTables, QueryState
 
-__all__ = ["children_table", "survivors"]
+__all__ = ["child_rows", "children_table", "survivors"]
 
 _LOCK = threading.Lock()
 _INDEXES: weakref.WeakKeyDictionary[LevelTables, dict[int, ChildIndex]] = (
@@ -89,6 +89,22 @@ def _kept(rows: np.ndarray, alive: np.ndarray) -> np.ndarray:
     return kept
 
 
+def child_rows(state: QueryState, level: int, parent: int) -> np.ndarray:
+    """Positions in level ``level`` of the children of row ``parent`` that survive ``state``.
+
+    Stored order; padding rows included (frames and tables drop them).
+
+    Example:
+        >>> child_rows(tiles._state, 1, 1).tolist()
+        [3, 4, 5]
+    """
+    rows = _index(state.base, level).rows(parent)
+    view = state.views.get(level)
+    if view is not None:
+        rows = _kept(rows, survivors(state, level, view))
+    return rows
+
+
 def children_table(state: QueryState, level: int, parent: int, *, what: str) -> pa.Table:
     """The children of row ``parent`` of level ``level - 1`` that survive ``state``, as Arrow.
 
@@ -107,10 +123,7 @@ def children_table(state: QueryState, level: int, parent: int, *, what: str) -> 
         3
     """
     base = state.base
-    rows = _index(base, level).rows(parent)
-    view = state.views.get(level)
-    if view is not None:
-        rows = _kept(rows, survivors(state, level, view))
+    rows = child_rows(state, level, parent)
     taken = base.tables[level].take(pa.array(rows, pa.int64()))
     where = f"{what}: level {level} of {state.path}"
     paths = gdal_vsi_arrow(base.rule, taken, where)

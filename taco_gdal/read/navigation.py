@@ -2,9 +2,17 @@
 
 When the row carries its ``internal:current_id`` (every frame from ``.data``
 does), its children come from the level table already in memory, in
-O(children): :func:`taco_gdal.read._children.children_table` (a per-level
-index on ``internal:parent_id``, surviving positions cached per filtered view;
-nothing is read, no level is scanned).
+O(children): :func:`taco_gdal.read._children.child_rows` (a per-level index on
+``internal:parent_id``, surviving positions cached per filtered view; nothing
+is read, no level is scanned), made into a frame by
+:func:`taco_gdal.read._childframe.child_frame` without a pass through
+``Table.to_pandas`` (the same frame as ``to_frame``, tested equal).
+
+Children frames show the columns their parent frame shows: ``internal:*`` is
+hidden as in ``.data`` (``internal:gdal_vsi`` and ``internal:source_file``
+stay, ``internal:current_id`` is the index), unless the parent frame shows
+them (``ds.frame(internal=True).read(k)``) or ``read(frame, key,
+internal=True)`` asks.
 
 Otherwise (a ``sql()`` result that dropped the id) a FOLDER row's
 ``internal:gdal_vsi`` points at its ``__meta__`` parquet (a ``/vsisubfile/``
@@ -21,6 +29,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -33,6 +42,7 @@ from taco_gdal.format.names import (
     FOLDER,
     GDAL_VSI,
     ID,
+    INTERNAL_PREFIX,
     LOCAL_META,
     PARENT_ID,
     RELATIVE_PATH,
@@ -41,6 +51,8 @@ from taco_gdal.format.names import (
 )
 from taco_gdal.io.vsi import VSIFile, read_all
 from taco_gdal.read import _duck
+from taco_gdal.read._childframe import child_frame
+from taco_gdal.read._geoframe import VISIBLE_INTERNAL
 from taco_gdal.read.containers._parse import parse_level, read_entries
 from taco_gdal.read.containers.base import VsiRule
 from taco_gdal.read.dataframe import FrameContext, TacoDataFrame, to_frame
@@ -51,7 +63,7 @@ if TYPE_CHECKING:
     from taco_gdal.read._duck import Session
     from taco_gdal.read.state import LevelTables
 
-__all__ = ["child_counts", "read", "read_meta"]
+__all__ = ["child_counts", "read", "read_meta", "shows_internal"]
 
 _PREVIEW = 5
 
@@ -96,28 +108,81 @@ def _position(frame: TacoDataFrame, key: object) -> int:
     )
 
 
-def read(frame: TacoDataFrame, key: int | str) -> str | TacoDataFrame:
-    """See :meth:`TacoDataFrame.read`."""
+def shows_internal(frame: TacoDataFrame) -> bool:
+    """True when ``frame`` shows ``internal:*`` columns that ``.data`` hides.
+
+    Children follow the frame they come from: ``ds.data.read(k)`` hides them
+    as ``.data`` does, ``ds.frame(internal=True).read(k)`` shows them.
+
+    Example:
+        >>> shows_internal(ds.data), shows_internal(ds.frame(internal=True))
+        (False, True)
+    """
+    return any(
+        isinstance(c, str) and c.startswith(INTERNAL_PREFIX) and c not in VISIBLE_INTERNAL
+        for c in frame.columns
+    )
+
+
+def _cell(frame: TacoDataFrame, column: str, position: int) -> Any:
+    """One value of ``frame`` (the first column of that name), without building the row."""
+    at = frame.columns.get_loc(column)
+    if not isinstance(at, int):
+        at = int(np.flatnonzero(frame.columns == column)[0])
+    return super(TacoDataFrame, frame).iat[position, at]  # a read: pandas' .iat, not the guarded
+
+
+def _row_id(frame: TacoDataFrame, position: int) -> int | None:
+    """The row's ``internal:current_id`` (a column, else the index of ``.data``), if known."""
+    if CURRENT_ID in frame.columns:
+        value = _cell(frame, CURRENT_ID, position)
+    elif frame.index.name == CURRENT_ID:
+        value = frame.index[position]
+    else:
+        return None
+    return None if value is None or pd.isna(value) else int(value)
+
+
+def read(frame: TacoDataFrame, key: int | str, internal: bool | None = None) -> str | TacoDataFrame:
+    """See :meth:`TacoDataFrame.read`.
+
+    ``internal``: show every ``internal:*`` column of the children (default:
+    when ``frame`` shows them, see :func:`shows_internal`).
+    """
     missing = [c for c in (TYPE, GDAL_VSI) if c not in frame.columns]
     if missing:
         raise TacoQueryError(
             f"read() needs columns {[TYPE, GDAL_VSI]}; {_where(frame)} lacks {missing} "
             "(a sql() query must keep them to navigate)"
         )
-    row = frame.iloc[_position(frame, key)]
-    kind = row[TYPE]
+    position = _position(frame, key)
+    kind = _cell(frame, TYPE, position)
     if kind == FILE:
-        return str(row[GDAL_VSI])
+        return str(_cell(frame, GDAL_VSI, position))
+    sample = _cell(frame, ID, position) if ID in frame.columns else None
     if kind != FOLDER:
         raise TacoFormatError(
-            f"sample {row.get(ID)!r} in {_where(frame)} has type {kind!r}; expected FILE or FOLDER"
+            f"sample {sample!r} in {_where(frame)} has type {kind!r}; expected FILE or FOLDER"
         )
-    if frame._taco is None:
+    context = frame._taco
+    if context is None:
         raise TacoQueryError("read() of a FOLDER needs a frame that came from a TacoDataset")
+    shown = shows_internal(frame) if internal is None else internal
+    state, level = context.state, context.level + 1
+    if level > state.max_depth:
+        raise TacoFormatError(
+            f"sample {str(sample)!r} at level {context.level} of {state.path} is a FOLDER but "
+            f"the dataset has no level {level}"
+        )
+    parent = _row_id(frame, position)
+    if parent is not None:
+        # The level table holds the children (TACO 3 folders have no __meta__ at all).
+        what = f"read({str(sample)!r})"
+        return child_frame(state, level, parent, internal=shown, what=what)
+    row = frame.iloc[position]
     values = {str(k): v for k, v in row.items()}
-    if frame.index.name == CURRENT_ID:  # .data keeps the row id as the index
-        values.setdefault(CURRENT_ID, row.name)
-    return _children(frame._taco, values)
+    values.pop(CURRENT_ID, None)  # null here: the children are matched by id
+    return _from_meta(context, values, internal=shown)
 
 
 def read_meta(path: str, sample: str) -> tuple[pa.Table, VsiRule]:
@@ -139,22 +204,12 @@ def read_meta(path: str, sample: str) -> tuple[pa.Table, VsiRule]:
     return parse_level(read_all(path), where), VsiRule("folder", vsi.parent(path))
 
 
-def _children(context: FrameContext, row: dict[str, Any]) -> TacoDataFrame:
+def _from_meta(context: FrameContext, row: dict[str, Any], *, internal: bool) -> TacoDataFrame:
+    """Children of a row without ``internal:current_id``: its ``__meta__``, one range read."""
     state = context.state
     base = state.base
     level = context.level + 1
     sample = str(row.get(ID))
-    if level > state.max_depth:
-        raise TacoFormatError(
-            f"sample {sample!r} at level {context.level} of {state.path} is a FOLDER but the "
-            f"dataset has no level {level}"
-        )
-    if row.get(CURRENT_ID) is not None:
-        # The level table holds the children (TACO 3 folders have no __meta__ at all).
-        from taco_gdal.read._children import children_table
-
-        found = children_table(state, level, int(row[CURRENT_ID]), what=f"read({sample!r})")
-        return to_frame(found, FrameContext(state, level), state.path)
     try:
         meta, rule = read_meta(str(row[GDAL_VSI]), sample)
     except TacoIOError as exc:
@@ -188,7 +243,7 @@ def _children(context: FrameContext, row: dict[str, Any]) -> TacoDataFrame:
             return session.fetch(sql, params)
 
     result = _duck.run(base, state.steps, children, what=f"read({sample!r})")
-    return to_frame(result, FrameContext(state, level), state.path)
+    return to_frame(result, FrameContext(state, level), state.path, internal=internal)
 
 
 def _children_sql(
