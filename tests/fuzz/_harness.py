@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pandas as pd
 from osgeo import gdal
 
 import taco_gdal
@@ -49,11 +50,15 @@ class Target:
 
 
 def _samples(path: Path) -> dict[str, bytes]:
-    ds = taco_gdal.load(path)
+    return _served(taco_gdal.load(path).data)
+
+
+def _served(frame: pd.DataFrame) -> dict[str, bytes]:
+    """Every FILE row's bytes, by id, read through its GDAL path."""
     return {
-        f"{row[ID]}": read_range(row[GDAL_VSI], 0, _size(row[GDAL_VSI]))
-        for _, row in ds.data.iterrows()
-        if row[TYPE] == FILE
+        str(ident): read_range(vsi, 0, _size(vsi))
+        for ident, kind, vsi in zip(frame[ID], frame[TYPE], frame[GDAL_VSI], strict=True)
+        if kind == FILE
     }
 
 
@@ -185,12 +190,7 @@ def run_mutation(target: Target, mutation: Mutation, truncate: int | None = None
     try:
         try:
             ds = taco_gdal.load(target.load_path)
-            frame = ds.data
-            served = {
-                str(row[ID]): read_range(row[GDAL_VSI], 0, _size(row[GDAL_VSI]))
-                for _, row in frame.iterrows()
-                if row[TYPE] == FILE
-            }
+            served = _served(ds.data)
         except TacoError:
             return _count(target, "refused")
         try:
