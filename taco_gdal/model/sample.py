@@ -142,6 +142,9 @@ class Sample:
         return f"sample {self.id!r}"
 
     def _attach(self, path: object, temp_dir: str | os.PathLike[str] | None) -> str:
+        if type(path) is str:  # the common case first: no ABC check (100k+ samples)
+            self._path, self._size = self._locate(path)
+            return FILE
         if isinstance(path, str | os.PathLike):
             text = os.fspath(path)
             if isinstance(text, str):

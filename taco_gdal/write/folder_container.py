@@ -35,7 +35,12 @@ from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import atomic_directory
 from taco_gdal.write._copy import copy_sample
 from taco_gdal.write._layout import Layout
-from taco_gdal.write._parquet import LEVEL_OPTIONS, LOCAL_META_OPTIONS, parquet_options
+from taco_gdal.write._parquet import (
+    LEVEL_OPTIONS,
+    MetaOptions,
+    local_meta_options,
+    parquet_options,
+)
 from taco_gdal.write._progress import progress_bar
 from taco_gdal.write._tables import stored_level, with_checksums
 
@@ -62,7 +67,7 @@ def _make_dirs(root: Path, layout: Layout) -> None:
 
 
 def _write_tree(
-    root: Path, layout: Layout, options: Mapping[str, Any], quiet: bool, digest: str | None
+    root: Path, layout: Layout, options: MetaOptions, quiet: bool, digest: str | None
 ) -> list[list[str | None]] | None:
     """Copy the FILE samples and write the ``__meta__`` files; the digests per level, if asked."""
     data = root / DATA_DIR
@@ -80,7 +85,8 @@ def _write_tree(
             if digests is not None:
                 rows = layout.children(ref)
                 table = with_checksums(table, digests[ref.level + 1][rows.start : rows.stop])
-            pq.write_table(table, data / layout.data_path(ref) / LOCAL_META, **options)
+            path = data / layout.data_path(ref) / LOCAL_META
+            pq.write_table(table, path, **options.for_rows(table.num_rows))
             bar.update(1)
     return digests
 
@@ -114,7 +120,7 @@ def write_folder(
     check_folder_name(target)
     layout = Layout(package)
     level_options = parquet_options(LEVEL_OPTIONS, parquet_kwargs)
-    meta_options = parquet_options(LOCAL_META_OPTIONS, parquet_kwargs)
+    meta_options = local_meta_options(parquet_kwargs)
     log.info("writing folder %s", target)
     with atomic_directory(target, overwrite) as root:
         _make_dirs(root, layout)

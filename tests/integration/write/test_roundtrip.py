@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from taco_gdal.format import names
+from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.write import create
+from taco_gdal.write._parquet import SMALL_META_ROWS
 from tests.datasets import SHAPES, Shape, make_taco
 from tests.integration.write._verify import member_order, verify_folder, verify_zip
 
@@ -62,8 +66,46 @@ def test_parquet_settings(tmp_path: Path) -> None:
     assert column.compression == "ZSTD"
     assert column.statistics is not None and column.statistics.has_min_max
     meta = pq.ParquetFile(out / names.DATA_DIR / "tile000" / names.LOCAL_META).metadata
-    assert meta.row_group(0).column(0).compression == "ZSTD"
+    # a __meta__ of a few rows: uncompressed, no statistics (zstd saves nothing there)
+    assert meta.row_group(0).column(0).compression == "UNCOMPRESSED"
+    assert meta.row_group(0).column(0).statistics is None
     # parquet_kwargs override every table of the call
     other = create(taco, tmp_path / "g", quiet=True, compression="snappy")[0]
     level = pq.ParquetFile(other / names.METADATA_DIR / names.level_file(0)).metadata
     assert level.row_group(0).column(0).compression == "SNAPPY"
+
+
+def _wide_taco(children: int) -> Taco:
+    """Two FOLDERs of ``children`` FILE samples each."""
+    roots = [
+        Sample(
+            f"r{r}",
+            Tortilla([Sample(f"c{i}", f"{r}-{i}".encode(), k=i) for i in range(children)]),
+        )
+        for r in range(2)
+    ]
+    return Taco(
+        Tortilla(roots), id="wide", dataset_version="1", description="wide folders",
+        licenses=["CC0-1.0"], providers=[{"name": "test"}], tasks=["other"],
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("children", "codec"), [(SMALL_META_ROWS - 1, "UNCOMPRESSED"), (SMALL_META_ROWS, "ZSTD")]
+)
+def test_local_meta_compressed_from_small_meta_rows(
+    tmp_path: Path, children: int, codec: str
+) -> None:
+    taco = _wide_taco(children)
+    folder = create(taco, tmp_path / "f", quiet=True)[0]
+    zipped = create(taco, tmp_path / "z.tacozip", quiet=True)[0]
+    with zipfile.ZipFile(zipped) as archive:
+        in_zip = archive.read(f"{names.DATA_DIR}/r1/{names.LOCAL_META}")
+    for source in (folder / names.DATA_DIR / "r1" / names.LOCAL_META, pa.BufferReader(in_zip)):
+        meta = pq.ParquetFile(source).metadata
+        column = meta.row_group(0).column(0)
+        assert meta.num_rows == children
+        assert column.compression == codec
+        assert (column.statistics is not None) == (codec == "ZSTD")
+        table = pq.read_table(source)
+        assert table.column("k").to_pylist() == list(range(children))
