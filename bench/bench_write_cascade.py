@@ -2,20 +2,22 @@
 
 Shapes (every FILE a distinct 16-byte file, one ``cloud`` double per sample):
 
-* ``flat-1k``, ``flat-10k``, ``flat-100k``: N FILE samples at level 0;
+* ``flat-1k``, ``flat-10k``, ``flat-100k``, ``flat-1m``: N FILE samples at level 0;
 * ``cascade-20k``: 20,000 level-0 FOLDERs x 4 level-1 FOLDERs x 4 level-2 FILEs
   (20k / 80k / 320k rows, 100k ``__meta__`` tables), the shape issue 14 timed
-  at 567 s; ``--cascade-roots`` scales it (``cascade-2k`` = 2k/8k/32k).
+  at 567 s; the number scales it (``cascade-2k`` = 2k/8k/32k).
 
 Each measurement runs in a fresh subprocess: ``build`` (Sample, Tortilla and
 Taco construction, each path checked) and ``create`` (``create(taco,
 out.tacozip, split_size=None)``) are timed separately; peak RSS (``VmHWM``)
-is reported.  Tools alternate within each round (interleaved) on the same
-files; tacotoolbox runs only on the shapes listed by ``--reference``
-(default: flat-1k, flat-10k, cascade-2k; at 100k+ it takes many minutes).
-Reported per shape: median, best and worst total seconds per tool, their
-ratio, and the slope per 10x samples (log10 of the time ratio between
-consecutive flat sizes; 1.0 = linear).
+is reported, and the CPU seconds of both phases (``time.process_time``,
+threads included), which a loaded machine inflates less than wall time.
+Tools alternate within each round (interleaved) on the same files;
+tacotoolbox runs only on the shapes listed by ``--reference`` (default:
+flat-1k, flat-10k, cascade-2k; at 100k+ it takes many minutes).  Reported per
+shape: median, best and worst total seconds per tool, their ratio, and the
+slope per 10x samples (log10 of the time ratio over log10 of the size ratio
+between consecutive sizes of one kind; 1.0 = linear).
 
 Run: ``.venv/bin/python bench/bench_write_cascade.py [--rounds 3] [--shapes ...]``;
 prints a table and writes ``bench/results/write_cascade.json``.  The files live
@@ -70,7 +72,7 @@ else:
     def T(samples): return Tortilla(samples=samples)
     def C(t): return Taco(tortilla=t, **collection)
     def W(taco): create(taco, out, split_size=None)
-started = time.perf_counter()
+started, cpu_started = time.perf_counter(), time.process_time()
 if shape == "flat":
     roots = [S(f"s{i:07d}", files / f"f{i}", cloud=float(i % 100)) for i in range(n)]
 else:
@@ -85,11 +87,12 @@ else:
             mids.append(S(f"s{j}", T(leaves), cloud=float(j)))
         roots.append(S(f"t{i:07d}", T(mids), cloud=float(i % 100)))
 taco = C(T(roots))
-built = time.perf_counter()
+built, cpu_built = time.perf_counter(), time.process_time()
 W(taco)
-done = time.perf_counter()
+done, cpu_done = time.perf_counter(), time.process_time()
 status = dict(line.split(":", 1) for line in open("/proc/self/status"))
 print(json.dumps({"build": built - started, "create": done - built,
+                  "cpu_build": cpu_built - cpu_started, "cpu_create": cpu_done - cpu_built,
                   "peak_rss_bytes": int(status["VmHWM"].split()[0]) * 1024}))
 """
 
@@ -106,7 +109,7 @@ def make_files(folder: Path, count: int) -> None:
 def _shape(name: str) -> tuple[str, int, int]:
     """``(kind, n, files)`` of ``flat-10k`` / ``cascade-20k``."""
     kind, size = name.split("-")
-    n = int(size.replace("k", "000"))
+    n = int(size.replace("k", "000").replace("m", "000000"))
     return kind, n, n if kind == "flat" else n * FAN * FAN
 
 
@@ -121,6 +124,7 @@ def run_one(tool: str, shape: str, files: Path, out: Path) -> dict[str, Any]:
     )
     figures: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
     figures["total"] = figures["build"] + figures["create"]
+    figures["cpu_total"] = figures["cpu_build"] + figures["cpu_create"]
     out.unlink()
     return figures
 
@@ -133,20 +137,26 @@ def _stats(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "total_worst": round(max(totals), 3),
         "build_median": round(statistics.median(r["build"] for r in runs), 3),
         "create_median": round(statistics.median(r["create"] for r in runs), 3),
+        "cpu_total_median": round(statistics.median(r["cpu_total"] for r in runs), 3),
         "peak_rss_mib": round(max(r["peak_rss_bytes"] for r in runs) / 2**20, 1),
         "runs": [{k: round(v, 3) for k, v in r.items() if k != "peak_rss_bytes"} for r in runs],
     }
 
 
 def _slopes(results: dict[str, Any], tool: str) -> dict[str, float]:
-    flat = sorted(
-        ((_shape(s)[1], r[tool]["total_median"]) for s, r in results.items() if s[:4] == "flat"),
-    )
-    return {
-        f"{a // 1000}k->{b // 1000}k": round(math.log10(tb / ta) / math.log10(b / a), 2)
-        for (a, ta), (b, tb) in itertools.pairwise(flat)
-        if ta > 0
-    }
+    """log10(time ratio) / log10(sample ratio) between consecutive sizes of each kind."""
+    out: dict[str, float] = {}
+    for kind in ("flat", "cascade"):
+        sizes = sorted(
+            (_shape(s)[1], r[tool]["total_median"])
+            for s, r in results.items()
+            if s.split("-")[0] == kind and tool in r
+        )
+        for (a, ta), (b, tb) in itertools.pairwise(sizes):
+            if ta > 0:
+                slope = math.log10(tb / ta) / math.log10(b / a)
+                out[f"{kind} {a // 1000}k->{b // 1000}k"] = round(slope, 2)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -162,6 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     reference = set(args.reference.split(","))
     folder = Path(tempfile.mkdtemp(prefix="bench_write_cascade_", dir=args.workdir))
     results: dict[str, Any] = {}
+    print(f"load average at start: {os.getloadavg()}", flush=True)
     try:
         files = folder / "files"
         make_files(files, max(_shape(s)[2] for s in shapes))
@@ -178,17 +189,20 @@ def main(argv: list[str] | None = None) -> int:
             line = f"{shape:12s} taco_gdal {results[shape]['taco_gdal']['total_median']:8.2f} s"
             line += f" (build {results[shape]['taco_gdal']['build_median']:.2f}"
             line += f", create {results[shape]['taco_gdal']['create_median']:.2f}"
-            line += f", worst {results[shape]['taco_gdal']['total_worst']:.2f})"
+            line += f", worst {results[shape]['taco_gdal']['total_worst']:.2f}"
+            line += f", cpu {results[shape]['taco_gdal']['cpu_total_median']:.2f}"
+            line += f", peak RSS {results[shape]['taco_gdal']['peak_rss_mib']:.0f} MiB)"
             if "tacotoolbox" in results[shape]:
                 ref = results[shape]["tacotoolbox"]["total_median"]
                 ratio = ref / results[shape]["taco_gdal"]["total_median"]
                 results[shape]["speedup"] = round(ratio, 2)
-                line += f"  tacotoolbox {ref:8.2f} s  speed-up {ratio:.2f}x"
+                worst = results[shape]["tacotoolbox"]["total_worst"]
+                line += f"  tacotoolbox {ref:8.2f} s (worst {worst:.2f})  speed-up {ratio:.2f}x"
             print(line + f"  load {loads}", flush=True)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    slopes = {"taco_gdal": _slopes(results, "taco_gdal")}
-    print(f"slope per 10x (flat, 1.0 = linear): {slopes}")
+    slopes = {tool: _slopes(results, tool) for tool in ("taco_gdal", "tacotoolbox")}
+    print(f"slope per 10x samples (1.0 = linear): {slopes}")
     write_json(
         args.output,
         {
