@@ -140,21 +140,20 @@ class LevelShape:
     footprints: str | None  # the stored WKB column its footprints come from
     vsi_dtype: Any
     vsi_inputs: tuple[_Column, ...] | None  # what gdal_vsi_python reads (None: Arrow compute)
-    padding: np.ndarray | None  # rows that are padding (or have no id), when there are any
-
-    def rows_kept(self, rows: np.ndarray) -> np.ndarray:
-        """``rows`` without padding rows (as ``children_table`` drops them)."""
-        if self.padding is None or not rows.size:
-            return rows
-        kept: np.ndarray = rows[~self.padding[rows]]
-        return kept
 
 
-def _padding(table: pa.Table) -> np.ndarray | None:
-    ids = table.column(ID).cast(pa.string())
-    dropped = pc.fill_null(pc.starts_with(ids, PADDING_PREFIX), True)
-    mask = np.asarray(dropped.to_numpy(zero_copy_only=False), dtype=bool)
-    return mask if mask.any() else None
+def _without_padding(table: pa.Table, rows: np.ndarray) -> tuple[np.ndarray, pa.Array]:
+    """``rows`` without padding rows or null ids (as ``children_table`` drops them).
+
+    Looks at the ids of these rows only, so a call stays O(children).
+    """
+    taken = pa.array(rows, pa.int64())
+    ids = table.column(ID).take(taken).to_pylist()
+    keep = [v is not None and not str(v).startswith(PADDING_PREFIX) for v in ids]
+    if all(keep):
+        return rows, taken
+    rows = rows[np.asarray(keep, dtype=bool)]
+    return rows, pa.array(rows, pa.int64())
 
 
 def _template(
@@ -224,7 +223,6 @@ def _build_shape(state: QueryState, level: int, internal: bool) -> LevelShape | 
         footprints=footprint_column(table.select(shown)) if geometry else None,
         vsi_dtype=template.dtypes[GDAL_VSI],
         vsi_inputs=inputs,
-        padding=_padding(table),
     )
 
 
@@ -317,7 +315,9 @@ def _paths(
     rule = base.rule
     if shape.vsi_inputs is not None:
         values = {c.name: _values(c, rows, taken) for c in shape.vsi_inputs}
-        array = pa.array(gdal_vsi_python(rule, values), pa.string())
+        # pandas' str dtype stores large_string: made so, the strings are not cast again
+        text = pa.large_string() if isinstance(shape.vsi_dtype, pd.StringDtype) else pa.string()
+        array = pa.array(gdal_vsi_python(rule, values), text)
     else:
         table = base.tables[shape.level]
         inputs = _vsi_inputs(rule, table)
@@ -401,8 +401,7 @@ def frame_of_rows(
         taken_table = taken_table.append_column(GDAL_VSI, paths)
         mask = pc.invert(pc.starts_with(taken_table.column(ID).cast(pa.string()), PADDING_PREFIX))
         return to_frame(taken_table.filter(mask), context, state.path, internal=internal)
-    rows = shape.rows_kept(np.array(rows, dtype=np.int64))  # a copy: the index owns it
-    taken = pa.array(rows, pa.int64())
+    rows, taken = _without_padding(table, np.array(rows, dtype=np.int64))  # a copy: see index
     later = [c for c in shape.made if c is not None and c.kind == "arrow"]
     converted = _arrow_columns(table, later, taken)
     arrays: list[Any] = []
