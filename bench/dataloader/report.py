@@ -141,6 +141,8 @@ def plot(rows: list[dict[str, Any]], setup: dict[str, Any], path: Path) -> None:
         workers = sorted({r["workers"] for r in subset})
         for loop in (OURS, REFERENCE):
             mine = {r["workers"]: r for r in subset if r["loop"] == loop}
+            if not mine:  # a run of one loop only (--loops)
+                continue
             best = [mine[w]["best_samples_per_s"] for w in workers]
             worst = [mine[w]["worst_samples_per_s"] for w in workers]
             ax.plot(workers, best, marker="o", label=f"{loop} (best)")
