@@ -20,7 +20,7 @@ import torch
 from osgeo import gdal
 
 from bench.dataloader import data, report
-from bench.dataloader.loops import LOOPS, Urls
+from bench.dataloader.loops import DEFAULT_LOOPS, LOOPS, Urls
 from bench.dataloader.runner import Epoch, measure
 from bench.dataloader.server import ServerProcess
 from tests.servers.tls import make_tls
@@ -51,7 +51,9 @@ def _arguments(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--delay-ms", type=float, default=25.0, help="server delay per request")
     parser.add_argument("--repeat", type=int, default=3, help="interleaved rounds")
-    parser.add_argument("--loops", default=",".join(LOOPS), help="comma-separated subset")
+    parser.add_argument(
+        "--loops", default=",".join(DEFAULT_LOOPS), help=f"comma-separated, of: {', '.join(LOOPS)}"
+    )
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--stem", default="dataloader")
     return parser.parse_args(argv)

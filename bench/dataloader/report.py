@@ -50,7 +50,7 @@ def summarise(epochs: list[Epoch], delay_s: float) -> list[dict[str, Any]]:
     for r in rows:
         ours = groups[(r["pixels"], r["loop"], r["workers"])]
         ref = groups.get((r["pixels"], REFERENCE, r["workers"]))
-        if r["loop"] == OURS and ref is not None:
+        if r["loop"] != REFERENCE and ref is not None:
             # the two loops ran back to back in each round: compare within a round
             paired = [a.samples_per_s / b.samples_per_s for a, b in zip(ours, ref, strict=False)]
             r["rounds_vs_reference"] = [round(x, 2) for x in paired]
@@ -139,7 +139,7 @@ def plot(rows: list[dict[str, Any]], setup: dict[str, Any], path: Path) -> None:
     for ax, pixels in zip(axes[0], sizes, strict=True):
         subset = [r for r in rows if r["pixels"] == pixels]
         workers = sorted({r["workers"] for r in subset})
-        for loop in (OURS, REFERENCE):
+        for loop in dict.fromkeys(r["loop"] for r in subset):
             mine = {r["workers"]: r for r in subset if r["loop"] == loop}
             if not mine:  # a run of one loop only (--loops)
                 continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -86,10 +87,19 @@ class SampleDataset(Dataset[Any]):
             (e.g. S3 endpoint and keys: a spawned worker does not inherit the
             parent's thread-local :class:`~taco_gdal.Env`).  They travel with
             the pickled dataset.
+        read_threads: threads that read the samples of one ``__getitems__``
+            call (a DataLoader batch) at the same time, in every process.
+            ``1`` (default) reads them one after the other.  A worker waits
+            one round trip per sample; with ``n`` threads it has up to ``n``
+            requests in flight, which pays when the round trip is long (cloud
+            storage) and the CPU is not saturated.  Pool threads see only
+            ``gdal_options``, not a thread-local ``Env`` of the caller, and a
+            user ``read=`` must be thread-safe.
 
     Raises:
         TacoQueryError: a needed column is missing, ``verify=True`` without a
-            ``taco_gdal:checksum`` column, or an unknown column in ``columns``.
+            ``taco_gdal:checksum`` column, an unknown column in ``columns``,
+            or ``read_threads`` below 1.
 
     Example:
         >>> from torch.utils.data import DataLoader
@@ -113,6 +123,7 @@ class SampleDataset(Dataset[Any]):
         verify: bool = False,
         columns: Sequence[str] | None = None,
         gdal_options: Mapping[str, object] | None = None,
+        read_threads: int = 1,
     ) -> None:
         self.rows = source if isinstance(source, SampleRows) else resolve_rows(source, level)
         self.transform = transform
@@ -126,14 +137,21 @@ class SampleDataset(Dataset[Any]):
                 f"{self.rows.where}: verify=True expected a {CHECKSUM!r} column at level "
                 f"{self.rows.level}, found none (write the dataset with create(..., checksum=...))"
             )
+        if isinstance(read_threads, bool) or not isinstance(read_threads, int) or read_threads < 1:
+            raise TacoQueryError(
+                f"{self.rows.where}: read_threads expected an integer >= 1, found {read_threads!r}"
+            )
+        self.read_threads = read_threads
         options = {k: str(v) for k, v in (gdal_options or {}).items()}
         self.reader = SampleReader(read, verify, options, _collect_pins(self.rows))
         self._ready_pid: int | None = None
+        self._pool: ThreadPoolExecutor | None = None
 
     # --- pickling: plain values only, the per-process state is rebuilt -----------
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_ready_pid"] = None
+        state["_pool"] = None  # threads belong to the process that started them
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -152,7 +170,10 @@ class SampleDataset(Dataset[Any]):
         self._prepare()
         positions = [self._position(i) for i in indices]
         rows = self.rows.levels[0].rows(positions)
-        items = [self._item(0, p, row) for p, row in zip(positions, rows, strict=True)]
+        if self._pool is not None and len(positions) > 1:
+            items = list(self._pool.map(self._item, [0] * len(positions), positions, rows))
+        else:
+            items = [self._item(0, p, row) for p, row in zip(positions, rows, strict=True)]
         if self.transform is not None:
             return [self.transform(item) for item in items]
         return items
@@ -176,6 +197,10 @@ class SampleDataset(Dataset[Any]):
         pid = os.getpid()
         if self._ready_pid != pid:  # first read in this process (a fresh worker)
             self.reader.prepare_process()
+            # a forked child inherits the parent's pool object but none of its threads
+            self._pool = None
+            if self.read_threads > 1:
+                self._pool = ThreadPoolExecutor(self.read_threads, "taco_gdal_read")
             self._ready_pid = pid
 
     def _position(self, index: int) -> int:
