@@ -22,10 +22,10 @@ rows by position:
   through ``Table.to_pandas`` of those columns only.
 
 ``internal:gdal_vsi`` is built in Python from the same rule as
-:func:`~taco_gdal.read.query.gdal_vsi_arrow` (tested equal); the footprint
-column is ``to_frame``'s, from a two-column table (row ids and the WKB).  A
-level whose schema carries pandas metadata (which ``to_pandas`` would apply),
-or repeats a column name, takes ``to_frame``.
+:func:`~taco_gdal.read.query.gdal_vsi_arrow` (tested equal); the footprints are
+computed on first use from the row ids and the WKB column, as ``to_frame``
+computes them.  A level whose schema carries pandas metadata (which
+``to_pandas`` would apply), or repeats a column name, takes ``to_frame``.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from taco_gdal.errors import TacoFormatError, TacoQueryError
 from taco_gdal.format.names import (
     CURRENT_ID,
     FOLDER,
@@ -57,7 +58,8 @@ from taco_gdal.format.names import (
 )
 from taco_gdal.format.vsi import SUBFILE_PREFIX
 from taco_gdal.read._footprints import WGS84
-from taco_gdal.read._geoframe import footprint_column
+from taco_gdal.read._geoframe import footprint_column, footprints_for_rows
+from taco_gdal.read._lazygeom import LazyGeometryArray, RowGeometries
 from taco_gdal.read.dataframe import FrameContext, TacoDataFrame, TacoGeoDataFrame, to_frame
 from taco_gdal.read.query import gdal_vsi_arrow, is_hidden
 
@@ -423,7 +425,7 @@ def frame_of_rows(
     else:
         index = pd.RangeIndex(len(rows))
     if shape.geometry is not None:
-        frame = _geo_frame(context, shape, arrays, index, taken)
+        frame = _geo_frame(context, shape, arrays, index, rows)
     else:
         plain = _assemble(arrays, shape.columns, index)
         plain.__class__ = TacoDataFrame  # the blocks as they are: no copy, no inference
@@ -432,22 +434,34 @@ def frame_of_rows(
     return frame
 
 
+def _footprints(context: FrameContext, column: str, rows: np.ndarray) -> RowGeometries:
+    """What ``to_frame``'s lazy footprints compute, for ``rows`` of the level (ids and WKB only)."""
+    state, level = context.state, context.level
+    ids = state.base.tables[level].select([CURRENT_ID, column]).take(pa.array(rows, pa.int64()))
+
+    def compute(positions: np.ndarray | None) -> np.ndarray:
+        chosen = ids if positions is None else ids.take(pa.array(positions, pa.int64()))
+        try:
+            return footprints_for_rows(chosen, column, state, level)
+        except TacoQueryError as exc:
+            raise TacoFormatError(f"{state.path}: {exc}") from exc
+
+    return compute
+
+
 def _geo_frame(
-    context: FrameContext, shape: LevelShape, arrays: list[Any], index: pd.Index, taken: pa.Array
+    context: FrameContext, shape: LevelShape, arrays: list[Any], index: pd.Index, rows: np.ndarray
 ) -> TacoDataFrame:
     """As ``to_frame``: the plain columns, then the EPSG:4326 footprints as active geometry.
 
-    The footprints are ``to_frame``'s own, from the row ids and the stored
-    WKB column alone (two columns: its fixed cost is small).
+    The footprints are computed on first use, as ``to_frame``'s are.
     """
     assert shape.geometry is not None and shape.footprints is not None
-    state = context.state
     position = list(shape.columns).index(shape.geometry)
     rest = arrays[:position] + arrays[position + 1 :]
     plain = _assemble(rest, shape.columns.delete(position), index)
-    table = state.base.tables[shape.level]
-    ids = table.select([CURRENT_ID, shape.footprints]).take(taken)
-    footprints = to_frame(ids, context, state.path, internal=True).geometry.array
+    compute = _footprints(context, shape.footprints, rows)
+    footprints = LazyGeometryArray(compute, len(rows), crs=WGS84)
     plain.insert(position, shape.geometry, gpd.GeoSeries(footprints, index=index))
     frame: TacoDataFrame = TacoGeoDataFrame(plain, geometry=shape.geometry, crs=WGS84)  # type: ignore[call-overload]
     return frame
