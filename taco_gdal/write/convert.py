@@ -32,7 +32,6 @@ from taco_gdal.format.vsi import build_subfile, join, to_vsi
 from taco_gdal.format.zip import read_central_directory
 from taco_gdal.io.vsi import VSIFile
 from taco_gdal.model.package import MetadataPackage
-from taco_gdal.read.containers._paths import check_folder_paths
 from taco_gdal.write._layout import check_relative_path
 from taco_gdal.write._sources import DatasetMetadata, read_folder_metadata, read_zip_metadata
 from taco_gdal.write.folder_container import write_folder
@@ -86,6 +85,9 @@ def folder2zip(
         >>> folder2zip("tiles", "from_folder.tacozip")
         PosixPath('/.../from_folder.tacozip')
     """
+    # imported here: importing the reader (pandas, DuckDB) costs writers 70 MB and 1 s
+    from taco_gdal.read.containers._paths import check_folder_paths
+
     meta = read_folder_metadata(input)
     data = join(to_vsi(input), DATA_DIR)
     check_folder_paths(meta.levels, [f"{data}: level{i}" for i in range(len(meta.levels))], data)

@@ -179,3 +179,17 @@ def test_depth_limit(blob: Path) -> None:
     assert _chain(blob, 5).depth == 5  # levels 0..5: allowed
     with pytest.raises(TacoPITError, match="maximum depth 5"):
         _chain(blob, 6)
+
+
+def test_samples_of_one_schema_share_one_type_map(blob: Path) -> None:
+    a, b = Sample("a", blob, k=1), Sample("b", blob, k=2)
+    odd = Sample("c", blob, k=None)  # null-typed field: agrees, but is not the same map
+    t = Tortilla([a, b, odd])
+    assert a._types is b._types is t._types
+    assert odd._types is not t._types
+    assert odd.schema == pa.schema([("k", pa.null())])
+    assert [s.schema for s in (a, b)] == [pa.schema([("k", pa.int64())])] * 2
+    assert t.column("k").to_pylist() == [1, 2, None]
+    with pytest.raises(TacoValidationError):  # frozen: the shared map never changes
+        a.extend_with({"x": 1})
+    assert list(b.schema.names) == ["k"]
