@@ -2,6 +2,9 @@
 
 * ``taco_gdal``: :class:`taco_gdal.torch.SampleDataset` over
   ``taco_gdal.load(http_url)`` (rows resolved in the parent, one GET per sample).
+* ``taco_gdal rasterio reader`` (not run by default): the same, with the
+  reader SampleDataset used before it read pixels with GDAL alone
+  (``open_sample`` and rasterio's ``read()``), to show that change in one run.
 * ``taco_gdal read_threads=4`` (not run by default): the same, each batch's
   samples read by 4 threads of the worker, so a worker has up to 4 requests
   in flight and the ``workers / latency`` ceiling no longer bounds it.
@@ -58,6 +61,25 @@ def taco_gdal_dataset(urls: Urls, read_threads: int = 1) -> Dataset[Any]:
     return samples
 
 
+def read_with_rasterio(path: str, row: dict[str, Any]) -> Any:
+    """``open_sample`` + rasterio ``read()``: SampleDataset's default reader before 259578c."""
+    from taco_gdal.io.sample import open_sample
+
+    with open_sample(path) as src:
+        return src.read()
+
+
+def taco_gdal_rasterio_dataset(urls: Urls) -> Dataset[Any]:
+    """SampleDataset with the rasterio reader it used before reading with GDAL alone."""
+    import taco_gdal
+    from taco_gdal.torch import SampleDataset
+
+    ds = taco_gdal.load(urls.http)
+    samples = SampleDataset(ds, columns=["label"], read=read_with_rasterio)
+    ds.close()
+    return samples
+
+
 def taco_gdal_threads_dataset(urls: Urls) -> Dataset[Any]:
     """SampleDataset reading each batch of 4 with 4 threads (``read_threads=4``)."""
     return taco_gdal_dataset(urls, read_threads=4)
@@ -75,5 +97,6 @@ LOOPS = {
     "taco_gdal": taco_gdal_dataset,
     "tacoreader+rasterio": reference_dataset,
     "taco_gdal read_threads=4": taco_gdal_threads_dataset,
+    "taco_gdal rasterio reader": taco_gdal_rasterio_dataset,
 }
 DEFAULT_LOOPS = ("taco_gdal", "tacoreader+rasterio")

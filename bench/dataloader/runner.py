@@ -4,12 +4,16 @@ Workers are persistent, so the timed half sees started workers with open
 connections (what every epoch after the first looks like in a training run),
 and reads samples no worker has read before (GDAL's block cache cannot help),
 shuffled as in training.
-Requests and bytes come from the server's log of the timed half only.
+Requests and bytes come from the server's log of the timed half only; CPU
+time from ``/proc`` of the loader's processes (main and workers) and of the
+server process, over the timed half.  CPU per sample does not depend on what
+else runs on the machine, samples/s does.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import random
 import time
 from collections.abc import Iterator
@@ -61,6 +65,8 @@ class Epoch:
     warmup_seconds: float
     warmup_requests: int
     sample_bytes: float
+    loader_cpu_s: float = 0.0
+    server_cpu_s: float = 0.0
 
     @property
     def samples_per_s(self) -> float:
@@ -77,6 +83,31 @@ class Epoch:
     @property
     def bytes_per_sample(self) -> float:
         return self.bytes / self.samples
+
+    @property
+    def loader_cpu_ms_per_sample(self) -> float:
+        return 1e3 * self.loader_cpu_s / self.samples
+
+    @property
+    def server_cpu_ms_per_sample(self) -> float:
+        return 1e3 * self.server_cpu_s / self.samples
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a live process, from ``/proc/<pid>/stat``."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+def _loader_pids(loader: DataLoader[Any]) -> list[int]:
+    """The main process and the loader's (persistent) worker processes."""
+    iterator = getattr(loader, "_iterator", None)
+    workers = getattr(iterator, "_workers", [])
+    return [os.getpid(), *(w.pid for w in workers)]
 
 
 def _drain(loader: DataLoader[Any]) -> int:
@@ -117,9 +148,14 @@ def measure(
     warmup_requests = len(server.records())
     server.clear()
     sampler.part = 1
+    pids = _loader_pids(loader)
+    cpu_before = [cpu_seconds(p) for p in pids]
+    server_before = cpu_seconds(server.pid)
     start = time.perf_counter()
     count = _drain(loader)
     seconds = time.perf_counter() - start
+    loader_cpu = sum(cpu_seconds(p) for p in pids) - sum(cpu_before)
+    server_cpu = cpu_seconds(server.pid) - server_before
     records = server.records()
     del loader  # stops the persistent workers
     return Epoch(
@@ -134,4 +170,6 @@ def measure(
         warmup,
         warmup_requests,
         sample_bytes,
+        loader_cpu,
+        server_cpu,
     )

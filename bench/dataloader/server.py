@@ -46,6 +46,7 @@ class ServerProcess:
         )
         self._proc.start()
         self.url, self.https_url = self._conn.recv()
+        self.pid: int = self._proc.pid
 
     def clear(self) -> None:
         self._conn.send("clear")
