@@ -59,10 +59,13 @@ class _Measured:
         )
 
     def record(self, ref: SampleRef, info: MemberInfo) -> None:
-        self.offsets[ref.level][ref.row] = info.data_offset
-        self.sizes[ref.level][ref.row] = info.size
+        self.record_at(ref.level, ref.row, info)
+
+    def record_at(self, level: int, row: int, info: MemberInfo) -> None:
+        self.offsets[level][row] = info.data_offset
+        self.sizes[level][row] = info.size
         if self.digests is not None and info.digest is not None:
-            self.digests[ref.level][ref.row] = info.digest
+            self.digests[level][row] = info.digest
 
     def checksums(self, level: int) -> Sequence[str | None] | None:
         return None if self.digests is None else self.digests[level]
@@ -180,12 +183,13 @@ def _prefetched(sources: Sequence[str | None]) -> Iterator[Prefetched]:
 def _write_files(
     writer: ZipWriter, layout: Layout, measured: _Measured, digest: str | None, bar: Any
 ) -> None:
-    refs = list(layout.files_depth_first())
-    sources = [layout.source(ref) for ref in refs]
-    for ref, source, data in zip(refs, sources, _prefetched(sources), strict=True):
-        name = layout.member_name(ref)
+    levels, rows = (a.tolist() for a in layout.file_order())
+    sources = [layout.sources[k][r] for k, r in zip(levels, rows, strict=True)]
+    for level, row, source, data in zip(levels, rows, sources, _prefetched(sources), strict=True):
+        name = layout.file_member(level, row)
         if source is None:  # zero bytes; padding rows get no digest (null in the column)
-            info = writer.add_bytes(name, b"", None if layout.is_padding(ref) else digest)
+            padding = layout.is_padding(SampleRef(level, row))
+            info = writer.add_bytes(name, b"", None if padding else digest)
         elif isinstance(data, bytes):
             info = writer.add_bytes(name, data, digest)
         elif data is not None:
@@ -193,7 +197,7 @@ def _write_files(
         else:
             local = _is_local(source)
             info = writer.add_file(name, source if local else to_vsi(source), digest=digest)
-        measured.record(ref, info)
+        measured.record_at(level, row, info)
         bar.update(1)
 
 
