@@ -42,6 +42,9 @@ class AnalystMixin:
     def _column_names(self, relation: str) -> list[str]:  # pragma: no cover - overridden
         raise NotImplementedError
 
+    def _current_rows(self, what: str) -> pa.Table:  # pragma: no cover - overridden
+        raise NotImplementedError
+
     @property
     def data(self) -> TacoDataFrame:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -121,8 +124,7 @@ class AnalystMixin:
         """
         from taco_gdal.read.dataframe import FrameContext, to_frame
 
-        view = quote_ident(self._state.view)
-        table = self._fetch(f"SELECT * FROM {view}", what=".frame()")
+        table = self._current_rows(what=".frame()")
         return to_frame(table, FrameContext(self._state, 0), self._state.path, internal=internal)
 
     # --- statistics -----------------------------------------------------------------

@@ -65,7 +65,7 @@ import pyarrow as pa
 from taco_gdal import _fork
 from taco_gdal.errors import TacoQueryError
 from taco_gdal.read.query import level_view_sql, quote_ident, sql_string
-from taco_gdal.read.state import LevelTables, Step, level_view
+from taco_gdal.read.state import LevelTables, RowSet, Step, level_view
 
 __all__ = [
     "Session",
@@ -210,7 +210,11 @@ class Session:
             if step.view in self._created:
                 continue
             for name, value in step.params:
-                self.conn.execute(f"SET VARIABLE {quote_ident(name)} = ?", [value])
+                if isinstance(value, RowSet):
+                    rows = pa.table({"row": pa.array(value.positions(), pa.int64())})
+                    self.conn.register(name, rows)
+                else:
+                    self.conn.execute(f"SET VARIABLE {quote_ident(name)} = ?", [value])
             self.conn.execute(step.sql)
             self._created.add(step.view)
 

@@ -452,12 +452,12 @@ class Footprints:
                         object.__setattr__(self, "rings", None)
         return out
 
-    @property
+    @functools.cached_property
     def extent(self) -> tuple[float, float, float, float] | None:
         """``(xmin, ymin, xmax, ymax)`` over all footprints, or None when there is none."""
-        if not np.isfinite(self.bounds).any():
-            return None
         b = self.bounds
+        if not np.isfinite(b).any():
+            return None
         return (
             float(np.nanmin(b[:, 0])),
             float(np.nanmin(b[:, 1])),
@@ -485,11 +485,25 @@ class Footprints:
             array([0])
         """
         rows = np.flatnonzero(self.candidates(query))
-        if rows.size == 0:
-            return rows
+        if rows.size == 0 or (self.stored is None and self.lazy is None and _rectangles(query)):
+            return rows  # points against axis-aligned boxes: the bounds test is exact
         shapely.prepare(query)
         hits: np.ndarray = rows[shapely.intersects(self.take(rows), query)]
         return hits
+
+
+def _rectangles(query: Any) -> bool:
+    """True when every part of ``query`` is the axis-aligned box of its own bounds.
+
+    Example:
+        >>> _rectangles(shapely.box(0, 0, 1, 1)), _rectangles(shapely.Point(0, 0).buffer(1))
+        (True, False)
+    """
+    parts = shapely.get_parts(query)
+    if parts.size == 0:
+        return False
+    boxes = shapely.box(*np.asarray(shapely.bounds(parts)).T)
+    return bool(np.all(shapely.get_type_id(parts) == 3) and np.all(shapely.equals(parts, boxes)))
 
 
 _WKB_HEADER: Final = 13

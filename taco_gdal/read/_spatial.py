@@ -37,8 +37,8 @@ from taco_gdal.read._footprints import (
     warn_outside_extent,
 )
 from taco_gdal.read.levels import point_columns
-from taco_gdal.read.query import is_hidden, quote_ident, sql_string
-from taco_gdal.read.state import LevelTables, QueryState, new_view_name
+from taco_gdal.read.query import is_hidden, quote_ident
+from taco_gdal.read.state import LevelTables, QueryState, RowSet, new_view_name
 
 __all__ = [
     "cached_footprints",
@@ -145,12 +145,6 @@ def _level(state: QueryState, level: object) -> int:
     return level
 
 
-def _bitmap(rows: np.ndarray, size: int) -> str:
-    mask = np.full(size, ord("0"), dtype=np.uint8)
-    mask[rows] = ord("1")
-    return mask.tobytes().decode("ascii")
-
-
 def _apply_rows(
     state: QueryState, level: int, rows: np.ndarray, size: int, text: str
 ) -> QueryState:
@@ -166,11 +160,9 @@ def _apply_rows(
     if size == 0:
         return _apply(state, level, view, "FALSE", {}, text)
     name = f"{view}_rows"
-    predicate = (
-        f"get_bit(CAST(getvariable({sql_string(name)}) AS BIT), "
-        f"CAST({quote_ident(CURRENT_ID)} AS INTEGER)) = 1"
-    )
-    return _apply(state, level, view, predicate, {name: _bitmap(rows, size)}, text)
+    predicate = f"{quote_ident(CURRENT_ID)} IN (SELECT row FROM {quote_ident(name)})"
+    kept = RowSet.of(np.sort(rows))
+    return _apply(state, level, view, predicate, {name: kept}, text, rows=kept)
 
 
 def _shown(value: float) -> str:
@@ -190,11 +182,13 @@ def filter_box(
     column = geometry_column(state, level, geometry_col)
     query = box_geometry(checked, crs)
     footprints = footprints_of(state, level, column)
-    warn_outside_extent(footprints, query, f"filter_bbox{tuple(checked)}")
+    rows = footprints.matches(query)
+    if rows.size == 0:  # only then can the box miss the whole extent
+        warn_outside_extent(footprints, query, f"filter_bbox{tuple(checked)}")
     shown = ", ".join(_shown(v) for v in checked)
     where = "" if crs == WGS84 else f", crs={crs!r}"
     text = f"filter_bbox({shown}{where}, {column!r}, level={level})"
-    return _apply_rows(state, level, footprints.matches(query), len(footprints), text)
+    return _apply_rows(state, level, rows, len(footprints), text)
 
 
 def filter_shape(
@@ -205,9 +199,11 @@ def filter_shape(
     level = _level(state, level)
     column = geometry_column(state, level, geometry_col)
     footprints = footprints_of(state, level, column)
-    warn_outside_extent(footprints, query, "filter_geometry")
+    rows = footprints.matches(query)
+    if rows.size == 0:  # only then can the shape miss the whole extent
+        warn_outside_extent(footprints, query, "filter_geometry")
     kind = getattr(geometry, "geom_type", type(geometry).__name__)
     bounds = ", ".join(_shown(v) for v in query.bounds)
     where = "" if crs == WGS84 else f", crs={crs!r}"
     text = f"filter_geometry({kind} within ({bounds}){where}, {column!r}, level={level})"
-    return _apply_rows(state, level, footprints.matches(query), len(footprints), text)
+    return _apply_rows(state, level, rows, len(footprints), text)

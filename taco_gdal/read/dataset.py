@@ -26,6 +26,7 @@ from taco_gdal.errors import TacoQueryError
 from taco_gdal.format.names import CURRENT_ID, FIELD_SCHEMA_KEY, PARENT_ID, PIT_SCHEMA_KEY
 from taco_gdal.read import _duck, filters
 from taco_gdal.read._analyst import AnalystMixin
+from taco_gdal.read._direct import filtered_rows
 from taco_gdal.read._html import dataset_html, dataset_text
 from taco_gdal.read._repair import repair_level_offsets
 from taco_gdal.read.containers.base import Container, VsiRule
@@ -158,6 +159,13 @@ class TacoDataset(AnalystMixin):
 
     def _fetch(self, sql: str, what: str) -> pa.Table:
         return _duck.fetch(self._state.base, self._state.steps, sql, what=what)
+
+    def _current_rows(self, what: str) -> pa.Table:
+        """Every row of the current level-0 view (from memory when no filter touched it)."""
+        rows = filtered_rows(self._state)
+        if rows is not None:
+            return rows
+        return self._fetch(f"SELECT * FROM {quote_ident(self._state.view)}", what=what)
 
     def _column_names(self, relation: str) -> list[str]:
         return [n for n, _ in _duck.columns(self._state.base, self._state.steps, relation)]
@@ -368,7 +376,7 @@ class TacoDataset(AnalystMixin):
             >>> [c for c in ds.data.columns if c.startswith("internal:")]
             ['internal:gdal_vsi']
         """
-        table = self._fetch(f"SELECT * FROM {quote_ident(self._state.view)}", what=".data")
+        table = self._current_rows(what=".data")
         return to_frame(table, FrameContext(self._state, 0), self._state.path, internal=False)
 
     def to_arrow(self, level: int = 0) -> pa.Table:

@@ -18,6 +18,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from taco_gdal.errors import TacoQueryError
 from taco_gdal.format.names import CURRENT_ID, SOURCE_FILE, TIME_START_COLUMNS
 from taco_gdal.read import _duck
@@ -28,8 +32,8 @@ from taco_gdal.read.query import (
     sql_string,
     survivors_view_sql,
 )
-from taco_gdal.read.state import QueryState, Step, new_view_name
-from taco_gdal.read.timerange import parse_range
+from taco_gdal.read.state import QueryState, RowSet, Step, new_view_name
+from taco_gdal.read.timerange import TimeRange, parse_range
 
 __all__ = ["filter_bbox", "filter_datetime"]
 
@@ -89,12 +93,18 @@ def _apply(
     params: dict[str, Any],
     text: str,
     spatial: bool = False,
+    rows: RowSet | None = None,
 ) -> QueryState:
-    """The state with ``predicate`` applied at ``level`` (and cascaded up to level 0)."""
+    """The state with ``predicate`` applied at ``level`` (and cascaded up to level 0).
+
+    ``rows``: the stored positions the predicate keeps, when they were decided
+    in numpy (a RowSet parameter); level-0 steps remember them so that
+    ``.data`` intersects them without asking DuckDB.
+    """
     bound = tuple(params.items())
     if level == 0:
         sql = filtered_view_sql(view, state.view, predicate)
-        step = Step(view, sql, 0, bound, text, spatial)
+        step = Step(view, sql, 0, bound, text, spatial, keeps_rows=True, rows=rows)
         steps = _duck.define(state.base, (*state.steps, step), what=text)
         return state.then(steps[len(state.steps) :], view=view)
     if CURRENT_ID not in _columns(state, state.view):
@@ -103,7 +113,17 @@ def _apply(
             f"{CURRENT_ID!r}, which the current view dropped (keep it in sql() queries)"
         )
     target = state.relation(level)
-    new = [Step(view, filtered_view_sql(view, target, predicate), level, bound, text, spatial)]
+    new = [
+        Step(
+            view,
+            filtered_view_sql(view, target, predicate),
+            level,
+            bound,
+            text,
+            spatial,
+            keeps_rows=True,
+        )
+    ]
     views = state.views
     views[level] = view
     child, child_columns = view, set(_columns(state, target))
@@ -113,7 +133,7 @@ def _apply(
         survivors = new_view_name()
         same_source = SOURCE_FILE in parent_columns and SOURCE_FILE in child_columns
         sql = survivors_view_sql(survivors, parents, child, match_source_file=same_source)
-        new.append(Step(survivors, sql, parent_level, spatial=spatial))
+        new.append(Step(survivors, sql, parent_level, spatial=spatial, keeps_rows=True))
         if parent_level > 0:
             views[parent_level] = survivors
         child, child_columns = survivors, parent_columns
@@ -147,6 +167,12 @@ def filter_datetime(state: QueryState, value: Any, time_col: str, level: int) ->
         state, relation, level, time_col, TIME_START_COLUMNS, _TIME_TYPES, "time"
     )
     view = new_view_name()
+    text = f"filter_datetime({span.start} .. {span.end}, {column!r}, level={level})"
+    kept = _time_rows(state, level, column, kind, span)
+    if kept is not None:
+        name = f"{view}_rows"
+        predicate = f"{quote_ident(CURRENT_ID)} IN (SELECT row FROM {quote_ident(name)})"
+        return _apply(state, level, view, predicate, {name: kept}, text, rows=kept)
     target = quote_ident(column)
     if kind == "DATE":
         target = f"CAST({target} AS TIMESTAMP)"
@@ -160,5 +186,37 @@ def filter_datetime(state: QueryState, value: Any, time_col: str, level: int) ->
         params[f"{view}_end"] = _as_bound(span.end, aware)
         op = "<=" if span.end_inclusive else "<"
         clauses.append(f"{target} {op} getvariable({sql_string(f'{view}_end')})")
-    text = f"filter_datetime({span.start} .. {span.end}, {column!r}, level={level})"
     return _apply(state, level, view, " AND ".join(clauses), params, text)
+
+
+def _time_rows(
+    state: QueryState, level: int, column: str, kind: str, span: TimeRange
+) -> RowSet | None:
+    """The stored level-0 rows in ``span``, decided in Arrow; ``None``: let DuckDB decide.
+
+    Only for a column stored as microsecond timestamps or dates (what TACO
+    writers store), on a state no ``sql()`` reshaped: the comparison is then
+    exactly DuckDB's (nulls never match, naive values are UTC, aware ones
+    compare as instants).
+    """
+    if level != 0 or not state.only_filters or column not in state.base.tables[0].column_names:
+        return None
+    values = state.base.tables[0].column(column)
+    if pa.types.is_date32(values.type):
+        values = pc.cast(values, pa.timestamp("us"))
+    kind_of = values.type
+    if not pa.types.is_timestamp(kind_of) or kind_of.unit != "us":
+        return None
+    aware = kind_of.tz is not None
+    if aware != ("TIME ZONE" in kind):
+        return None
+    keep = pc.is_valid(values)
+    if span.start is not None:
+        bound = pa.scalar(_as_bound(span.start, aware), kind_of)
+        keep = pc.and_kleene(keep, pc.greater_equal(values, bound))
+    if span.end is not None:
+        bound = pa.scalar(_as_bound(span.end, aware), kind_of)
+        below = pc.less_equal if span.end_inclusive else pc.less
+        keep = pc.and_kleene(keep, below(values, bound))
+    mask = pc.fill_null(keep, False).to_numpy(zero_copy_only=False)
+    return RowSet.of(np.flatnonzero(mask))

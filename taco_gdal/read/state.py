@@ -33,7 +33,7 @@ import pyarrow as pa
 
 from taco_gdal.read.containers.base import VsiRule
 
-__all__ = ["LevelTables", "QueryState", "Step", "level_view", "new_view_name"]
+__all__ = ["LevelTables", "QueryState", "RowSet", "Step", "level_view", "new_view_name"]
 
 
 def new_view_name(stem: str = "v") -> str:
@@ -81,11 +81,46 @@ class LevelTables:
 
 
 @dataclass(frozen=True)
+class RowSet:
+    """Row positions a step keeps, as a value: DuckDB sees them as a one-column table.
+
+    A spatial filter decides its rows in numpy; the step that applies them
+    registers ``rows`` (little-endian int64 bytes, so the value pickles and
+    compares cheaply) as a table named after the parameter, and its SQL
+    semi-joins on it.
+
+    Example:
+        >>> import numpy as np
+        >>> RowSet.of(np.array([3, 1])).positions().tolist()
+        [3, 1]
+    """
+
+    rows: bytes
+
+    @classmethod
+    def of(cls, positions: Any) -> RowSet:
+        """A row set from any integer array-like."""
+        import numpy as np
+
+        return cls(np.asarray(positions, dtype="<i8").tobytes())
+
+    def positions(self) -> Any:
+        """The positions as a numpy int64 array (read-only, no copy)."""
+        import numpy as np
+
+        return np.frombuffer(self.rows, dtype="<i8")
+
+    def __repr__(self) -> str:
+        return f"RowSet({len(self.rows) // 8} rows)"
+
+
+@dataclass(frozen=True)
 class Step:
     """One view of a query: its SQL, bound values, level and display text.
 
     ``params`` maps DuckDB variable names (set before the view is created and
-    read by the SQL with ``getvariable``) to plain values.  ``spatial`` marks
+    read by the SQL with ``getvariable``) to plain values; a :class:`RowSet`
+    value is registered as a table of that name instead (column ``row``).  ``spatial`` marks
     SQL that needs the spatial extension.
     """
 
@@ -95,6 +130,10 @@ class Step:
     params: tuple[tuple[str, Any], ...] = ()
     text: str | None = None
     spatial: bool = False
+    keeps_rows: bool = False
+    """True for a filter: the view is its source's rows, some removed, nothing else changed."""
+    rows: RowSet | None = None
+    """For a level-0 filter decided in numpy: the stored row positions it keeps (sorted)."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +176,11 @@ class QueryState:
     def descriptions(self) -> list[str]:
         """The human text of each user step, in order."""
         return [step.text for step in self.steps if step.text is not None]
+
+    @property
+    def only_filters(self) -> bool:
+        """True when every step only removes rows (no ``sql()`` reshaped anything)."""
+        return all(step.keeps_rows for step in self.steps)
 
     @property
     def spatial(self) -> bool:
