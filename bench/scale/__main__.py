@@ -40,7 +40,8 @@ ROWS: list[tuple[str, str, str, str]] = [
     # (label, measure, key, kind)
     ("cold: import + load + .data", "cold", "seconds", "time"),
     ("warm load", "warm", "load", "time"),
-    (".data", "warm", "data", "time"),
+    ("first .data after load", "warm", "data", "time"),
+    (".data again, same dataset", "warm", "data_again", "time"),
     ("bbox + datetime filter, warm", "warm", "filter", "time"),
     ("navigation: read() of a FOLDER", "nav", "nav", "time"),
     ("peak RSS above imports (load + .data)", "rss", "peak_above_imports_mb", "memory"),
@@ -184,7 +185,7 @@ def targets(runs: dict[str, Any], rows: dict[str, Any], big: int) -> dict[str, A
     out: dict[str, Any] = {}
     for label, name, want in (
         ("cold: import + load + .data", "cold >= 2x reference at 1M", 2.0),
-        (".data", ".data >= 1.5x reference at 1M", 1.5),
+        ("first .data after load", ".data (first, after load) >= 1.5x reference at 1M", 1.5),
         ("navigation: read() of a FOLDER", "navigation >= 2x reference at 1M", 2.0),
         ("peak RSS above imports (load + .data)", "RSS <= reference at 1M", 1.0),
     ):
