@@ -225,13 +225,31 @@ def frame_html(frame: TacoDataFrame, table_html: str) -> str:
     note = f"; not shown: {html.escape(', '.join(hidden))}" if hidden else ""
     head = f"<div><b>TacoDataFrame</b> ({level}{len(frame)} rows{note})</div>"
     if isinstance(frame, gpd.GeoDataFrame) and frame._geometry_column_name in frame.columns:
-        svg = footprint_svg(np.asarray(frame.geometry.to_numpy(), dtype=object))
+        svg = _frame_map(frame)
         return (
             f'<div class="taco-df">{head}<div style="display:flex;gap:12px;align-items:'
             f'flex-start"><div>{svg}</div><div style="overflow:auto">{table_html}</div></div>'
             "</div>"
         )
     return f'<div class="taco-df">{head}{table_html}</div>'
+
+
+_MAP_SHAPES: Final = 2000
+
+
+def _frame_map(frame: TacoDataFrame) -> str:
+    """The frame's footprint map; a big frame whose footprints are not computed yet
+    draws an even sample of them (computing only those), so showing it stays cheap."""
+    from taco_gdal.read._lazygeom import LazyGeometryArray
+
+    values = frame.geometry.values
+    if isinstance(values, LazyGeometryArray) and not values.computed and len(values) > _MAP_SHAPES:
+        picked = np.linspace(0, len(values) - 1, _MAP_SHAPES).astype(np.int64)
+        sample = np.asarray(values.take(picked), dtype=object)
+        present = sum(1 for g in sample if g is not None)
+        caption = f"{len(values)} rows, {present} of an even sample drawn"
+        return footprint_svg(sample, max_shapes=_MAP_SHAPES, caption=caption)
+    return footprint_svg(np.asarray(frame.geometry.to_numpy(), dtype=object))
 
 
 def plot_footprints(

@@ -11,7 +11,9 @@ import pickle
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pyogrio
+import pytest
 import shapely
 
 import taco_gdal
@@ -84,3 +86,17 @@ def test_setting_a_footprint_changes_only_that_frame(flat_path: Path) -> None:
     frame.loc[frame.index[0], "geometry"] = point
     assert _same(frame.geometry.iloc[0], point)
     assert not _same(ds.data.geometry.iloc[0], point)
+
+
+def test_showing_a_big_frame_draws_a_sample_without_computing_all(
+    flat_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from taco_gdal.read import _notebook
+
+    monkeypatch.setattr(_notebook, "_MAP_SHAPES", 3)  # "big" = more rows than the map draws
+    frame = taco_gdal.load(str(flat_path)).data
+    with pd.option_context("display.max_rows", 4, "display.min_rows", 4):
+        page = frame._repr_html_()  # the table shows 4 rows: it computes only those
+    assert page is not None and "<svg" in page and "<path" in page
+    assert f"{len(frame)} rows, 3 of an even sample drawn" in page
+    assert not frame.geometry.values.computed
