@@ -118,6 +118,10 @@ def shows_internal(frame: TacoDataFrame) -> bool:
         >>> shows_internal(ds.data), shows_internal(ds.frame(internal=True))
         (False, True)
     """
+    if CURRENT_ID in frame.columns:  # hash lookups first: iterating labels costs more
+        return True
+    if frame.index.name == CURRENT_ID:  # .data's shape: nothing it hides can be shown
+        return False
     return any(
         isinstance(c, str) and c.startswith(INTERNAL_PREFIX) and c not in VISIBLE_INTERNAL
         for c in frame.columns
