@@ -1,7 +1,8 @@
 """Benchmark: large samples into a TACO ZIP vs ``cp`` + ``sync`` of the same bytes; peak RSS.
 
-For each size set (default ``8x256,20x100,2x1024``: files x MiB of non-zero,
-incompressible bytes), the same source files are, in interleaved rounds:
+For each size set (default ``8x256,20x100,2x1024,10000x16k``: files x MiB, or
+x KiB with a ``k`` suffix, of non-zero, incompressible bytes), the same source
+files are, in interleaved rounds:
 
 * copied by ``cp`` into a fresh folder of the same disk, then ``sync`` of the
   copies *and* of the folder (the writer fsyncs its file and the folder entry
@@ -9,17 +10,22 @@ incompressible bytes), the same source files are, in interleaved rounds:
 * written as one TACO ZIP by ``taco_gdal.write.create`` in a fresh subprocess,
   which times the ``create()`` call (imports not timed) and reports its peak
   resident memory (``VmHWM``; ``ru_maxrss`` would inherit the parent's);
-* with ``--checksum ALGO``, written again with ``create(..., checksum=ALGO)``
-  (the per-sample digest's overhead).
+* with ``--checksum ALGO[,ALGO...]``, written again with
+  ``create(..., checksum=ALGO)`` for each (the per-sample digest's overhead,
+  as ``digest run / plain run - 1`` of the same round).
 
 The sources are in the page cache for every run (each round reads them all).
 Each round gives a ratio ``cp seconds / writer seconds`` from adjacent runs, so
 a burst of load from other processes hits both sides of one ratio; the median,
 best and worst ratio over the rounds are reported with the load averages.
-Targets (issue 14): median ratio >= 0.9, peak RSS < 300 MB.
+Targets: median ratio >= 0.9, peak RSS < 300 MB (issue 14); digest overhead
+<= 5% on 20 x 100 MiB and on 10k small samples (issue 11).  ``--baseline DIR``
+also times the writer of another checkout (``git worktree add DIR <commit>``)
+in the same rounds, so a change is compared with what it replaces on the same
+data under the same load.
 
-Run: ``.venv/bin/python bench/bench_write_throughput.py [--sets 8x256,20x100,2x1024]
-[--rounds 5] [--checksum xxh3]``; prints a table and writes
+Run: ``.venv/bin/python bench/bench_write_throughput.py [--sets 8x256,20x100,2x1024,10000x16k]
+[--rounds 5] [--checksum xxh3,crc32c,sha256] [--baseline DIR]``; prints a table and writes
 ``bench/results/write_throughput.json``.  Data lives in a temporary folder
 (``--workdir`` to choose the disk), deleted at the end.
 """
@@ -69,16 +75,31 @@ print(json.dumps({"seconds": seconds, "peak_rss_bytes": int(status["VmHWM"].spli
 """
 
 
-def make_sources(folder: Path, files: int, mib: int) -> int:
-    """``files`` files of ``mib`` MiB of pseudo-random bytes (distinct first 8 bytes)."""
+KIB = 1024
+
+
+def parse_set(text: str) -> tuple[int, int]:
+    """``"20x100"`` -> (20, 100 MiB in bytes); ``"10000x16k"`` -> (10000, 16 KiB)."""
+    files, size = text.split("x")
+    if size.endswith("k"):
+        return int(files), int(size[:-1]) * KIB
+    return int(files), int(size) * MIB
+
+
+def set_label(files: int, size: int) -> str:
+    return f"{files} x {size // MIB} MiB" if size % MIB == 0 else f"{files} x {size // KIB} KiB"
+
+
+def make_sources(folder: Path, files: int, size: int) -> int:
+    """``files`` files of ``size`` bytes of pseudo-random bytes (distinct first 8 bytes)."""
     import numpy as np
 
     folder.mkdir(parents=True)
-    block = np.random.default_rng(0).integers(1, 255, size=mib * MIB, dtype=np.uint8).tobytes()
+    block = np.random.default_rng(0).integers(1, 255, size=size, dtype=np.uint8).tobytes()
     for i in range(files):
-        with open(folder / f"sample{i:03d}.bin", "wb") as f:
+        with open(folder / f"sample{i:05d}.bin", "wb") as f:
             f.write(i.to_bytes(8, "little") + block[8:])
-    return files * mib * MIB
+    return files * size
 
 
 def time_cp(sources: Path, target: Path) -> float:
@@ -94,11 +115,13 @@ def time_cp(sources: Path, target: Path) -> float:
     return seconds
 
 
-def time_writer(sources: Path, target: Path, checksum: str | None) -> dict[str, Any]:
+def time_writer(
+    sources: Path, target: Path, checksum: str | None, repo: Path = REPO
+) -> dict[str, Any]:
     """The writer's ``create()`` time and peak RSS, measured in a fresh process."""
     result = subprocess.run(
         [sys.executable, "-c", _CHILD, str(sources), str(target), checksum or ""],
-        cwd=REPO,
+        cwd=repo,
         check=True,
         capture_output=True,
         text=True,
@@ -116,28 +139,48 @@ def _summary(ratios: list[float]) -> dict[str, float]:
     }
 
 
+def _overhead(runs: list[dict[str, Any]], plain: list[dict[str, Any]]) -> dict[str, float]:
+    overhead = [h["seconds"] / w["seconds"] - 1 for h, w in zip(runs, plain, strict=True)]
+    return {
+        "median": round(statistics.median(overhead), 3),
+        "best": round(min(overhead), 3),
+        "worst": round(max(overhead), 3),
+    }
+
+
 def run_set(
-    folder: Path, files: int, mib: int, rounds: int, checksum: str | None
+    folder: Path,
+    files: int,
+    size: int,
+    rounds: int,
+    checksums: list[str],
+    baseline: Path | None = None,
 ) -> dict[str, Any]:
-    """Interleaved rounds of cp, writer (and writer + checksum) for one size set."""
-    sources = folder / f"sources_{files}x{mib}"
-    total = make_sources(sources, files, mib)
+    """Interleaved rounds of cp, writer (and writer + each checksum, baseline) for one set."""
+    sources = folder / f"sources_{files}x{size}"
+    total = make_sources(sources, files, size)
     subprocess.run(["sync"], check=True)
     cp_s: list[float] = []
     writer: list[dict[str, Any]] = []
-    hashed: list[dict[str, Any]] = []
+    hashed: dict[str, list[dict[str, Any]]] = {name: [] for name in checksums}
+    base: list[dict[str, Any]] = []
     loads: list[float] = []
+    out = folder / "out.tacozip"
     for _ in range(rounds):
         loads.append(os.getloadavg()[0])
         cp_s.append(time_cp(sources, folder / "copy"))
-        writer.append(time_writer(sources, folder / "out.tacozip", None))
-        if checksum:
-            hashed.append(time_writer(sources, folder / "out.tacozip", checksum))
+        writer.append(time_writer(sources, out, None))
+        if baseline is not None:
+            base.append(time_writer(sources, out, None, baseline))
+        for name in checksums:
+            hashed[name].append(time_writer(sources, out, name))
     shutil.rmtree(sources)
     ratios = [c / w["seconds"] for c, w in zip(cp_s, writer, strict=True)]
+    everything = writer + base + [run for runs in hashed.values() for run in runs]
     result: dict[str, Any] = {
         "files": files,
-        "file_mib": mib,
+        "file_bytes": size,
+        "label": set_label(files, size),
         "total_bytes": total,
         "cp_sync_seconds": [round(s, 3) for s in cp_s],
         "writer_seconds": [round(w["seconds"], 3) for w in writer],
@@ -146,53 +189,70 @@ def run_set(
         "writer_mib_per_s_median": round(
             total / MIB / statistics.median(w["seconds"] for w in writer), 1
         ),
-        "peak_rss_mib": round(max(w["peak_rss_bytes"] for w in writer + hashed) / MIB, 1),
+        "peak_rss_mib": round(max(w["peak_rss_bytes"] for w in everything) / MIB, 1),
         "load_average_1min": [round(x, 2) for x in loads],
     }
-    if checksum:
-        overhead = [h["seconds"] / w["seconds"] - 1 for h, w in zip(hashed, writer, strict=True)]
-        result["checksum"] = checksum
-        result["checksum_writer_seconds"] = [round(h["seconds"], 3) for h in hashed]
-        result["checksum_overhead"] = {
-            "median": round(statistics.median(overhead), 3),
-            "best": round(min(overhead), 3),
-            "worst": round(max(overhead), 3),
+    if baseline is not None:
+        result["baseline"] = str(baseline)
+        result["baseline_seconds"] = [round(b["seconds"], 3) for b in base]
+        result["ratio_cp_over_baseline"] = _summary(
+            [c / b["seconds"] for c, b in zip(cp_s, base, strict=True)]
+        )
+    result["checksums"] = {
+        name: {
+            "writer_seconds": [round(h["seconds"], 3) for h in runs],
+            "overhead": _overhead(runs, writer),
         }
+        for name, runs in hashed.items()
+    }
     return result
 
 
 def _print(result: dict[str, Any]) -> None:
     r = result["ratio_cp_over_writer"]
     print(
-        f"{result['files']} x {result['file_mib']} MiB: cp+sync / writer median {r['median']} "
+        f"{result['label']}: cp+sync / writer median {r['median']} "
         f"(best {r['best']}, worst {r['worst']}; target >= 0.9), writer "
         f"{result['writer_mib_per_s_median']} MiB/s, peak RSS {result['peak_rss_mib']} MiB "
         f"(target < 300), load {result['load_average_1min']}"
     )
     print(f"    cp+sync {result['cp_sync_seconds']}  writer {result['writer_seconds']}")
-    if "checksum" in result:
-        o = result["checksum_overhead"]
+    if "baseline" in result:
+        b = result["ratio_cp_over_baseline"]
         print(
-            f"    checksum={result['checksum']}: overhead median {o['median']:+.1%} "
-            f"(best {o['best']:+.1%}, worst {o['worst']:+.1%})  {result['checksum_writer_seconds']}"
+            f"    baseline {result['baseline']}: cp+sync / baseline median {b['median']} "
+            f"(best {b['best']}, worst {b['worst']})  {result['baseline_seconds']}"
+        )
+    for name, figures in result["checksums"].items():
+        o = figures["overhead"]
+        print(
+            f"    checksum={name}: overhead median {o['median']:+.1%} "
+            f"(best {o['best']:+.1%}, worst {o['worst']:+.1%}; target <= +5%)  "
+            f"{figures['writer_seconds']}"
         )
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run every size set, print the ratios and write the JSON results."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", default="8x256,20x100,2x1024", help="files x MiB, comma list")
+    parser.add_argument(
+        "--sets", default="8x256,20x100,2x1024,10000x16k", help="files x MiB (or x KiB: 16k)"
+    )
     parser.add_argument("--rounds", "--repeat", type=int, default=5, help="interleaved rounds")
-    parser.add_argument("--checksum", default=None, help="also time create(checksum=...)")
+    parser.add_argument(
+        "--checksum", default="", help="also time create(checksum=...) for each, comma list"
+    )
+    parser.add_argument("--baseline", type=Path, default=None, help="another checkout to time")
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
-    sets = [tuple(int(x) for x in item.split("x")) for item in args.sets.split(",")]
+    sets = [parse_set(item) for item in args.sets.split(",")]
+    checksums = [name for name in args.checksum.split(",") if name]
     folder = Path(tempfile.mkdtemp(prefix="bench_write_throughput_", dir=args.workdir))
     results = []
     try:
-        for files, mib in sets:
-            results.append(run_set(folder, files, mib, args.rounds, args.checksum))
+        for files, size in sets:
+            results.append(run_set(folder, files, size, args.rounds, checksums, args.baseline))
             _print(results[-1])
     finally:
         shutil.rmtree(folder, ignore_errors=True)

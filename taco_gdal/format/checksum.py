@@ -9,15 +9,20 @@ by ``verify`` and by sample reads that check a digest.
   (google-crc32c, 8 hex digits), ``xxh3`` (xxhash's XXH3-64, 16 hex digits) and
   ``sha256`` (hashlib, 64 hex digits), stored as ``"<algorithm>:<lowercase hex>"``.
   Every hasher takes buffers incrementally, so a sample is digested while it
-  streams, in bounded memory.
+  streams, in bounded memory, and every one releases the GIL on large buffers
+  (hashlib above 2 KiB, xxhash always, crc32c through google-crc32c's C library
+  called with ctypes), so a digest can run in a thread beside the copy.
 """
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final, Protocol, TypeAlias
 
 from taco_gdal.errors import TacoFormatError, TacoValidationError
@@ -63,16 +68,48 @@ class Hasher(Protocol):
     def hexdigest(self) -> str: ...
 
 
+_Extend: TypeAlias = Callable[[int, Buffer], int]
+
+
+@functools.cache
+def _crc32c_extend() -> _Extend:
+    """google-crc32c's ``extend``, called through its C library when it ships one.
+
+    The Python extension holds the GIL and accepts ``bytes`` only (one copy per
+    block); ``crc32c_extend`` of the library it wraps, called with ctypes,
+    releases the GIL and reads the buffer in place.  Same values either way.
+    """
+    import google_crc32c
+
+    package = Path(google_crc32c.__file__).parent
+    libraries = sorted(package.parent.glob("google_crc32c.libs/libcrc32c*.so*"))
+    try:
+        lib = ctypes.CDLL(str(libraries[0]))
+        fn = lib.crc32c_extend
+    except (IndexError, OSError, AttributeError):  # another build: the extension, with a copy
+        slow: Callable[[int, bytes], int] = google_crc32c.extend
+        return lambda crc, data: slow(crc, data if isinstance(data, bytes) else bytes(data))
+    fn.argtypes = [ctypes.c_uint32, ctypes.c_void_p, ctypes.c_size_t]
+    fn.restype = ctypes.c_uint32
+
+    def extend(crc: int, data: Buffer) -> int:
+        if isinstance(data, bytes):  # ctypes passes a bytes object's own buffer
+            return int(fn(crc, data, len(data)))
+        view = memoryview(data).cast("B")
+        if view.readonly:  # a view of bytes or of a read-only mapping: one copy
+            return int(fn(crc, view.tobytes(), view.nbytes))
+        return int(fn(crc, (ctypes.c_char * view.nbytes).from_buffer(view), view.nbytes))
+
+    return extend
+
+
 class _Crc32c:
     def __init__(self) -> None:
-        import google_crc32c
-
-        self._extend: Callable[[int, bytes], int] = google_crc32c.extend
+        self._extend = _crc32c_extend()
         self._crc = 0
 
     def update(self, data: Buffer, /) -> None:
-        # google_crc32c's C extension accepts bytes only: one copy per block
-        self._crc = self._extend(self._crc, data if isinstance(data, bytes) else bytes(data))
+        self._crc = self._extend(self._crc, data)
 
     def hexdigest(self) -> str:
         return f"{self._crc:08x}"

@@ -7,22 +7,25 @@ the local header, as libzip writes them).  The offset of every member's data is
 *measured* (``tell()`` after its local header), never predicted.  ZIP64 records
 appear only when a size, an offset or the member count needs them.
 
-Three copy paths, one memory bound (a 256 KiB buffer, plus two 8 MiB buffers
-once a remote source is copied):
+Three copy paths, one memory bound (a 256 KiB buffer, a 1 MiB one, a 4 MiB
+ring while a large sample is digested, plus two 8 MiB buffers once a remote
+source is copied):
 
 * a local member up to 256 KiB is read whole, its CRC computed, then header
   and data are written (no patch);
-* a larger local file is copied in one pass through one 256 KiB buffer:
-  ``pread`` into it, CRC-32 (ISA-L) and the optional per-sample digest on it,
-  ``pwrite`` from it.  The source is read once, the checksums cover exactly the
-  bytes written, and the buffer stays in the CPU cache between the three
-  steps (measured on the 2-core machine: 256 KiB blocks matched ``cp`` where
-  8 MiB blocks, a read-ahead thread, or ``copy_file_range`` with a CRC thread
-  reading the file again ran at 0.5-0.9x of it); the kernel's own read-ahead
-  overlaps disk reads of a cold source.  Blocks of zeros of a sparse source
-  become holes in the archive;
-* a remote (VSI) source is copied in 8 MiB blocks, a helper thread fetching
-  block ``i + 1`` while block ``i`` is checksummed and written.
+* a larger local file is copied in one pass by :func:`~taco_gdal.write._copy.copy_fd`:
+  256 KiB blocks, each read with ``pread``, CRC-32'd (ISA-L) and written with
+  ``pwrite`` while it is in the CPU cache; the per-sample digest, if asked,
+  runs on the same buffers in a helper thread.  The source is read once,
+  the checksums cover exactly the bytes written;
+* a sparse local file, or a remote (VSI) source, is copied block by block
+  (8 MiB remote blocks, a helper thread fetching block ``i + 1`` while block
+  ``i`` is checksummed and written); blocks of zeros become holes.
+
+The disk is put to work while the copy runs: every 16 MiB written, the range is
+handed to write-back (``sync_file_range(SYNC_FILE_RANGE_WRITE)``, which starts
+the writes and does not wait for them), so the final ``fsync`` of the atomic
+output finds little left to write instead of the whole archive.
 
 Every copy path can also compute a per-sample digest (``digest="xxh3"``...,
 see :mod:`taco_gdal.format.checksum`) from the same buffers as the CRC-32.
@@ -33,9 +36,15 @@ first, and :meth:`ZipWriter.set_header_entries` once the metadata offsets are kn
 
 from __future__ import annotations
 
+import ctypes
 import dataclasses
+import functools
+import io
 import os
+import queue
 import struct
+import threading
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -49,6 +58,7 @@ from taco_gdal.format import zip as zipfmt
 from taco_gdal.format.checksum import StreamingDigest, check_algorithm, crc32
 from taco_gdal.format.names import HEADER_MEMBER
 from taco_gdal.io.vsi import VSIFile
+from taco_gdal.write._copy import copy_fd
 
 __all__ = ["BLOCK_SIZE", "LOCAL_BLOCK", "MemberInfo", "ZipWriter"]
 
@@ -58,6 +68,78 @@ LOCAL_BLOCK = 256 * 1024
 """Block of a local copy: small enough to stay in the CPU cache from read to write."""
 _LFH_CRC_OFFSET = 14
 _HOLE_MIN = 64 * 1024
+WRITEBACK_EVERY = 16 * 1024 * 1024
+"""Bytes written between two write-back requests."""
+_SYNC_FILE_RANGE_WRITE = 2
+
+
+@functools.cache
+def _sync_file_range() -> Callable[[int, int, int, int], int] | None:
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).sync_file_range
+    except (OSError, AttributeError):  # not Linux/glibc: the final fsync writes everything
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_int64, ctypes.c_int64, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn  # type: ignore[no-any-return]
+
+
+class _WriteBack:
+    """Starts write-back of what the archive has so far, every :data:`WRITEBACK_EVERY` bytes.
+
+    The output is fsynced once complete (atomic link); without this, the whole
+    archive would still be in the page cache then, and the fsync would write
+    all of it while nothing else runs.  The requests are made by a helper
+    thread on its own duplicate of the descriptor (ctypes releases the GIL, and
+    the file system's work of submitting the writes runs beside the copy, not
+    in it).  They are advisory: a file without a descriptor, or a system
+    without the call, skips them, and the final fsync writes everything.
+    """
+
+    def __init__(self, fileobj: BinaryIO) -> None:
+        self._started = 0
+        self._todo: queue.SimpleQueue[tuple[int, int] | None] | None = None
+        call = _sync_file_range()
+        if call is None:
+            return
+        try:
+            fd = os.dup(fileobj.fileno())
+        except (AttributeError, OSError, io.UnsupportedOperation):  # BytesIO, a wrapper
+            return
+        todo: queue.SimpleQueue[tuple[int, int] | None] = queue.SimpleQueue()
+        self._todo = todo
+        thread = threading.Thread(
+            target=_request_writeback, args=(call, fd, todo), name="taco-writeback", daemon=True
+        )
+        thread.start()
+        self._thread = thread
+        weakref.finalize(self, todo.put, None)  # an abandoned writer still ends the thread
+
+    def written(self, end: int) -> None:
+        """Bytes up to ``end`` are written: hand them to write-back if enough piled up."""
+        if self._todo is not None and end - self._started >= WRITEBACK_EVERY:
+            self._todo.put((self._started, end - self._started))
+            self._started = end
+
+    def close(self) -> None:
+        """Let the helper thread finish its requests and close its descriptor."""
+        if self._todo is not None:
+            self._todo.put(None)
+            self._thread.join()
+            self._todo = None
+
+
+def _request_writeback(
+    call: Callable[[int, int, int, int], int],
+    fd: int,
+    todo: queue.SimpleQueue[tuple[int, int] | None],
+) -> None:
+    try:
+        while (item := todo.get()) is not None:
+            if call(fd, item[0], item[1], _SYNC_FILE_RANGE_WRITE):
+                break  # refused (not a regular file, unsupported): the fsync writes it all
+    finally:
+        os.close(fd)
 
 
 def _all_zero(chunk: bytes | memoryview) -> bool:
@@ -139,12 +221,6 @@ def _read_ahead(
             yield view
 
 
-def _pwrite_all(fd: int, view: memoryview, position: int) -> None:
-    written = 0
-    while written < len(view):
-        written += os.pwrite(fd, view[written:], position + written)
-
-
 def _hasher(digest: str | None) -> StreamingDigest | None:
     return None if check_algorithm(digest) is None else StreamingDigest(digest or "")
 
@@ -179,6 +255,7 @@ class ZipWriter:
         self._header_index: int | None = None
         self._local = bytearray(LOCAL_BLOCK)
         self._remote: tuple[bytearray, bytearray] | None = None
+        self._writeback = _WriteBack(fileobj)
         self._closed = False
         self._end: int | None = None
         """End of the last member, measured with ``tell()`` when it was finished."""
@@ -214,6 +291,7 @@ class ZipWriter:
     ) -> MemberInfo:
         data_offset = lfh_offset + lfh.packed_size
         end = self._end = self._f.tell()
+        self._writeback.written(end)
         if end - data_offset != size:
             raise TacoIOError(
                 f"member {lfh.name.decode('utf-8', 'replace')!r}: expected {size} bytes, "
@@ -274,6 +352,7 @@ class ZipWriter:
         hasher = _hasher(digest)
         lfh, lfh_offset = self._begin(name, size)
         crc = 0
+        position = lfh_offset + lfh.packed_size
         write, seek = self._f.write, self._f.seek
         for chunk in chunks:
             n = len(chunk)
@@ -284,6 +363,8 @@ class ZipWriter:
                 seek(n, os.SEEK_CUR)
             else:
                 write(chunk)
+            position += n
+            self._writeback.written(position)
             if self._on_bytes:
                 self._on_bytes(n)
         return self._finish(lfh, lfh_offset, size, crc, hasher)
@@ -322,7 +403,7 @@ class ZipWriter:
                 view = _read_full(read, memoryview(self._local)[:real], 0, source)
                 return self.add_bytes(name, view, digest)
             if _dense(fd, real):
-                return self._add_local(name, read, real, source, digest)
+                return self._add_local(name, fd, real, source, digest)
             return self.add_chunks(name, real, self._local_blocks(read, real, source), digest)
         except OSError as exc:
             if isinstance(exc, TacoError):
@@ -343,24 +424,22 @@ class ZipWriter:
         return _read_ahead(read, size, views, source)
 
     def _add_local(
-        self, name: str, read: Reader, size: int, source: str, digest: str | None
+        self, name: str, src: int, size: int, source: str, digest: str | None
     ) -> MemberInfo:
-        """One pass over a dense local file: read a block, checksum it, write it with ``pwrite``."""
+        """One pass over a dense local file (:func:`~taco_gdal.write._copy.copy_fd`)."""
         hasher = _hasher(digest)
         lfh, lfh_offset = self._begin(name, size)
         self._f.flush()
-        fd = self._f.fileno()
         position = lfh_offset + lfh.packed_size
-        crc = 0
-        for view in self._local_blocks(read, size, source):
-            crc = crc32(view, crc)
-            if hasher is not None:
-                hasher.update(view)
-            _pwrite_all(fd, view, position)
-            position += len(view)
-            if self._on_bytes:
-                self._on_bytes(len(view))
-        self._f.seek(position)
+        on_bytes, writeback = self._on_bytes, self._writeback
+
+        def written(at: int, n: int) -> None:
+            writeback.written(at + n)
+            if on_bytes is not None:
+                on_bytes(n)
+
+        crc = copy_fd(src, 0, size, self._f.fileno(), position, hasher, written, source)
+        self._f.seek(position + size)
         return self._finish(lfh, lfh_offset, size, crc, hasher)
 
     def _add_vsi(self, name: str, source: str, size: int | None, digest: str | None) -> MemberInfo:
@@ -421,4 +500,5 @@ class ZipWriter:
         self._f.write(cd)
         self._f.write(zipfmt.pack_end_records(len(self._central), len(cd), cd_offset))
         self._f.flush()
+        self._writeback.close()
         self._closed = True

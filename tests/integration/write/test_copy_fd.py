@@ -1,0 +1,67 @@
+"""write/_copy.copy_fd: the one-pass local copy of the ZIP writer and of FOLDER digests.
+
+Checked against independent code (zlib's CRC-32, the digest libraries) on both
+paths: the inline one (small copies, no digest) and the digest thread (copies of
+at least 4 MiB with a digest), including copies that start at an offset, land at
+a position, and end on a partial block.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import zlib
+from pathlib import Path
+
+import pytest
+
+from taco_gdal.errors import TacoIOError
+from taco_gdal.format.checksum import StreamingDigest
+from taco_gdal.write._copy import COPY_BLOCK, copy_fd
+
+SIZES = [1, COPY_BLOCK - 1, COPY_BLOCK * 3 + 17, 4 * 1024 * 1024, 9 * 1024 * 1024 + 12345]
+
+
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("algorithm", [None, "sha256", "xxh3", "crc32c"])
+def test_copy_fd_bytes_crc_and_digest(tmp_path: Path, size: int, algorithm: str | None) -> None:
+    data = os.urandom(size + 100)
+    (tmp_path / "src").write_bytes(data)
+    digest = None if algorithm is None else StreamingDigest(algorithm)
+    written: list[tuple[int, int]] = []
+    src = os.open(tmp_path / "src", os.O_RDONLY)
+    dst = os.open(tmp_path / "dst", os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        os.write(dst, b"H" * 7)
+        crc = copy_fd(src, 33, size, dst, 7, digest, lambda at, n: written.append((at, n)))
+    finally:
+        os.close(src)
+        os.close(dst)
+    copied = data[33 : 33 + size]
+    assert (tmp_path / "dst").read_bytes() == b"H" * 7 + copied
+    assert crc == zlib.crc32(copied)
+    assert sum(n for _, n in written) == size
+    assert [at for at, _ in written] == sorted(at for at, _ in written)
+    assert written[0][0] == 7
+    if digest is not None:
+        fresh = StreamingDigest(digest.algorithm)
+        fresh.update(copied)
+        assert digest.value() == fresh.value()
+    if algorithm == "sha256":
+        assert digest is not None
+        assert digest.value() == f"sha256:{hashlib.sha256(copied).hexdigest()}"
+
+
+def test_source_ending_early_raises_and_stops_the_digest_thread(tmp_path: Path) -> None:
+    (tmp_path / "src").write_bytes(os.urandom(5 * 1024 * 1024))
+    before = threading.active_count()
+    src = os.open(tmp_path / "src", os.O_RDONLY)
+    dst = os.open(tmp_path / "dst", os.O_CREAT | os.O_WRONLY, 0o644)
+    try:
+        with pytest.raises(TacoIOError, match=r"expected .* more bytes at offset 5242880"):
+            copy_fd(src, 0, 6 * 1024 * 1024, dst, 0, StreamingDigest("sha256"), where="src")
+    finally:
+        os.close(src)
+        os.close(dst)
+    assert threading.active_count() == before
