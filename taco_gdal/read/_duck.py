@@ -46,6 +46,7 @@ are visible.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import importlib.util
@@ -378,4 +379,27 @@ def _forget_parent_state() -> None:
     _sessions.clear()
 
 
+def _close_at_exit() -> None:
+    """Close this process's DuckDB connections before the interpreter finalises.
+
+    Left to finalisation, a connection is destroyed in whatever order the
+    interpreter tears modules and threads down, and DuckDB can abort the
+    process there ("terminate called without an active exception", duckdb
+    issue 13904); closed here, nothing is left to destroy.  Objects inherited
+    from a parent process stay untouched (see :func:`_forget_parent_state`).
+    """
+    with _LOCK:
+        sessions = list(_sessions.values())
+        databases = list(_databases.values())
+        _sessions.clear()
+        _databases.clear()
+    me = os.getpid()
+    for conn in [s.conn for s in sessions if s.pid == me] + [
+        d.conn for d in databases if d.pid == me
+    ]:
+        with contextlib.suppress(duckdb.Error):
+            conn.close()
+
+
 _fork.after_fork_in_child(_forget_parent_state)
+atexit.register(_close_at_exit)
