@@ -61,10 +61,11 @@ class SampleDataset(Dataset[Any]):
 
     An item is a dict, as TorchGeo's datasets return:
 
-    * ``image``: for a FILE sample, a ``torch.Tensor`` (bands, rows, cols) read
-      with rasterio under taco_gdal's read profile; with ``read=``, what the
-      reader returned (a dict returned by the reader is merged into the item
-      instead);
+    * ``image``: for a FILE sample, a ``torch.Tensor`` (bands, rows, cols): the
+      array rasterio's ``read()`` returns, read by GDAL under taco_gdal's read
+      profile (:func:`taco_gdal.io.sample.read_sample`); with ``read=``, what
+      the reader returned (a dict returned by the reader is merged into the
+      item instead);
     * ``children``: for a FOLDER sample, ``{child id: child item}`` (the same
       dict, recursively);
     * ``id`` and the row's other metadata columns (``internal:*`` left out)

@@ -1,4 +1,4 @@
-"""Read one FILE sample in a worker: rasterio under the read profile, or a user reader.
+"""Read one FILE sample in a worker: GDAL under the read profile, or a user reader.
 
 Every read is one request for a remote sample of up to 8 MB:
 
@@ -76,7 +76,8 @@ class SampleReader:
     """Reads FILE rows in whichever process holds it (picklable, no GDAL state).
 
     Args:
-        reader: a user reader, or ``None`` for rasterio (bands-first array).
+        reader: a user reader, or ``None`` for GDAL (the bands-first array that
+            rasterio's ``read()`` returns).
         verify: check ``taco_gdal:checksum`` when the row has a value.
         gdal_options: GDAL options applied (thread-locally, through
             :func:`taco_gdal.env.config_options`) around every read, in every worker.
