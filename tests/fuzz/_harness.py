@@ -62,6 +62,13 @@ def _served(frame: pd.DataFrame) -> dict[str, bytes]:
     }
 
 
+def _footprints(frame: pd.DataFrame) -> None:
+    """Compute every footprint: ``.data`` defers them, and a case must decode all the WKB."""
+    geometry = getattr(frame, "geometry", None) if "geometry" in frame.columns else None
+    if geometry is not None:
+        geometry.total_bounds  # noqa: B018 - computing is the point
+
+
 def _size(vsi_path: str) -> int:
     if vsi_path.startswith("/vsisubfile/"):
         return int(vsi_path.split(",", 1)[0].rsplit("_", 1)[1])
@@ -190,7 +197,9 @@ def run_mutation(target: Target, mutation: Mutation, truncate: int | None = None
     try:
         try:
             ds = taco_gdal.load(target.load_path)
-            served = _served(ds.data)
+            frame = ds.data
+            _footprints(frame)
+            served = _served(frame)
         except TacoError:
             return _count(target, "refused")
         try:
