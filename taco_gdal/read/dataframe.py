@@ -131,13 +131,19 @@ class TacoDataFrame(pd.DataFrame):
 
         return to_polars(frame_to_arrow(self))
 
-    def read(self, key: int | str) -> str | TacoDataFrame:
+    def read(self, key: int | str, internal: bool | None = None) -> str | TacoDataFrame:
         """Navigate to a sample by position (``int``) or id (``str``).
+
+        Args:
+            key: the row's position or id.
+            internal: show the children's ``internal:*`` columns; by default
+                children show what this frame shows (``.data`` hides them,
+                ``frame(internal=True)`` shows them).
 
         Returns:
             The GDAL path of a FILE sample (opens with ``rasterio.open`` /
             ``gdal.Open``), or the children of a FOLDER sample as a
-            TacoDataFrame, read from its ``__meta__`` with one range read and
+            TacoDataFrame, taken from the loaded level (no read) and
             restricted to the children that survive the dataset's active filters.
 
         Raises:
@@ -145,7 +151,7 @@ class TacoDataFrame(pd.DataFrame):
         """
         from taco_gdal.read.navigation import read
 
-        return read(self, key)
+        return read(self, key, internal)
 
     def open(self, key: int | str, verify: bool = True) -> AbstractContextManager[DatasetReader]:
         """Open a FILE sample with rasterio under taco_gdal's read profile.

@@ -118,3 +118,15 @@ def test_tacocat_source_removed_after_load(
     with pytest.raises(TacoIOError) as info, children.open(0):
         pass
     assert victim.name in str(info.value)
+
+
+def test_read_internal_argument_overrides_what_the_frame_shows(ref: RefDataset) -> None:
+    if ref.depth == 0:
+        return
+    frame = reader.load(ref.path).data  # hides internal:* (but internal:gdal_vsi)
+    hidden = frame.read(0)
+    shown = frame.read(0, internal=True)
+    assert isinstance(hidden, reader.TacoDataFrame) and isinstance(shown, reader.TacoDataFrame)
+    assert "internal:offset" not in hidden.columns and "internal:gdal_vsi" in hidden.columns
+    assert "internal:offset" in shown.columns or "internal:relative_path" in shown.columns
+    assert hidden["id"].tolist() == shown["id"].tolist()
