@@ -29,6 +29,7 @@ import json
 import math
 import warnings
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -174,17 +175,39 @@ def _fix_antimeridian(geoms: np.ndarray, crossing: np.ndarray) -> None:
         geoms[i] = _cut_at_antimeridian(geom)
 
 
+PARALLEL_POINTS: Final = 400_000
+"""From this many points on, two threads reproject a half each (pyproj releases the GIL)."""
+
+
 def _transform(transformer: Any, coords: np.ndarray, crs: str, where: str) -> np.ndarray:
-    """``(n, 2)`` lon/lat of ``(n, 2)`` coordinates in ``crs`` (one pyproj call)."""
-    lon, lat = transformer.transform(coords[:, 0], coords[:, 1])
+    """``(n, 2)`` lon/lat of ``(n, 2)`` coordinates in ``crs`` (one pyproj call per thread).
+
+    Large arrays are split in two halves reprojected at once, the second in a
+    short-lived thread with its own transformer (:func:`wgs84_transformer`
+    keeps one per thread): the same numbers, in about half the time on two
+    cores.
+    """
     out = np.empty((len(coords), 2), dtype=np.float64)
-    out[:, 0], out[:, 1] = lon, lat
+    if len(coords) >= PARALLEL_POINTS:
+        half = len(coords) // 2
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            other = pool.submit(_transform_into, None, coords[half:], out[half:], crs)
+            _transform_into(transformer, coords[:half], out[:half], crs)
+            other.result()
+    else:
+        _transform_into(transformer, coords, out, crs)
     if not np.isfinite(out).all():
         raise TacoQueryError(
             f"{where}: a vertex in {crs} has no finite {WGS84} position (outside the CRS's "
             "area of use?)"
         )
     return out
+
+
+def _transform_into(transformer: Any, coords: np.ndarray, out: np.ndarray, crs: str) -> None:
+    used = wgs84_transformer(crs) if transformer is None else transformer
+    lon, lat = used.transform(coords[:, 0], coords[:, 1])
+    out[:, 0], out[:, 1] = lon, lat
 
 
 def _bent(moved: np.ndarray, mids: np.ndarray, index: np.ndarray, count: int) -> np.ndarray:
