@@ -42,7 +42,6 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from taco_gdal.errors import TacoFormatError, TacoQueryError
 from taco_gdal.format.names import (
     CURRENT_ID,
     FOLDER,
@@ -58,9 +57,15 @@ from taco_gdal.format.names import (
 )
 from taco_gdal.format.vsi import SUBFILE_PREFIX
 from taco_gdal.read._footprints import WGS84
-from taco_gdal.read._geoframe import footprint_column, footprints_for_rows
-from taco_gdal.read._lazygeom import LazyGeometryArray, RowGeometries
-from taco_gdal.read.dataframe import FrameContext, TacoDataFrame, TacoGeoDataFrame, to_frame
+from taco_gdal.read._geoframe import footprint_column
+from taco_gdal.read._lazygeom import LazyGeometryArray
+from taco_gdal.read.dataframe import (
+    FrameContext,
+    TacoDataFrame,
+    TacoGeoDataFrame,
+    footprints_of_rows,
+    to_frame,
+)
 from taco_gdal.read.query import gdal_vsi_arrow, is_hidden
 
 if TYPE_CHECKING:
@@ -434,21 +439,6 @@ def frame_of_rows(
     return frame
 
 
-def _footprints(context: FrameContext, column: str, rows: np.ndarray) -> RowGeometries:
-    """What ``to_frame``'s lazy footprints compute, for ``rows`` of the level (ids and WKB only)."""
-    state, level = context.state, context.level
-    ids = state.base.tables[level].select([CURRENT_ID, column]).take(pa.array(rows, pa.int64()))
-
-    def compute(positions: np.ndarray | None) -> np.ndarray:
-        chosen = ids if positions is None else ids.take(pa.array(positions, pa.int64()))
-        try:
-            return footprints_for_rows(chosen, column, state, level)
-        except TacoQueryError as exc:
-            raise TacoFormatError(f"{state.path}: {exc}") from exc
-
-    return compute
-
-
 def _geo_frame(
     context: FrameContext, shape: LevelShape, arrays: list[Any], index: pd.Index, rows: np.ndarray
 ) -> TacoDataFrame:
@@ -460,7 +450,11 @@ def _geo_frame(
     position = list(shape.columns).index(shape.geometry)
     rest = arrays[:position] + arrays[position + 1 :]
     plain = _assemble(rest, shape.columns.delete(position), index)
-    compute = _footprints(context, shape.footprints, rows)
+    state, level = context.state, context.level
+    ids = state.base.tables[level].select([CURRENT_ID, shape.footprints])
+    compute = footprints_of_rows(
+        ids.take(pa.array(rows, pa.int64())), shape.footprints, state, level, state.path
+    )
     footprints = LazyGeometryArray(compute, len(rows), crs=WGS84)
     plain.insert(position, shape.geometry, gpd.GeoSeries(footprints, index=index))
     frame: TacoDataFrame = TacoGeoDataFrame(plain, geometry=shape.geometry, crs=WGS84)  # type: ignore[call-overload]

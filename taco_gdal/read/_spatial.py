@@ -37,7 +37,7 @@ from taco_gdal.read._footprints import (
     warn_outside_extent,
 )
 from taco_gdal.read.levels import point_columns
-from taco_gdal.read.query import is_hidden, quote_ident
+from taco_gdal.read.query import is_hidden
 from taco_gdal.read.state import LevelTables, QueryState, RowSet, new_view_name
 
 __all__ = [
@@ -148,7 +148,7 @@ def _level(state: QueryState, level: object) -> int:
 def _apply_rows(
     state: QueryState, level: int, rows: np.ndarray, size: int, text: str
 ) -> QueryState:
-    from taco_gdal.read.filters import _apply
+    from taco_gdal.read.filters import _apply, apply_row_set
 
     relation = state.relation(level)
     if CURRENT_ID not in dict(_duck.columns(state.base, state.steps, relation)):
@@ -159,10 +159,7 @@ def _apply_rows(
     view = new_view_name()
     if size == 0:
         return _apply(state, level, view, "FALSE", {}, text)
-    name = f"{view}_rows"
-    predicate = f"{quote_ident(CURRENT_ID)} IN (SELECT row FROM {quote_ident(name)})"
-    kept = RowSet.of(np.sort(rows))
-    return _apply(state, level, view, predicate, {name: kept}, text, rows=kept)
+    return apply_row_set(state, level, view, RowSet.of(np.sort(rows)), text)
 
 
 def _shown(value: float) -> str:

@@ -261,10 +261,15 @@ def _binary_as_arrow(kind: pa.DataType) -> pd.ArrowDtype | None:
     return None
 
 
-def _footprints_of(
+def footprints_of_rows(
     table: pa.Table, column: str, state: QueryState | None, level: int, where: str
 ) -> RowGeometries:
-    """The function a :class:`LazyGeometryArray` calls: footprints of some rows of ``table``."""
+    """The function a :class:`LazyGeometryArray` calls: footprints of some rows of ``table``.
+
+    ``table`` needs the WKB ``column`` and, to reuse the level's cached
+    footprints, ``internal:current_id``; a bad value raises
+    :class:`TacoFormatError` naming ``where`` when the footprint is first used.
+    """
 
     def compute(rows: np.ndarray | None) -> np.ndarray:
         chosen = table if rows is None else table.take(pa.array(rows, pa.int64()))
@@ -296,7 +301,7 @@ def to_frame(
     else:
         state, level = (context.state, context.level) if context is not None else (None, 0)
         footprints = LazyGeometryArray(
-            _footprints_of(table, column, state, level, where), table.num_rows, crs=WGS84
+            footprints_of_rows(table, column, state, level, where), table.num_rows, crs=WGS84
         )
         name = FOOTPRINT if FOOTPRINT not in plain.columns else f"{FOOTPRINT}_4326"
         plain[name] = gpd.GeoSeries(footprints, index=plain.index)

@@ -170,9 +170,7 @@ def filter_datetime(state: QueryState, value: Any, time_col: str, level: int) ->
     text = f"filter_datetime({span.start} .. {span.end}, {column!r}, level={level})"
     kept = _time_rows(state, level, column, kind, span)
     if kept is not None:
-        name = f"{view}_rows"
-        predicate = f"{quote_ident(CURRENT_ID)} IN (SELECT row FROM {quote_ident(name)})"
-        return _apply(state, level, view, predicate, {name: kept}, text, rows=kept)
+        return apply_row_set(state, level, view, kept, text)
     target = quote_ident(column)
     if kind == "DATE":
         target = f"CAST({target} AS TIMESTAMP)"
@@ -187,6 +185,13 @@ def filter_datetime(state: QueryState, value: Any, time_col: str, level: int) ->
         op = "<=" if span.end_inclusive else "<"
         clauses.append(f"{target} {op} getvariable({sql_string(f'{view}_end')})")
     return _apply(state, level, view, " AND ".join(clauses), params, text)
+
+
+def apply_row_set(state: QueryState, level: int, view: str, kept: RowSet, text: str) -> QueryState:
+    """The state keeping the stored rows ``kept`` at ``level``: a semi-join on a RowSet table."""
+    name = f"{view}_rows"
+    predicate = f"{quote_ident(CURRENT_ID)} IN (SELECT row FROM {quote_ident(name)})"
+    return _apply(state, level, view, predicate, {name: kept}, text, rows=kept)
 
 
 def _time_rows(
