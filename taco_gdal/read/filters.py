@@ -28,6 +28,7 @@ from taco_gdal.read import _duck
 from taco_gdal.read.query import (
     filtered_view_sql,
     is_hidden,
+    kept_rows_view_sql,
     quote_ident,
     sql_string,
     survivors_view_sql,
@@ -97,13 +98,20 @@ def _apply(
 ) -> QueryState:
     """The state with ``predicate`` applied at ``level`` (and cascaded up to level 0).
 
-    ``rows``: the stored positions the predicate keeps, when they were decided
-    in numpy (a RowSet parameter); level-0 steps remember them so that
-    ``.data`` intersects them without asking DuckDB.
+    ``rows``: the stored positions to keep, decided in numpy; ``predicate`` is
+    then the name of the table they are registered as (a RowSet parameter), and
+    level-0 steps remember them so that ``.data`` intersects them without
+    asking DuckDB.
     """
     bound = tuple(params.items())
+
+    def restricted(source: str) -> str:
+        if rows is None:
+            return filtered_view_sql(view, source, predicate)
+        return kept_rows_view_sql(view, source, predicate)
+
     if level == 0:
-        sql = filtered_view_sql(view, state.view, predicate)
+        sql = restricted(state.view)
         step = Step(view, sql, 0, bound, text, spatial, keeps_rows=True, rows=rows)
         steps = _duck.define(state.base, (*state.steps, step), what=text)
         return state.then(steps[len(state.steps) :], view=view)
@@ -116,7 +124,7 @@ def _apply(
     new = [
         Step(
             view,
-            filtered_view_sql(view, target, predicate),
+            restricted(target),
             level,
             bound,
             text,
@@ -190,8 +198,7 @@ def filter_datetime(state: QueryState, value: Any, time_col: str, level: int) ->
 def apply_row_set(state: QueryState, level: int, view: str, kept: RowSet, text: str) -> QueryState:
     """The state keeping the stored rows ``kept`` at ``level``: a semi-join on a RowSet table."""
     name = f"{view}_rows"
-    predicate = f"{quote_ident(CURRENT_ID)} IN (SELECT row FROM {quote_ident(name)})"
-    return _apply(state, level, view, predicate, {name: kept}, text, rows=kept)
+    return _apply(state, level, view, name, {name: kept}, text, rows=kept)
 
 
 def _time_rows(

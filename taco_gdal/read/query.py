@@ -236,6 +236,21 @@ def filtered_view_sql(view: str, source: str, predicate: str) -> str:
     )
 
 
+def kept_rows_view_sql(view: str, source: str, rows: str) -> str:
+    """``source`` restricted to the ``internal:current_id`` values listed in table ``rows``.
+
+    A semi-join on the registered one-column table of a RowSet; the source's
+    order is kept (numbered first and restored), because a parallel hash join
+    does not promise it.
+    """
+    return (
+        f"CREATE TEMP VIEW {quote_ident(view)} AS SELECT s.* EXCLUDE ({_POSITION}) FROM "
+        f"(SELECT *, row_number() OVER () AS {_POSITION} FROM {quote_ident(source)}) AS s "
+        f"SEMI JOIN {quote_ident(rows)} AS r ON s.{quote_ident(CURRENT_ID)} = r.row "
+        f"ORDER BY s.{_POSITION}"
+    )
+
+
 def survivors_view_sql(
     view: str, parents: str, children: str, *, match_source_file: bool = False
 ) -> str:
