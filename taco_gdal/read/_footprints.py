@@ -6,15 +6,23 @@ This module turns a level's geometry column into one 4326 footprint per row:
 
 * rows are grouped by CRS (``pyarrow`` dictionary encoding), so each CRS costs
   one pyproj call over all its coordinates;
-* polygons are densified first (``shapely.segmentize``, :data:`EDGE_SEGMENTS`
-  segments per edge of the bounding box), because a straight edge in UTM is a
-  curve in lon/lat;
+* a straight edge in UTM is a curve in lon/lat: edges are split at their
+  midpoints, and polygons whose halves still bend more than
+  :data:`STRAIGHT_TOLERANCE` are densified (``shapely.segmentize``,
+  :data:`EDGE_SEGMENTS` segments per edge of the bounding box);
 * a footprint that crosses the antimeridian (a jump of more than 180 degrees
   between consecutive vertices after reprojection, or longitudes past 180) is
   cut at 180 into a MultiPolygon whose parts lie in [-180, 180];
+* simple polygons in a projected CRS first cost only their vertices: the
+  bounds of the reprojected vertices, padded by the largest bulge an edge of
+  that length can have there (the projection's second derivatives measured
+  on a grid over the group, times :data:`PAD_SAFETY`), contain the curved
+  outline; the full footprint is made when a filter's exact test or a frame
+  asks for that row (:meth:`Footprints.take`);
 * ``bounds`` (xmin, ymin, xmax, ymax per row) is the cheap pre-filter:
-  :meth:`Footprints.matches` tests the exact geometry only on rows whose
-  bounds meet the query's.
+  :meth:`Footprints.matches` drops rows whose bounds miss the query's, keeps
+  rows whose bounds lie inside a query box, and tests the exact geometry
+  only on the rest.
 
 Query geometries (a box, or any shapely geometry) go through the same path
 (:func:`query_geometry`), so both sides are compared in EPSG:4326.  Polygons
@@ -27,6 +35,8 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
+import threading
 import warnings
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -178,22 +188,43 @@ def _fix_antimeridian(geoms: np.ndarray, crossing: np.ndarray) -> None:
 PARALLEL_POINTS: Final = 400_000
 """From this many points on, two threads reproject a half each (pyproj releases the GIL)."""
 
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _worker() -> ThreadPoolExecutor:
+    """The process's one reprojection helper thread (its transformers live as long as it)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="taco-reproject")
+        return _POOL
+
+
+def _forget_worker_after_fork() -> None:
+    """A forked child has no helper thread (and maybe a held lock): it starts its own."""
+    global _POOL, _POOL_LOCK
+    _POOL = None
+    _POOL_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_worker_after_fork)
+
 
 def _transform(transformer: Any, coords: np.ndarray, crs: str, where: str) -> np.ndarray:
     """``(n, 2)`` lon/lat of ``(n, 2)`` coordinates in ``crs`` (one pyproj call per thread).
 
-    Large arrays are split in two halves reprojected at once, the second in a
-    short-lived thread with its own transformer (:func:`wgs84_transformer`
-    keeps one per thread): the same numbers, in about half the time on two
-    cores.
+    Large arrays are split in two halves reprojected at once, the second by
+    the process's helper thread with its own transformer
+    (:func:`wgs84_transformer` keeps one per thread, so the helper builds it
+    once per CRS): the same numbers, in about half the time on two cores.
     """
     out = np.empty((len(coords), 2), dtype=np.float64)
     if len(coords) >= PARALLEL_POINTS:
         half = len(coords) // 2
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            other = pool.submit(_transform_into, None, coords[half:], out[half:], crs)
-            _transform_into(transformer, coords[:half], out[:half], crs)
-            other.result()
+        other = _worker().submit(_transform_into, None, coords[half:], out[half:], crs)
+        _transform_into(transformer, coords[:half], out[:half], crs)
+        other.result()
     else:
         _transform_into(transformer, coords, out, crs)
     if not np.isfinite(out).all():
@@ -202,6 +233,30 @@ def _transform(transformer: Any, coords: np.ndarray, crs: str, where: str) -> np
             "area of use?)"
         )
     return out
+
+
+def _transform_xy(transformer: Any, x: np.ndarray, y: np.ndarray, crs: str, where: str) -> None:
+    """Contiguous float64 ``x`` and ``y`` in ``crs`` become lon and lat, in place.
+
+    The same split as :func:`_transform` from :data:`PARALLEL_POINTS` on.
+    """
+    if len(x) >= PARALLEL_POINTS:
+        half = len(x) // 2
+        other = _worker().submit(_transform_in_place, None, x[half:], y[half:], crs)
+        _transform_in_place(transformer, x[:half], y[:half], crs)
+        other.result()
+    else:
+        _transform_in_place(transformer, x, y, crs)
+    if not (np.isfinite(x).all() and np.isfinite(y).all()):
+        raise TacoQueryError(
+            f"{where}: a vertex in {crs} has no finite {WGS84} position (outside the CRS's "
+            "area of use?)"
+        )
+
+
+def _transform_in_place(transformer: Any, x: np.ndarray, y: np.ndarray, crs: str) -> None:
+    used = wgs84_transformer(crs) if transformer is None else transformer
+    used.transform(x, y, inplace=True)
 
 
 def _transform_into(transformer: Any, coords: np.ndarray, out: np.ndarray, crs: str) -> None:
@@ -243,11 +298,16 @@ class _Rings:
             every = self._build(self.coords, self.starts)  # all rings: no copy of coordinates
             picked_all: np.ndarray = every[which]
             return picked_all
+        part = self.pick(which)
+        return self._build(part.coords, part.starts)
+
+    def pick(self, which: np.ndarray) -> _Rings:
+        """The rings numbered ``which``, in that order (coordinates copied)."""
         first, lengths = self.starts[which], self.starts[which + 1] - self.starts[which]
         before = np.concatenate([[0], np.cumsum(lengths)[:-1]])
         picked = np.repeat(first - before, lengths) + np.arange(int(lengths.sum()))
         ring_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        return self._build(self.coords[picked], ring_offsets)
+        return _Rings(self.coords[picked], ring_offsets)
 
     @staticmethod
     def _build(coords: np.ndarray, ring_offsets: np.ndarray) -> np.ndarray:
@@ -359,6 +419,224 @@ def _reproject(
     return out, halved, rings
 
 
+def _transformer(crs: str, where: str) -> Any:
+    """This thread's ``crs`` -> EPSG:4326 transformer; a :class:`TacoQueryError` if none."""
+    try:
+        return wgs84_transformer(crs)
+    except TacoValidationError as exc:
+        raise TacoQueryError(f"{where}: cannot reproject from {crs!r} to {WGS84}: {exc}") from exc
+
+
+PAD_SAFETY: Final = 4.0
+"""Factor on the measured curvature of a projection when padding vertex-only bounds."""
+PAD_LIMIT: Final = 1e-2
+"""Degrees: a ring whose pad would be larger is reprojected in full at once instead."""
+_PAD_FLOOR: Final = 1e-9
+"""Degrees added to every pad (rounding of the reprojected vertices)."""
+_CURVE_GRID: Final = 17
+"""Nodes per side of the grid on which :func:`_curvature` measures a CRS group."""
+_STENCIL: Final = np.array(
+    [(0, 0), (1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)], dtype=float
+)
+
+
+def _curvature(transformer: Any, box: tuple[float, float, float, float], step: float) -> np.ndarray:
+    """``(2, g, g)``: per grid node over ``box``, the largest second derivative of lon and lat.
+
+    Second differences with step ``step`` (source units) at the nodes of a
+    :data:`_CURVE_GRID` square grid over ``box``; per node the Hessian's
+    spectral norm (the largest second derivative along a unit direction), in
+    degrees per source unit squared.  Infinite at a node without finite 4326
+    positions or where the stencil wraps at 180 degrees (a jump of 360 is no
+    curvature, but rings there are then reprojected in full).
+    """
+    size = _CURVE_GRID
+    if not step > 0.0:
+        return np.zeros((2, size, size))
+    x0, y0, x1, y1 = box
+    gx, gy = np.meshgrid(np.linspace(x0, x1, size), np.linspace(y0, y1, size))
+    x = gx.reshape(-1, 1) + step * _STENCIL[:, 0]
+    y = gy.reshape(-1, 1) + step * _STENCIL[:, 1]
+    moved = transformer.transform(x.ravel(), y.ravel())
+    norms = np.full((2, size, size), np.inf)
+    with np.errstate(invalid="ignore", over="ignore"):
+        for k, values in enumerate(moved):
+            v = np.asarray(values, dtype=np.float64).reshape(-1, len(_STENCIL))
+            xx = v[:, 1] - 2.0 * v[:, 0] + v[:, 2]
+            yy = v[:, 3] - 2.0 * v[:, 0] + v[:, 4]
+            xy = (v[:, 5] - v[:, 6] - v[:, 7] + v[:, 8]) / 4.0
+            norm = (np.abs(xx + yy) / 2.0 + np.hypot((xx - yy) / 2.0, xy)) / step**2
+            norms[k] = np.where(
+                np.isfinite(norm) & (np.abs(v - v[:, :1]) < 180.0).all(axis=1), norm, np.inf
+            ).reshape(size, size)
+    return norms
+
+
+def _ring_curvature(
+    transformer: Any,
+    box: tuple[float, float, float, float],
+    first: np.ndarray,
+    longest: np.ndarray,
+    edges: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per ring, a bound on the second derivative of lon and of lat over the ring.
+
+    The grid of :func:`_curvature` over the group's ``box`` is cut into
+    cells; a ring that lies within the 3 x 3 cells around its ``first``
+    vertex (every point of a ring is at most half its perimeter, ``edges *
+    longest / 2``, from it) takes the largest value on those cells' nodes,
+    any other ring the largest over the grid.  Times :data:`PAD_SAFETY`.
+    """
+    cells = _CURVE_GRID - 1
+    x0, y0, x1, y1 = box
+    cell_x, cell_y = (x1 - x0) / cells, (y1 - y0) / cells
+    step = float(longest.max()) if len(longest) else 0.0
+    step = min(step, max(cell_x, cell_y))
+    norms = _curvature(transformer, box, step)
+    corner = np.maximum(  # per cell, its four nodes
+        np.maximum(norms[:, :-1, :-1], norms[:, 1:, :-1]),
+        np.maximum(norms[:, :-1, 1:], norms[:, 1:, 1:]),
+    )
+    edge = np.pad(corner, ((0, 0), (1, 1), (1, 1)), mode="edge")
+    near = np.max(  # per cell, its 3 x 3 neighbourhood
+        [edge[:, i : i + cells, j : j + cells] for i in range(3) for j in range(3)], axis=0
+    )
+    col = np.zeros(len(first), dtype=np.int64)
+    row = np.zeros(len(first), dtype=np.int64)
+    if cell_x > 0:
+        col = np.clip(((first[:, 0] - x0) // cell_x).astype(np.int64), 0, cells - 1)
+    if cell_y > 0:
+        row = np.clip(((first[:, 1] - y0) // cell_y).astype(np.int64), 0, cells - 1)
+    fits = edges * longest / 2.0 <= min(cell_x, cell_y)
+    worst = norms.reshape(2, -1).max(axis=1)
+    lon = np.where(fits, near[0, row, col], worst[0])
+    lat = np.where(fits, near[1, row, col], worst[1])
+    return PAD_SAFETY * lon, PAD_SAFETY * lat
+
+
+def _longest_edges(coords: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Per ring (``starts`` offsets into ``coords``), the length of its longest edge."""
+    if len(starts) < 2:
+        return np.zeros(0)
+    step = np.diff(coords, axis=0)
+    squared = step[:, 0] ** 2 + step[:, 1] ** 2
+    squared[starts[1:-1] - 1] = 0.0  # from one ring's last vertex to the next ring's first
+    longest: np.ndarray = np.sqrt(np.maximum.reduceat(squared, starts[:-1]))
+    return longest
+
+
+def _outer_bounds(
+    coords: np.ndarray, starts: np.ndarray, crs: str, where: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """4326 bounds containing each ring's reprojected outline, from its vertices only.
+
+    An edge straight in ``crs`` is a curve in lon/lat that leaves the chord
+    between its reprojected ends by at most ``K * L**2 / 8``, ``L`` the
+    edge's length and ``K`` the largest second derivative of the projection
+    along it.  ``K`` is measured once per CRS group on a grid
+    (:func:`_ring_curvature`, times :data:`PAD_SAFETY`), so a ring costs its
+    vertices in pyproj, not its vertices and edge midpoints, and the bounds
+    of its vertices padded by that margin contain its outline.
+
+    Returns ``(bounds, wait)``: ``wait`` is False for rings to reproject in
+    full at once: a pad over :data:`PAD_LIMIT`, or vertices more than 180
+    degrees apart in longitude (perhaps across the antimeridian).
+    """
+    transformer = _transformer(crs, where)
+    lengths = np.diff(starts)
+    first = coords[starts[:-1]]
+    if len(lengths) and (lengths == lengths[0]).all():  # one ring size: columns, no indices
+        bounds, longest, box = _vertex_bounds_by_column(
+            transformer, coords, int(lengths[0]), crs, where
+        )
+    else:
+        bounds, longest, box = _vertex_bounds(transformer, coords, starts, crs, where)
+    curve_x, curve_y = _ring_curvature(transformer, box, first, longest, lengths - 1)
+    with np.errstate(invalid="ignore"):  # inf * 0 for a ring of one repeated point
+        reach = longest**2 / 8.0
+        pad_x, pad_y = reach * curve_x + _PAD_FLOOR, reach * curve_y + _PAD_FLOOR
+        wait = (np.maximum(pad_x, pad_y) <= PAD_LIMIT) & (bounds[:, 2] - bounds[:, 0] <= 180.0)
+    bounds[:, 0] -= pad_x
+    bounds[:, 1] -= pad_y
+    bounds[:, 2] += pad_x
+    bounds[:, 3] += pad_y
+    return bounds, wait
+
+
+def _vertex_bounds_by_column(
+    transformer: Any, coords: np.ndarray, size: int, crs: str, where: str
+) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float, float]]:
+    """:func:`_vertex_bounds` of rings that all have ``size`` points (a closed ring each)."""
+    ring = coords.reshape(-1, size, 2)
+    x = np.ascontiguousarray(ring[:, :-1, 0])  # the closing vertex repeats the first
+    y = np.ascontiguousarray(ring[:, :-1, 1])
+    box = (float(x.min()), float(y.min()), float(x.max()), float(y.max()))
+    longest = (x[:, 0] - x[:, -1]) ** 2 + (y[:, 0] - y[:, -1]) ** 2  # the closing edge
+    step = np.diff(x, axis=1) ** 2 + np.diff(y, axis=1) ** 2
+    for k in range(size - 2):
+        np.maximum(longest, step[:, k], out=longest)
+    del step
+    _transform_xy(transformer, x.reshape(-1), y.reshape(-1), crs, where)
+    bounds = np.empty((len(ring), 4), dtype=np.float64)
+    for column, (values, reduce) in enumerate(
+        ((x, np.minimum), (y, np.minimum), (x, np.maximum), (y, np.maximum))
+    ):
+        out = values[:, 0].copy()
+        for k in range(1, size - 1):
+            reduce(out, values[:, k], out=out)
+        bounds[:, column] = out
+    return bounds, np.sqrt(longest), box
+
+
+def _vertex_bounds(
+    transformer: Any, coords: np.ndarray, starts: np.ndarray, crs: str, where: str
+) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float, float]]:
+    """4326 bounds of each closed ring's vertices, its longest edge, and the rings' box.
+
+    The longest edge and the box are in source units (before reprojection).
+    """
+    closing = starts[1:] - 1  # equal to the first vertex, byte for byte: not reprojected
+    body = np.ones(len(coords), dtype=bool)
+    body[closing] = False
+    x, y = coords[body, 0], coords[body, 1]
+    box = (float(x.min()), float(y.min()), float(x.max()), float(y.max()))
+    _transform_xy(transformer, x, y, crs, where)
+    moved = np.empty_like(coords)
+    moved[body, 0], moved[body, 1] = x, y
+    moved[closing] = moved[starts[:-1]]
+    return _Rings(moved, starts).bounds(), _longest_edges(coords, starts), box
+
+
+@dataclass(frozen=True, eq=False)
+class _Waiting:
+    """Simple polygons of one CRS not reprojected yet: only their outer bounds are known.
+
+    :meth:`Footprints.take` reprojects the rings it is asked for exactly as
+    :func:`compute_footprints` would have at once: vertices and edge
+    midpoints (:func:`_fast_rings`), or the shapely path (:func:`to_wgs84`)
+    for rings that bend or cross the antimeridian.
+    """
+
+    crs: str
+    where: str
+    rings: _Rings
+    """Source coordinates."""
+    first: int
+    """The number of this group's first ring among all waiting rings of its footprints."""
+
+    def reproject(self, which: np.ndarray) -> np.ndarray:
+        """4326 polygons of rings numbered ``which`` (in this group)."""
+        part = self.rings.pick(which)
+        out = np.empty(len(which), dtype=object)
+        rings, kept = _fast_rings(part.coords, part.starts, self.crs, self.where)
+        if rings is not None:
+            out[kept] = rings.polygons(np.arange(len(rings)))
+        rest = part.subset(~kept)
+        if rest is not None:
+            out[~kept] = to_wgs84(rest.polygons(np.arange(len(rest))), self.crs, self.where)
+        return out
+
+
 def _to_wgs84_parts(
     geoms: np.ndarray, crs: str, where: str
 ) -> tuple[np.ndarray, np.ndarray, _Rings | None]:
@@ -371,10 +649,7 @@ def _to_wgs84_parts(
     if _is_wgs84(crs):
         _fix_antimeridian(out, np.empty(0, dtype=np.int64))
         return out, halved, None
-    try:
-        transformer = wgs84_transformer(crs)
-    except TacoValidationError as exc:
-        raise TacoQueryError(f"{where}: cannot reproject from {crs!r} to {WGS84}: {exc}") from exc
+    transformer = _transformer(crs, where)
     moved, part_halved, rings = _reproject(out[present], transformer, crs, where)
     out[present] = moved
     halved[present[part_halved]] = True
@@ -403,10 +678,7 @@ def to_wgs84(geoms: np.ndarray, crs: str, where: str = "") -> np.ndarray:
     if _is_wgs84(crs):
         _fix_antimeridian(out, np.empty(0, dtype=np.int64))
         return out
-    try:
-        transformer = wgs84_transformer(crs)
-    except TacoValidationError as exc:
-        raise TacoQueryError(f"{where}: cannot reproject from {crs!r} to {WGS84}: {exc}") from exc
+    transformer = _transformer(crs, where)
     moved, halved, rings = _reproject(out[present], transformer, crs, where)
     if rings is not None:
         moved[halved] = rings.polygons(np.arange(len(rings)))
@@ -419,10 +691,13 @@ class Footprints:
     """One EPSG:4326 footprint per row of a level (``None`` where the row has no geometry).
 
     ``bounds`` is an ``(n, 4)`` float array (xmin, ymin, xmax, ymax; NaN for
-    missing rows), the pre-filter of :meth:`matches`.  ``stored`` holds the
-    shapely footprints; for lon/lat points it is None and points are made
-    from ``bounds`` only for the rows asked for (:meth:`take`), so a level of
-    centroids never becomes a million shapely objects.
+    missing rows), the pre-filter of :meth:`matches`: it contains each
+    footprint, exactly except for rows still ``waiting`` (reprojected from
+    their vertices only, padded by at most :data:`PAD_LIMIT` degrees).
+    ``stored`` holds the shapely footprints; for lon/lat points it is None
+    and points are made from ``bounds`` only for the rows asked for
+    (:meth:`take`), so a level of centroids never becomes a million shapely
+    objects.
     """
 
     column: str
@@ -431,6 +706,9 @@ class Footprints:
     lazy: np.ndarray | None = None
     """Per row, its ring in ``rings`` (-1: none): polygons made from coordinates on demand."""
     rings: _Rings | None = None
+    waiting: np.ndarray | None = None
+    """Per row, its ring among the ``sources`` rings (-1: none): reprojected on demand."""
+    sources: tuple[_Waiting, ...] = ()
 
     @classmethod
     def of_points(cls, column: str, x: np.ndarray, y: np.ndarray) -> Footprints:
@@ -473,6 +751,24 @@ class Footprints:
                     self.lazy[rows[made]] = -1
                     if not (self.lazy >= 0).any():  # every ring is a polygon now
                         object.__setattr__(self, "rings", None)
+        if self.waiting is not None and len(rows):
+            number = self.waiting[rows]
+            wait = number >= 0
+            if wait.any():
+                reprojected = self._reproject(number[wait])
+                out[wait] = reprojected
+                if self.stored is not None:  # kept, as above
+                    self.stored[rows[wait]] = reprojected
+                    self.waiting[rows[wait]] = -1
+        return out
+
+    def _reproject(self, numbers: np.ndarray) -> np.ndarray:
+        """4326 polygons of waiting rings ``numbers`` (numbered over all ``sources``)."""
+        out = np.empty(len(numbers), dtype=object)
+        for source in self.sources:
+            mine = (numbers >= source.first) & (numbers < source.first + len(source.rings))
+            if mine.any():
+                out[mine] = source.reproject(numbers[mine] - source.first)
         return out
 
     @functools.cached_property
@@ -498,8 +794,23 @@ class Footprints:
                 mask |= (b[:, 0] <= qx1) & (b[:, 2] >= qx0) & (b[:, 1] <= qy1) & (b[:, 3] >= qy0)
         return mask
 
+    def inside(self, query: Any) -> np.ndarray:
+        """Rows whose bounds lie inside the bounds of a part of ``query`` (a bool mask)."""
+        mask = np.zeros(len(self), dtype=bool)
+        b = self.bounds
+        for part in shapely.get_parts(query):
+            qx0, qy0, qx1, qy1 = shapely.bounds(part)
+            with np.errstate(invalid="ignore"):
+                mask |= (b[:, 0] >= qx0) & (b[:, 2] <= qx1) & (b[:, 1] >= qy0) & (b[:, 3] <= qy1)
+        return mask
+
     def matches(self, query: Any) -> np.ndarray:
         """Row positions whose footprint intersects ``query`` (a 4326 shapely geometry).
+
+        Rows whose bounds miss ``query``'s are out; when ``query`` is made of
+        axis-aligned boxes, rows whose bounds lie inside one are in (a
+        footprint lies inside its bounds); only the others are tested
+        exactly, and only their footprints are made (or reprojected).
 
         Example:
             >>> import numpy as np, pyarrow as pa, shapely
@@ -507,12 +818,17 @@ class Footprints:
             >>> compute_footprints(t, "stac:centroid").matches(shapely.box(0, 0, 2, 2))
             array([0])
         """
-        rows = np.flatnonzero(self.candidates(query))
-        if rows.size == 0 or (self.stored is None and self.lazy is None and _rectangles(query)):
-            return rows  # points against axis-aligned boxes: the bounds test is exact
-        shapely.prepare(query)
-        hits: np.ndarray = rows[shapely.intersects(self.take(rows), query)]
-        return hits
+        meet = self.candidates(query)
+        hits = np.zeros(len(self), dtype=bool)
+        if meet.any() and _rectangles(query):
+            hits = meet & self.inside(query)
+            meet &= ~hits
+        rows = np.flatnonzero(meet)
+        if rows.size:
+            shapely.prepare(query)
+            hits[rows[shapely.intersects(self.take(rows), query)]] = True
+        found: np.ndarray = np.flatnonzero(hits)
+        return found
 
 
 def _rectangles(query: Any) -> bool:
@@ -628,7 +944,7 @@ def _ramp(sizes: np.ndarray) -> np.ndarray:
 
 
 def _fast_rings(
-    coords: np.ndarray, starts: np.ndarray, crs: str, where: str, into: np.ndarray | None = None
+    coords: np.ndarray, starts: np.ndarray, crs: str, where: str
 ) -> tuple[_Rings | None, np.ndarray]:
     """4326 rings of simple polygons that need no shapely work, and which ones they are.
 
@@ -645,14 +961,8 @@ def _fast_rings(
         bounds = rings.bounds()
         keep = (bounds[:, 0] >= -180.0) & (bounds[:, 2] <= 180.0)
         kept = rings if keep.all() else rings.subset(keep)
-        if kept is not None and into is not None:
-            into[: len(kept.coords)] = kept.coords
-            kept = _Rings(into[: len(kept.coords)], kept.starts)
         return kept, keep
-    try:
-        transformer = wgs84_transformer(crs)
-    except TacoValidationError as exc:
-        raise TacoQueryError(f"{where}: cannot reproject from {crs!r} to {WGS84}: {exc}") from exc
+    transformer = _transformer(crs, where)
     lengths = np.diff(starts)
     index = np.repeat(np.arange(count), lengths)
     same = np.ones(len(coords) - 1, dtype=bool) if len(coords) else np.ones(0, dtype=bool)
@@ -669,7 +979,7 @@ def _fast_rings(
     del both
     keep = ~_bent(moved, moved_mids, index, count)
     keep[_crossing_rows(moved[:, 0], index)] = False
-    return _interleave(moved, moved_mids, starts, keep, into), keep
+    return _interleave(moved, moved_mids, starts, keep), keep
 
 
 def _interleave(
@@ -677,13 +987,8 @@ def _interleave(
     mids: np.ndarray,
     starts: np.ndarray,
     keep: np.ndarray,
-    into: np.ndarray | None = None,
 ) -> _Rings | None:
-    """Rings of the ``keep`` polygons: vertex, midpoint, vertex, ... (``2k - 1`` points).
-
-    ``into``: an ``(m, 2)`` buffer at least that long whose head receives the
-    coordinates (so the caller's rings of several CRSs need no final copy).
-    """
+    """Rings of the ``keep`` polygons: vertex, midpoint, vertex, ... (``2k - 1`` points)."""
     if not keep.any():
         return None
     lengths = np.diff(starts)
@@ -691,7 +996,7 @@ def _interleave(
     if len(lengths) and (lengths == lengths[0]).all():  # one ring size: reshape, no indices
         size = int(lengths[0])
         total = len(kept) * (2 * size - 1)
-        flat = np.empty((total, 2), dtype=np.float64) if into is None else into[:total]
+        flat = np.empty((total, 2), dtype=np.float64)
         ring = flat.reshape(len(kept), 2 * size - 1, 2)
         ring[:, ::2] = moved.reshape(-1, size, 2)[keep]
         ring[:, 1::2] = mids.reshape(-1, size - 1, 2)[keep]
@@ -701,7 +1006,7 @@ def _interleave(
     on_vertex = np.repeat(keep, lengths)
     on_mid = np.repeat(keep, lengths - 1)
     total = int(out_starts[-1])
-    coords = np.empty((total, 2), dtype=np.float64) if into is None else into[:total]
+    coords = np.empty((total, 2), dtype=np.float64)
     vertex_at = np.repeat(out_starts[:-1], kept) + 2 * _ramp(kept)
     coords[vertex_at] = moved[on_vertex]
     coords[vertex_at[_not_last(kept)] + 1] = mids[on_mid]
@@ -725,9 +1030,12 @@ def compute_footprints(
     coordinates fit in [-180, 180] x [-90, 90].
 
     Simple polygons (one ring, little-endian 2D WKB) are read from the Arrow
-    buffer with numpy and, when straight enough and away from the
-    antimeridian, stay coordinates until :meth:`Footprints.take` asks for
-    them; only the other rows become shapely objects here.
+    buffer with numpy.  Those in a CRS other than 4326 get bounds from their
+    reprojected vertices only, padded by the projection's measured curvature
+    (:func:`_outer_bounds`), and wait in their own CRS until
+    :meth:`Footprints.take` asks for them (a filter's exact test, a frame);
+    4326 ones stay coordinates until then; only the other rows become
+    shapely objects here.
 
     Raises:
         TacoQueryError: invalid WKB, an unknown CRS, or a column without a CRS
@@ -737,82 +1045,110 @@ def compute_footprints(
         >>> import pyarrow as pa, shapely
         >>> t = pa.table({"istac:geometry": [shapely.to_wkb(shapely.box(5e5, 0, 5.1e5, 1e4))],
         ...               "istac:crs": ["EPSG:32630"]})
-        >>> [round(float(v), 2) for v in compute_footprints(t, "istac:geometry").bounds[0]]
+        >>> [round(v, 2) for v in compute_footprints(t, "istac:geometry").geometries[0].bounds]
         [-3.0, 0.0, -2.91, 0.09]
     """
     where = f"{where}: {column}" if where else column
     wkb = _WkbColumn.of(table.column(column))
-    size = len(wkb.simple)
     other = np.flatnonzero(~wkb.simple)
-    decoded = np.full(size, None, dtype=object)
+    decoded = np.full(len(wkb.simple), None, dtype=object)
     decoded[other] = wkb.decode(other, where, column)  # invalid WKB fails here, as before
+    builder = _Builder(column, wkb, decoded, where)
+    for rows, crs, label in _crs_groups(table, column, field_crs, builder):
+        if rows.size:
+            builder.add(rows, crs, label)
+    return builder.finish()
+
+
+def _crs_groups(
+    table: pa.Table, column: str, field_crs: str | None, builder: _Builder
+) -> list[tuple[np.ndarray, str, str]]:
+    """``(rows, crs, where)`` per CRS of ``column`` (see :func:`compute_footprints`)."""
+    size, where = len(builder.out), builder.where
     crs_column, fixed = column_crs(table, column, field_crs)
     if crs_column is None:
         if fixed is None:
-            fixed = _assume_lonlat(_all_bounds(wkb, decoded), column, where)
-        groups = [(np.arange(size), fixed, where)]
-    else:
-        encoded = pc.dictionary_encode(table.column(crs_column)).combine_chunks()
-        codes = encoded.indices.to_numpy(zero_copy_only=False)
-        valid = ~np.asarray(encoded.indices.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-        groups = [
-            (np.flatnonzero(valid & (codes == code)), str(crs), f"{where} ({crs_column}={crs!r})")
-            for code, crs in enumerate(encoded.dictionary.to_pylist())
-        ]
-    out = np.full(size, None, dtype=object)
-    lazy = np.full(size, -1, dtype=np.int64)
-    # rings of simple rows of every CRS share one buffer (no copy at the end); the
-    # few rings of the shapely path are appended after them
-    points = wkb.points[wkb.simple]
-    buffer = np.empty((int((2 * points - 1).sum()), 2), dtype=np.float64)
-    used = 0
-    fast_parts: list[tuple[np.ndarray, _Rings]] = []
-    slow_parts: list[tuple[np.ndarray, _Rings]] = []
-    for rows, crs, label in groups:
-        if rows.size == 0:
-            continue
-        fast = rows[wkb.simple[rows]]
-        slow = rows[~wkb.simple[rows]]
-        if fast.size:
-            coords, starts = wkb.rings(fast)
-            rings, kept = _fast_rings(coords, starts, crs, label, buffer[used:])
-            del coords, starts
+            fixed = _assume_lonlat(_all_bounds(builder.wkb, builder.decoded), column, where)
+        return [(np.arange(size), fixed, where)]
+    encoded = pc.dictionary_encode(table.column(crs_column)).combine_chunks()
+    codes = encoded.indices.to_numpy(zero_copy_only=False)
+    valid = ~np.asarray(encoded.indices.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    return [
+        (np.flatnonzero(valid & (codes == code)), str(crs), f"{where} ({crs_column}={crs!r})")
+        for code, crs in enumerate(encoded.dictionary.to_pylist())
+    ]
+
+
+class _Builder:
+    """The footprints of one column, built one CRS group at a time."""
+
+    def __init__(self, column: str, wkb: _WkbColumn, decoded: np.ndarray, where: str) -> None:
+        size = len(wkb.simple)
+        self.column, self.wkb, self.decoded, self.where = column, wkb, decoded, where
+        self.out = np.full(size, None, dtype=object)
+        self.bounds = np.full((size, 4), np.nan, dtype=np.float64)
+        self.waiting = np.full(size, -1, dtype=np.int64)
+        self.sources: list[_Waiting] = []
+        self.fast_parts: list[tuple[np.ndarray, _Rings]] = []
+        self.slow_parts: list[tuple[np.ndarray, _Rings]] = []
+
+    def add(self, rows: np.ndarray, crs: str, label: str) -> None:
+        """Footprints (or outer bounds and waiting rings) of ``rows``, stored in ``crs``."""
+        simple = self.wkb.simple[rows]
+        fast, slow = rows[simple], rows[~simple]
+        source = _Rings(*self.wkb.rings(fast)) if fast.size else None
+        if source is not None and not _is_wgs84(crs):
+            fast, source = self._wait(fast, source, crs, label)
+        if source is not None:
+            rings, kept = _fast_rings(source.coords, source.starts, crs, label)
+            del source
             if rings is not None:
-                fast_parts.append((fast[kept], rings))
-                used += len(rings.coords)
+                self.fast_parts.append((fast[kept], rings))
             rest = fast[~kept]
             if rest.size:
-                decoded[rest] = wkb.decode(rest, where, column)
+                self.decoded[rest] = self.wkb.decode(rest, self.where, self.column)
                 slow = np.concatenate([slow, rest])
         if slow.size == 0:
-            continue
-        moved, halved, slow_rings = _to_wgs84_parts(decoded[slow], crs, label)
-        decoded[slow] = None
-        out[slow] = moved
+            return
+        moved, halved, slow_rings = _to_wgs84_parts(self.decoded[slow], crs, label)
+        self.decoded[slow] = None
+        self.out[slow] = moved
         if slow_rings is not None:
-            slow_parts.append((slow[halved], slow_rings))
-    del decoded
-    bounds = np.full((size, 4), np.nan, dtype=np.float64)
-    present = np.flatnonzero(~shapely.is_missing(out))
-    bounds[present] = shapely.bounds(out[present])
-    parts = fast_parts + slow_parts
-    if not parts:
-        return Footprints(column, bounds, out)
-    held = 0
-    for owners, part in parts:
-        lazy[owners] = held + np.arange(len(part))
-        held += len(part)
-    offsets = np.cumsum([0] + [len(p.coords) for _, p in fast_parts])
-    shared = _Rings(
-        buffer[:used],
-        np.concatenate(
-            [*(p.starts[:-1] + o for (_, p), o in zip(fast_parts, offsets, strict=False)), [used]]
-        ).astype(np.int64),
-    )
-    joined = _Rings.join([shared] + [p for _, p in slow_parts]) if slow_parts else shared
-    made = lazy >= 0
-    bounds[made] = joined.bounds()[lazy[made]]
-    return Footprints(column, bounds, out, lazy, joined)
+            self.slow_parts.append((slow[halved], slow_rings))
+
+    def _wait(
+        self, fast: np.ndarray, source: _Rings, crs: str, label: str
+    ) -> tuple[np.ndarray, _Rings | None]:
+        """Keep padded vertex bounds of the rings that can wait; return the others."""
+        outer, wait = _outer_bounds(source.coords, source.starts, crs, label)
+        held = source if wait.all() else source.subset(wait)
+        if held is not None:
+            first = sum(len(s.rings) for s in self.sources)
+            self.waiting[fast[wait]] = first + np.arange(len(held))
+            self.bounds[fast[wait]] = outer[wait]
+            self.sources.append(_Waiting(crs, label, held, first))
+        return fast[~wait], None if wait.all() else source.subset(~wait)
+
+    def finish(self) -> Footprints:
+        """The footprints of every group added."""
+        out, bounds = self.out, self.bounds
+        present = np.flatnonzero(~shapely.is_missing(out))
+        bounds[present] = shapely.bounds(out[present])
+        parts = self.fast_parts + self.slow_parts
+        waiting = self.waiting if self.sources else None
+        if not parts:
+            if waiting is None:
+                return Footprints(self.column, bounds, out)
+            return Footprints(self.column, bounds, out, None, None, waiting, tuple(self.sources))
+        lazy = np.full(len(out), -1, dtype=np.int64)
+        held = 0
+        for owners, part in parts:
+            lazy[owners] = held + np.arange(len(part))
+            held += len(part)
+        joined = parts[0][1] if len(parts) == 1 else _Rings.join([p for _, p in parts])
+        made = lazy >= 0
+        bounds[made] = joined.bounds()[lazy[made]]
+        return Footprints(self.column, bounds, out, lazy, joined, waiting, tuple(self.sources))
 
 
 def _all_bounds(wkb: _WkbColumn, decoded: np.ndarray) -> np.ndarray:

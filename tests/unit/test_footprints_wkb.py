@@ -1,12 +1,14 @@
 """The numpy WKB path of compute_footprints gives exactly what the shapely path gives.
 
 ``compute_footprints`` reads simple polygons (one closed ring, little-endian
-2D WKB) straight from the Arrow buffer and keeps straight-enough ones as
-coordinates; every other row goes through ``shapely.from_wkb`` and
-:func:`to_wgs84`.  These tests build columns whose layout stresses the byte
-reader (offsets not multiples of 8, sliced arrays, large binary, big-endian,
-Z, EWKB, holes, nulls, unclosed rings) and compare every footprint with the
-shapely path, coordinate for coordinate.
+2D WKB) straight from the Arrow buffer; those in another CRS than 4326 wait
+in their own CRS with padded bounds of their reprojected vertices, and are
+reprojected (as coordinates when straight enough) when asked for; every other
+row goes through ``shapely.from_wkb`` and :func:`to_wgs84`.  These tests
+build columns whose layout stresses the byte reader (offsets not multiples
+of 8, sliced arrays, large binary, big-endian, Z, EWKB, holes, nulls,
+unclosed rings) and compare every footprint with the shapely path,
+coordinate for coordinate, and every bound with the footprint's own.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pytest
 import shapely
 
 from taco_gdal.errors import TacoQueryError
-from taco_gdal.read._footprints import compute_footprints, to_wgs84
+from taco_gdal.read._footprints import PAD_LIMIT, Footprints, compute_footprints, to_wgs84
 
 UTM30 = "EPSG:32630"
 
@@ -91,6 +93,19 @@ def _shapely_path(values: list[bytes | None], crss: list[str]) -> np.ndarray:
     return out
 
 
+def _assert_bounds(footprints: Footprints, waited: np.ndarray, expected: np.ndarray) -> None:
+    """Exact bounds, but for rows that ``waited``: those contain the exact ones, within the pad."""
+    present = ~shapely.is_missing(expected)
+    exact = shapely.bounds(expected[present])
+    found = footprints.bounds[present]
+    padded = waited[present]
+    assert np.array_equal(found[~padded], exact[~padded])
+    assert (found[padded, :2] <= exact[padded, :2]).all()
+    assert (found[padded, 2:] >= exact[padded, 2:]).all()
+    assert (np.abs(found[padded] - exact[padded]) <= PAD_LIMIT).all()
+    assert np.isnan(footprints.bounds[~present]).all()
+
+
 def _assert_same(found: np.ndarray, expected: np.ndarray) -> None:
     missing = shapely.is_missing(expected)
     assert np.array_equal(shapely.is_missing(found), missing)
@@ -104,23 +119,25 @@ def test_every_row_kind_matches_the_shapely_path(kind: pa.DataType) -> None:
     values, crss = _mixed_wkb()
     table = pa.table({"istac:geometry": pa.array(values, kind), "istac:crs": crss})
     footprints = compute_footprints(table, "istac:geometry")
+    assert footprints.waiting is not None
+    waited = footprints.waiting >= 0
+    assert waited.sum() == 13  # the 12 squares and the 5-point ring in UTM 30N
     expected = _shapely_path(values, crss)
     _assert_same(footprints.geometries, expected)
-    present = ~shapely.is_missing(expected)
-    assert np.allclose(
-        footprints.bounds[present], shapely.bounds(expected[present]), rtol=0, atol=0
-    )
-    assert np.isnan(footprints.bounds[~present]).all()
+    assert not (footprints.waiting >= 0).any()  # every row was reprojected by .geometries
+    _assert_bounds(footprints, waited, expected)
 
 
 def test_simple_rows_stay_coordinates_until_asked() -> None:
     squares = _squares(50, largest=2_000.0)  # small tiles: straight enough in lon/lat
     table = pa.table({"istac:geometry": shapely.to_wkb(squares), "istac:crs": [UTM30] * 50})
     footprints = compute_footprints(table, "istac:geometry")
-    assert footprints.stored is not None and footprints.lazy is not None
+    assert footprints.stored is not None and footprints.waiting is not None
     assert shapely.is_missing(footprints.stored).all()  # no shapely object made yet
-    assert (footprints.lazy >= 0).all()
+    assert (footprints.waiting >= 0).all()  # nor any reprojected ring
     _assert_same(footprints.take(np.array([7, 3])), to_wgs84(np.array(squares)[[7, 3]], UTM30))
+    assert set(np.flatnonzero(footprints.waiting < 0)) == {3, 7}  # kept for the next filter
+    _assert_same(footprints.take(np.array([3])), to_wgs84(np.array(squares)[[3]], UTM30))
 
 
 def test_a_sliced_chunked_column_reads_the_right_bytes() -> None:

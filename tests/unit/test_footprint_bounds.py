@@ -1,0 +1,141 @@
+"""Vertex-only bounds of waiting rings contain the true reprojected outline.
+
+Rings stored in a projected CRS get their 4326 bounds from their vertices
+alone, padded by the projection's measured curvature, and are reprojected in
+full only when a filter's exact test or a frame needs them.  The true outline
+here is each ring densified to 400 points per edge and reprojected with pyproj.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import shapely
+from pyproj import Transformer
+
+from taco_gdal.read._footprints import PAD_LIMIT, compute_footprints
+
+
+def _truth(rings: np.ndarray, crs: str) -> np.ndarray:
+    """Each ring densified (400 points per edge) and reprojected: the curved outline."""
+    transformer = Transformer.from_crs(crs, "EPSG:4326", always_xy=True)
+    dense = [shapely.segmentize(r, max(shapely.length(r) / 1600.0, 1e-9)) for r in rings]
+    return np.array(
+        [
+            shapely.transform(d, lambda c: np.column_stack(transformer.transform(c[:, 0], c[:, 1])))
+            for d in dense
+        ]
+    )
+
+
+def _table(rings: np.ndarray, crs: str) -> pa.Table:
+    return pa.table({"istac:geometry": shapely.to_wkb(rings), "istac:crs": [crs] * len(rings)})
+
+
+REGIONS = {  # CRS: x range, y range (source units) of the ring corners
+    "EPSG:32630": ((2e5, 8e5), (3.9e6, 4.9e6)),  # Iberia in its own zone
+    "EPSG:32629": ((1e5, 1.5e6), (3.9e6, 4.9e6)),  # up to 12 degrees off the central meridian
+    "EPSG:32633": ((3e5, 7e5), (7.7e6, 8.9e6)),  # 69 to 80 N
+    "EPSG:32722": ((2e5, 8e5), (6.0e6, 7.5e6)),  # southern hemisphere
+    "EPSG:3035": ((2.5e6, 6.5e6), (1.5e6, 5.5e6)),  # LAEA Europe
+    "EPSG:3857": ((-1.9e7, 1.9e7), (-1.5e7, 1.5e7)),  # Web Mercator, up to 80 degrees
+}
+
+
+@pytest.mark.parametrize("crs", sorted(REGIONS))
+@pytest.mark.parametrize("size", [1_000.0, 10_000.0, 40_000.0])
+def test_padded_vertex_bounds_contain_the_curved_outline(crs: str, size: float) -> None:
+    rng = np.random.default_rng(11)
+    (x0, x1), (y0, y1) = REGIONS[crs]
+    n = 60
+    x, y = rng.uniform(x0, x1, n), rng.uniform(y0, y1, n)
+    rings = shapely.box(x, y, x + size * rng.uniform(0.2, 1.0, n), y + size)
+    rings[::7] = shapely.Polygon(  # rings of another point count: the general path
+        [(x[0], y[0]), (x[0] + size, y[0]), (x[0] + size, y[0] + size / 2), (x[0], y[0])]
+    )
+    footprints = compute_footprints(_table(rings, crs), "istac:geometry")
+    truth = shapely.bounds(_truth(rings, crs))
+    waited = np.zeros(n, dtype=bool) if footprints.waiting is None else footprints.waiting >= 0
+    if size <= 10_000.0:
+        assert waited.mean() > 0.9  # reprojected when asked for
+    found = footprints.bounds[waited]
+    assert (found[:, :2] <= truth[waited, :2]).all()
+    assert (found[:, 2:] >= truth[waited, 2:]).all()
+    assert (np.abs(found - truth[waited]) <= PAD_LIMIT).all()
+
+
+def test_small_and_large_rings_of_one_crs() -> None:
+    """One step measures the curvature of a group whose rings range from 100 m to 200 km."""
+    rng = np.random.default_rng(5)
+    n = 80
+    x, y = rng.uniform(3e5, 7e5, n), rng.uniform(7.5e6, 8.8e6, n)  # 67 to 79 N
+    size = np.geomspace(100.0, 200_000.0, n)
+    rings = shapely.box(x, y, x + size, y + size)
+    footprints = compute_footprints(_table(rings, "EPSG:32633"), "istac:geometry")
+    truth = shapely.bounds(_truth(rings, "EPSG:32633"))
+    assert footprints.waiting is not None
+    waited = footprints.waiting >= 0
+    assert waited[size <= 10_000].all()
+    assert not waited[size > 100_000].any()  # reprojected in full (densified) at once
+    assert (footprints.bounds[waited, :2] <= truth[waited, :2]).all()
+    assert (footprints.bounds[waited, 2:] >= truth[waited, 2:]).all()
+
+
+def _bulging_tile() -> tuple[shapely.Polygon, np.ndarray, np.ndarray]:
+    """A UTM 33N tile at 70 N whose top edge bulges north of its corners' chord in 4326.
+
+    Returns the tile, the chord's midpoint and the bulge (curve midpoint - chord midpoint).
+    """
+    x0, y0, side = 620_000.0, 7_760_000.0, 20_000.0
+    tile = shapely.box(x0, y0, x0 + side, y0 + side)
+    to_lonlat = Transformer.from_crs("EPSG:32633", "EPSG:4326", always_xy=True)
+    for y in (y0 + side, y0):  # top edge, then bottom edge
+        left, right = (np.array(to_lonlat.transform(x, y)) for x in (x0, x0 + side))
+        middle = np.array(to_lonlat.transform(x0 + side / 2, y))
+        chord = (left + right) / 2
+        outward = 1.0 if y > y0 else -1.0
+        if outward * (middle[1] - chord[1]) > 0:
+            return tile, chord, middle - chord
+    raise AssertionError("neither edge bulges outward")
+
+
+def test_a_box_in_the_bulge_of_an_edge_is_not_missed() -> None:
+    tile, chord, bulge = _bulging_tile()
+    assert np.hypot(*bulge) > 1e-5  # about a metre or more: a real bulge
+    truth = _truth(np.array([tile]), "EPSG:32633")[0]
+    corners = shapely.transform(
+        tile,
+        lambda c: np.column_stack(
+            Transformer.from_crs("EPSG:32633", "EPSG:4326", always_xy=True).transform(
+                c[:, 0], c[:, 1]
+            )
+        ),
+    )
+    half = 0.1 * np.abs(bulge).max()
+    inside_bulge = shapely.box(*(chord + 0.5 * bulge - half), *(chord + 0.5 * bulge + half))
+    beyond = shapely.box(*(chord + 2.0 * bulge - half), *(chord + 2.0 * bulge + half))
+    assert truth.intersects(inside_bulge) and not corners.intersects(inside_bulge)
+    assert not truth.intersects(beyond)
+    footprints = compute_footprints(_table(np.array([tile]), "EPSG:32633"), "istac:geometry")
+    assert footprints.waiting is not None and footprints.waiting[0] >= 0
+    b = footprints.bounds[0]
+    assert b[1] <= truth.bounds[1] and b[3] >= truth.bounds[3]
+    assert list(footprints.matches(inside_bulge)) == [0]
+    assert list(footprints.matches(beyond)) == []
+
+
+def test_a_box_around_the_bounds_decides_without_reprojecting() -> None:
+    rng = np.random.default_rng(2)
+    x, y = rng.uniform(4e5, 6e5, 40), rng.uniform(4.4e6, 4.6e6, 40)
+    rings = shapely.box(x, y, x + 5_000.0, y + 5_000.0)
+    footprints = compute_footprints(_table(rings, "EPSG:32630"), "istac:geometry")
+    every = shapely.box(-6.0, 38.0, 0.0, 43.0)  # Iberia: around every tile
+    assert list(footprints.matches(every)) == list(range(40))
+    assert footprints.waiting is not None and (footprints.waiting >= 0).all()
+    assert shapely.is_missing(footprints.stored).all()
+    truth = _truth(rings, "EPSG:32630")
+    edge = shapely.box(-3.5, 39.0, -3.0, 41.0)  # some inside, some across, some out
+    expected = np.flatnonzero(shapely.intersects(truth, edge))
+    assert 0 < len(expected) < 40
+    assert list(footprints.matches(edge)) == list(expected)
