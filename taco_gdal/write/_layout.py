@@ -6,6 +6,11 @@ row are one contiguous slice of the next level.  ``Layout`` computes those
 slices once, with NumPy, and answers the questions every writer asks: the path
 of a sample under ``DATA/``, the depth-first order of FILE samples, and the
 children of a FOLDER.
+
+Everything per row stays columnar: paths and sources are the tables' own Arrow
+string arrays, kinds are NumPy booleans, and writers take Python strings a
+batch at a time (:meth:`Layout.file_batches`).  A list of Python strings per
+column cost about 300 bytes per row (300 MB for a million samples).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from taco_gdal.errors import TacoFormatError, TacoValidationError
 from taco_gdal.format.names import (
@@ -33,9 +39,13 @@ from taco_gdal.format.names import (
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._tables import local_columns
 
-__all__ = ["Layout", "SampleRef", "check_relative_path"]
+__all__ = ["FileBatch", "Layout", "SampleRef", "check_relative_path"]
 
 IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+
+BATCH = 4096
+"""Rows whose names and sources are turned into Python strings at once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +54,20 @@ class SampleRef:
 
     level: int
     row: int
+
+
+@dataclass(frozen=True, slots=True)
+class FileBatch:
+    """Consecutive FILE samples of the depth-first order, as Python values."""
+
+    levels: list[int]
+    rows: list[int]
+    paths: list[str]
+    """Paths under ``DATA/`` (``tile0/s1/b0``)."""
+    sources: list[str | None]
+    """Where the bytes come from; None for a zero-byte sample."""
+    padding: list[bool]
+    """True for a ``__TACOPAD__N`` row without source (no bytes, no digest)."""
 
 
 def check_relative_path(path: str, where: str) -> str:
@@ -71,6 +95,32 @@ def check_relative_path(path: str, where: str) -> str:
             f"or a leading '/', found {path!r}"
         )
     return path
+
+
+def _check_relative_paths(paths: pa.Array, level: int) -> None:
+    """:func:`check_relative_path` over a whole column: Arrow finds suspects, Python judges."""
+    trimmed = pc.utf8_rtrim(paths, characters="/")
+    suspect = pc.or_(
+        pc.or_(pc.equal(pc.binary_length(trimmed), 0), pc.starts_with(paths, "/")),
+        pc.or_(
+            pc.or_(pc.match_substring(paths, "\\"), pc.match_substring(paths, "\x00")),
+            pc.match_substring_regex(trimmed, r"//|(^|/)\.\.?(/|$)"),
+        ),
+    )
+    for row in np.flatnonzero(_flags(suspect)).tolist():
+        check_relative_path(paths[row].as_py(), f"level{level} row {row}")
+
+
+def _flags(mask: pa.Array | pa.ChunkedArray) -> BoolArray:
+    """A boolean Arrow column as NumPy (null is False)."""
+    filled = pc.fill_null(mask, False)
+    return np.asarray(filled.to_numpy(zero_copy_only=False), dtype=np.bool_)
+
+
+def _strings(table: pa.Table, name: str) -> pa.Array:
+    column = table.column(name)
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    return array.cast(pa.string()) if array.type != pa.string() else array
 
 
 def _child_slices(parent_ids: IntArray, n_parents: int, level: int) -> tuple[IntArray, IntArray]:
@@ -103,13 +153,16 @@ class Layout:
         if not package.levels or package.levels[0].num_rows == 0:
             raise TacoValidationError("a dataset needs at least one sample in level0")
         self.levels = package.levels
-        self.ids: list[list[str]] = [t.column(ID).to_pylist() for t in self.levels]
-        self.types: list[list[str]] = [t.column(TYPE).to_pylist() for t in self.levels]
-        self.rel: list[list[str]] = [self._relative_paths(k) for k in range(len(self.levels))]
-        self.sources: list[list[str | None]] = [
-            t.column(PATH).to_pylist() if PATH in t.column_names else [None] * t.num_rows
-            for t in self.levels
+        self.counts_per_level: list[int] = [t.num_rows for t in self.levels]
+        types = [_strings(t, TYPE) for t in self.levels]
+        self.folder: list[BoolArray] = [_flags(pc.equal(t, FOLDER)) for t in types]
+        """Per level, True where the row is a FOLDER."""
+        self.rel: list[pa.Array] = [self._relative_paths(k) for k in range(len(self.levels))]
+        """Per level, each row's path under ``DATA/`` (FOLDERs end with ``/``)."""
+        self.sources: list[pa.Array | None] = [
+            _strings(t, PATH) if PATH in t.column_names else None for t in self.levels
         ]
+        """Per level, the ``path`` column (None when the tables have none)."""
         self.starts: list[IntArray] = []
         self.counts: list[IntArray] = []
         for k in range(1, len(self.levels)):
@@ -117,7 +170,7 @@ class Layout:
             starts, counts = _child_slices(parent, self.levels[k - 1].num_rows, k)
             self.starts.append(starts)
             self.counts.append(counts)
-        self._check_types()
+        self._check_types(types)
 
     @property
     def depth(self) -> int:
@@ -126,40 +179,73 @@ class Layout:
     @property
     def sample_count(self) -> int:
         """Rows of every level: the samples a writer stores (FILEs and FOLDERs)."""
-        return sum(len(ids) for ids in self.ids)
+        return sum(self.counts_per_level)
 
-    def _relative_paths(self, level: int) -> list[str]:
+    def rows(self, level: int) -> int:
+        """Number of rows of ``level``."""
+        return self.counts_per_level[level]
+
+    def _relative_paths(self, level: int) -> pa.Array:
         table = self.levels[level]
         if level == 0:
-            paths = [
-                f"{i}/" if t == FOLDER else i
-                for i, t in zip(self.ids[0], self.types[0], strict=True)
-            ]
+            ids = _strings(table, ID)
+            paths = pc.if_else(
+                pa.array(self.folder[0]), pc.binary_join_element_wise(ids, "/", ""), ids
+            )
         elif RELATIVE_PATH in table.column_names:
-            paths = table.column(RELATIVE_PATH).to_pylist()
+            paths = _strings(table, RELATIVE_PATH)
         else:
             raise TacoValidationError(f"level{level} has no {RELATIVE_PATH} column")
-        for row, path in enumerate(paths):
-            check_relative_path(path, f"level{level} row {row}")
+        if paths.null_count:
+            row = int(np.flatnonzero(_flags(pc.is_null(paths)))[0])
+            raise TacoFormatError(f"level{level} row {row}: expected a relative path, found null")
+        _check_relative_paths(paths, level)
         return paths
 
-    def _check_types(self) -> None:
-        for k, types in enumerate(self.types):
-            for row, sample_type in enumerate(types):
-                if sample_type not in (FILE, FOLDER):
-                    raise TacoValidationError(
-                        f"level{k} row {row}: type must be FILE or FOLDER, found {sample_type!r}"
-                    )
-                is_dir = self.rel[k][row].endswith("/")
-                if is_dir != (sample_type == FOLDER):
-                    raise TacoValidationError(
-                        f"level{k} row {row}: {RELATIVE_PATH} {self.rel[k][row]!r} must end "
-                        f"with '/' exactly when the sample is a FOLDER (type {sample_type})"
-                    )
-                if sample_type == FOLDER and (k == self.depth or self.counts[k][row] == 0):
-                    raise TacoValidationError(
-                        f"level{k} row {row} ({self.rel[k][row]!r}) is a FOLDER without children"
-                    )
+    def _check_types(self, types: list[pa.Array]) -> None:
+        for k, kinds in enumerate(types):
+            known = _flags(pc.is_in(kinds, value_set=pa.array([FILE, FOLDER])))
+            is_dir = _flags(pc.ends_with(self.rel[k], "/"))
+            bad = ~known | (is_dir != self.folder[k])
+            if k == self.depth:
+                bad |= self.folder[k]
+            else:
+                bad |= self.folder[k] & (self.counts[k] == 0)
+            if not bad.any():
+                continue
+            row = int(np.flatnonzero(bad)[0])
+            kind, path = kinds[row].as_py(), self.rel[k][row].as_py()
+            if not known[row]:
+                raise TacoValidationError(
+                    f"level{k} row {row}: type must be FILE or FOLDER, found {kind!r}"
+                )
+            if is_dir[row] != self.folder[k][row]:
+                raise TacoValidationError(
+                    f"level{k} row {row}: {RELATIVE_PATH} {path!r} must end "
+                    f"with '/' exactly when the sample is a FOLDER (type {kind})"
+                )
+            raise TacoValidationError(f"level{k} row {row} ({path!r}) is a FOLDER without children")
+
+    def check_unique_members(self) -> None:
+        """Raise TacoFormatError if two samples would get the same container member.
+
+        Member names are ``DATA/<path>`` for a FILE and ``DATA/<path>__meta__`` for
+        a FOLDER; checked column-wise, so a writer need not keep a set of names.
+        """
+        names: list[pa.Array] = []
+        for k in range(len(self.levels)):
+            folder = pa.array(self.folder[k])
+            names.append(self.rel[k].filter(pc.invert(folder)))
+            metas = self.rel[k].filter(folder)
+            if len(metas):
+                names.append(pc.binary_join_element_wise(metas, LOCAL_META, ""))
+        every = pa.chunked_array(names, pa.string())
+        if pc.count_distinct(every).as_py() == len(every):
+            return
+        counts = pc.value_counts(every)
+        repeated = counts.filter(pc.greater(counts.field("counts"), 1))
+        name = repeated.field("values")[0].as_py()
+        raise TacoFormatError(f"duplicate ZIP member name {DATA_DIR + '/' + name!r}")
 
     # -- relations -------------------------------------------------------------
     def children(self, ref: SampleRef) -> range:
@@ -168,11 +254,26 @@ class Layout:
         return range(start, start + int(self.counts[ref.level][ref.row]))
 
     def is_folder(self, ref: SampleRef) -> bool:
-        return self.types[ref.level][ref.row] == FOLDER
+        return bool(self.folder[ref.level][ref.row])
+
+    def padding_rows(self, level: int) -> BoolArray:
+        """True for the ``__TACOPAD__N`` rows without source of ``level``."""
+        sources = self.sources[level]
+        if sources is None:
+            no_source = np.ones(self.rows(level), dtype=np.bool_)
+        else:
+            no_source = _flags(pc.is_null(sources))
+        if not no_source.any():
+            return no_source
+        ids = _strings(self.levels[level], ID)
+        return no_source & _flags(pc.starts_with(ids, PADDING_PREFIX))
 
     def is_padding(self, ref: SampleRef) -> bool:
         """True for a ``__TACOPAD__N`` row without source (no bytes, no digest)."""
-        return self.source(ref) is None and self.ids[ref.level][ref.row].startswith(PADDING_PREFIX)
+        if self.source(ref) is not None:
+            return False
+        sample_id = self.levels[ref.level].column(ID)[ref.row].as_py()
+        return str(sample_id).startswith(PADDING_PREFIX)
 
     def file_order(self) -> tuple[IntArray, IntArray]:
         """``(levels, rows)`` of every FILE sample, depth first (the ZIP data member order).
@@ -187,22 +288,61 @@ class Layout:
             >>> levels.tolist(), rows.tolist()
             ([0, 0, 0, 0], [0, 1, 2, 3])
         """
-        chains: list[list[IntArray]] = [[np.arange(len(self.ids[0]), dtype=np.int64)]]
+        if self.depth == 0:
+            files = np.flatnonzero(~self.folder[0]).astype(np.int64)
+            return np.zeros(files.size, dtype=np.int64), files
+        chains: list[list[IntArray]] = [[np.arange(self.rows(0), dtype=np.int64)]]
         for k in range(1, len(self.levels)):
-            parents = np.repeat(np.arange(len(self.ids[k - 1]), dtype=np.int64), self.counts[k - 1])
-            own = np.arange(len(self.ids[k]), dtype=np.int64)
+            parents = np.repeat(np.arange(self.rows(k - 1), dtype=np.int64), self.counts[k - 1])
+            own = np.arange(self.rows(k), dtype=np.int64)
             chains.append([*(rows[parents] for rows in chains[k - 1]), own])
         keys: list[list[IntArray]] = [[] for _ in self.levels]
         levels: list[IntArray] = []
         rows: list[IntArray] = []
         for k, chain in enumerate(chains):
-            files = np.flatnonzero(np.asarray(self.types[k], dtype=object) == FILE)
+            files = np.flatnonzero(~self.folder[k])
             levels.append(np.full(files.size, k, dtype=np.int64))
             rows.append(files)
             for j, key in enumerate(keys):
                 key.append(chain[j][files] if j <= k else np.full(files.size, -1, np.int64))
+        del chains
         order = np.lexsort([np.concatenate(key) for key in reversed(keys)])
         return np.concatenate(levels)[order], np.concatenate(rows).astype(np.int64)[order]
+
+    def file_batches(self, size: int = BATCH) -> Iterator[FileBatch]:
+        """The FILE samples in depth-first order, ``size`` at a time, as Python values.
+
+        Example:
+            >>> batch = next(Layout(taco.metadata()).file_batches())
+            >>> batch.paths
+            ['s000', 's001', 's002', 's003']
+        """
+        levels, rows = self.file_order()
+        padding = [self.padding_rows(k) for k in range(len(self.levels))]
+        for start in range(0, levels.size, size):
+            batch_levels, batch_rows = levels[start : start + size], rows[start : start + size]
+            n = batch_levels.size
+            paths: list[str] = [""] * n
+            sources: list[str | None] = [None] * n
+            pads: list[bool] = [False] * n
+            for k in np.unique(batch_levels).tolist():
+                where = np.flatnonzero(batch_levels == k)
+                chosen = batch_rows[where]
+                taken = pa.array(chosen)
+                column = self.sources[k]
+                level_sources = (
+                    [None] * where.size if column is None else column.take(taken).to_pylist()
+                )
+                level_pads = padding[k][chosen].tolist()
+                for i, path, source, pad in zip(
+                    where.tolist(),
+                    self.rel[k].take(taken).to_pylist(),
+                    level_sources,
+                    level_pads,
+                    strict=True,
+                ):
+                    paths[i], sources[i], pads[i] = path, source, pad
+            yield FileBatch(batch_levels.tolist(), batch_rows.tolist(), paths, sources, pads)
 
     def files_depth_first(self) -> Iterator[SampleRef]:
         """Every FILE sample, depth first, in sample order (the ZIP data member order)."""
@@ -210,9 +350,13 @@ class Layout:
         for level, row in zip(levels.tolist(), rows.tolist(), strict=True):
             yield SampleRef(level, row)
 
+    def folder_rows(self, level: int) -> IntArray:
+        """Rows of the FOLDER samples of one level, in order."""
+        return np.flatnonzero(self.folder[level]).astype(np.int64)
+
     def folders(self, level: int) -> list[SampleRef]:
         """The FOLDER samples of one level, in row order."""
-        return [SampleRef(level, row) for row, t in enumerate(self.types[level]) if t == FOLDER]
+        return [SampleRef(level, row) for row in self.folder_rows(level).tolist()]
 
     def folders_bottom_up(self) -> Iterator[SampleRef]:
         """Every FOLDER sample, deepest level first, in row order within a level."""
@@ -222,7 +366,7 @@ class Layout:
     # -- paths -------------------------------------------------------------------
     def data_path(self, ref: SampleRef) -> str:
         """Path under ``DATA/``: ``tile0/s1/b0`` (FILE) or ``tile0/s1/`` (FOLDER)."""
-        return self.rel[ref.level][ref.row]
+        return str(self.rel[ref.level][ref.row].as_py())
 
     def member_name(self, ref: SampleRef) -> str:
         """Container member that holds the sample: its file, or a FOLDER's ``__meta__``."""
@@ -231,11 +375,17 @@ class Layout:
 
     def file_member(self, level: int, row: int) -> str:
         """Container member of FILE sample ``levels[level][row]``: ``DATA/<its path>``."""
-        return f"{DATA_DIR}/{self.rel[level][row]}"
+        return f"{DATA_DIR}/{self.rel[level][row].as_py()}"
 
     def source(self, ref: SampleRef) -> str | None:
         """Where a FILE sample's bytes come from; None for a zero-byte (padding) sample."""
-        return self.sources[ref.level][ref.row]
+        column = self.sources[ref.level]
+        return None if column is None else column[ref.row].as_py()
+
+    def source_list(self, level: int) -> list[str | None]:
+        """The sources of every row of ``level`` as Python strings (None: no bytes)."""
+        column = self.sources[level]
+        return [None] * self.rows(level) if column is None else column.to_pylist()
 
     def local_tables(self) -> Iterator[tuple[SampleRef, pa.Table]]:
         """Every FOLDER, deepest level first, with its ``__meta__`` table.

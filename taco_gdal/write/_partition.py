@@ -19,7 +19,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from taco_gdal.errors import TacoValidationError
-from taco_gdal.format.names import CURRENT_ID, FILE, PARENT_ID, PIT_SCHEMA_KEY
+from taco_gdal.format.names import CURRENT_ID, PARENT_ID, PIT_SCHEMA_KEY
 from taco_gdal.model.extent import extent_of_tables
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.model.pit import pit_schema
@@ -52,11 +52,13 @@ def root_sizes(layout: Layout, known: Sequence[IntArray] | None = None) -> IntAr
         sizes = [
             np.fromiter(
                 (
-                    source_size(src) if kind == FILE else 0
-                    for src, kind in zip(layout.sources[k], layout.types[k], strict=True)
+                    0 if folder else source_size(src)
+                    for src, folder in zip(
+                        layout.source_list(k), layout.folder[k].tolist(), strict=True
+                    )
                 ),
                 dtype=np.int64,
-                count=len(layout.types[k]),
+                count=layout.rows(k),
             )
             for k in range(len(layout.levels))
         ]
@@ -136,7 +138,7 @@ def plan_parts(
     ``max_size``; ``{stem}_{value}{ext}`` per group (``_partNNNN`` added when a
     group exceeds ``max_size``).
     """
-    everything = np.arange(len(layout.ids[0]), dtype=np.int64)
+    everything = np.arange(layout.rows(0), dtype=np.int64)
     sizes = root_sizes(layout, known_sizes) if max_size is not None else None
     groups = {"": everything} if group_by is None else _groups(layout.levels[0], group_by)
     parts: list[Part] = []
@@ -161,7 +163,7 @@ def plan_partitions(layout: Layout, output: Path, count: int) -> list[Part]:
     """
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise TacoValidationError(f"partitions must be a positive integer, found {count!r}")
-    rows = np.arange(len(layout.ids[0]), dtype=np.int64)
+    rows = np.arange(layout.rows(0), dtype=np.int64)
     chunks = [c for c in np.array_split(rows, min(count, len(rows))) if c.size]
     return _named(output, chunks, whole=False)
 

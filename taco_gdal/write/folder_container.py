@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from taco_gdal.errors import TacoValidationError
@@ -61,9 +62,8 @@ def check_folder_name(target: Path) -> None:
 def _make_dirs(root: Path, layout: Layout) -> None:
     (root / DATA_DIR).mkdir()
     for level in range(layout.depth):
-        for path in layout.rel[level]:
-            if path.endswith("/"):
-                (root / DATA_DIR / path).mkdir()
+        for path in layout.rel[level].filter(pa.array(layout.folder[level])).to_pylist():
+            (root / DATA_DIR / path).mkdir()
 
 
 def _write_tree(
@@ -73,7 +73,7 @@ def _write_tree(
     data = root / DATA_DIR
     digests: list[list[str | None]] | None = None
     if digest is not None:
-        digests = [[None] * len(ids) for ids in layout.ids]
+        digests = [[None] * n for n in layout.counts_per_level]
     with progress_bar(layout.sample_count, f"writing {root.name}", quiet, unit="sample") as bar:
         for ref in layout.files_depth_first():
             wanted = None if layout.is_padding(ref) else digest

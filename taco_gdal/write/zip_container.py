@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar, cast
@@ -24,12 +24,18 @@ import pyarrow as pa
 from taco_gdal.errors import TacoIOError, TacoValidationError
 from taco_gdal.format.checksum import check_algorithm
 from taco_gdal.format.header import HeaderEntry
-from taco_gdal.format.names import COLLECTION_FILE, MAX_LEVELS, level_member
+from taco_gdal.format.names import (
+    COLLECTION_FILE,
+    DATA_DIR,
+    LOCAL_META,
+    MAX_LEVELS,
+    level_member,
+)
 from taco_gdal.format.vsi import to_vsi
 from taco_gdal.model.collection import collection_json_bytes
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import atomic_file
-from taco_gdal.write._layout import Layout, SampleRef
+from taco_gdal.write._layout import Layout
 from taco_gdal.write._parquet import (
     LEVEL_OPTIONS,
     MetaOptions,
@@ -52,14 +58,12 @@ class _Measured:
     """``internal:offset`` / ``internal:size`` (and digests) of every row, as written."""
 
     def __init__(self, layout: Layout, digest: str | None) -> None:
-        self.offsets: list[IntArray] = [np.full(len(ids), -1, np.int64) for ids in layout.ids]
-        self.sizes: list[IntArray] = [np.full(len(ids), -1, np.int64) for ids in layout.ids]
+        rows = layout.counts_per_level
+        self.offsets: list[IntArray] = [np.full(n, -1, np.int64) for n in rows]
+        self.sizes: list[IntArray] = [np.full(n, -1, np.int64) for n in rows]
         self.digests: list[list[str | None]] | None = (
-            None if digest is None else [[None] * len(ids) for ids in layout.ids]
+            None if digest is None else [[None] * n for n in rows]
         )
-
-    def record(self, ref: SampleRef, info: MemberInfo) -> None:
-        self.record_at(ref.level, ref.row, info)
 
     def record_at(self, level: int, row: int, info: MemberInfo) -> None:
         self.offsets[level][row] = info.data_offset
@@ -183,28 +187,32 @@ def _prefetched(sources: Sequence[str | None]) -> Iterator[Prefetched]:
 def _write_files(
     writer: ZipWriter, layout: Layout, measured: _Measured, digest: str | None, bar: Any
 ) -> None:
-    levels, rows = (a.tolist() for a in layout.file_order())
-    sources = [layout.sources[k][r] for k, r in zip(levels, rows, strict=True)]
-    for level, row, source, data in zip(levels, rows, sources, _prefetched(sources), strict=True):
-        name = layout.file_member(level, row)
-        if source is None:  # zero bytes; padding rows get no digest (null in the column)
-            padding = layout.is_padding(SampleRef(level, row))
-            info = writer.add_bytes(name, b"", None if padding else digest)
-        elif isinstance(data, bytes):
-            info = writer.add_bytes(name, data, digest)
-        elif data is not None:
-            raise TacoIOError(f"cannot copy {source!r} into member {name!r}: {data}") from data
-        else:
-            local = _is_local(source)
-            info = writer.add_file(name, source if local else to_vsi(source), digest=digest)
-        measured.record_at(level, row, info)
-        bar.update(1)
+    """Every FILE sample, depth first, a batch of names and sources at a time."""
+    for batch in layout.file_batches():
+        sources = batch.sources
+        rows = zip(batch.levels, batch.rows, batch.paths, sources, batch.padding, strict=True)
+        for (level, row, path, source, padding), data in zip(
+            rows, _prefetched(sources), strict=True
+        ):
+            name = f"{DATA_DIR}/{path}"
+            if source is None:  # zero bytes; padding rows get no digest (null in the column)
+                info = writer.add_bytes(name, b"", None if padding else digest)
+            elif isinstance(data, bytes):
+                info = writer.add_bytes(name, data, digest)
+            elif data is not None:
+                raise TacoIOError(f"cannot copy {source!r} into member {name!r}: {data}") from data
+            else:
+                local = _is_local(source)
+                info = writer.add_file(name, source if local else to_vsi(source), digest=digest)
+            measured.record_at(level, row, info)
+            bar.update(1)
 
 
 T = TypeVar("T")
 R = TypeVar("R")
 _BATCH = 256
 _IN_FLIGHT = 4
+_NAMES_BATCH = 4096
 
 
 def _map_in_order(fn: Callable[[T], R], items: Sequence[T], workers: int = 2) -> Iterator[R]:
@@ -241,21 +249,32 @@ def _write_local_meta(
 ) -> None:
     """One ``__meta__`` per FOLDER, deepest level first (so children are measured first)."""
     for level in reversed(range(layout.depth)):
-        folders = layout.folders(level)
-        if not folders:
+        folders = layout.folder_rows(level)
+        if not folders.size:
             continue
         children = _local_level(layout, measured, level + 1)
+        starts, counts = layout.starts[level][folders], layout.counts[level][folders]
 
-        def serialise(rows: range, children: pa.Table = children) -> bytes:
+        def serialise(
+            i: int,
+            children: pa.Table = children,
+            starts: IntArray = starts,
+            counts: IntArray = counts,
+        ) -> bytes:
             # sliced here, a batch at a time: 80k table slices held at once took 160 MB
-            table = children.slice(rows.start, len(rows))
-            return parquet_bytes(table, options.for_rows(len(rows)))
+            n = int(counts[i])
+            table = children.slice(int(starts[i]), n)
+            return parquet_bytes(table, options.for_rows(n))
 
-        rows = [layout.children(ref) for ref in folders]
-        blobs: Iterable[bytes] = _map_in_order(serialise, rows)
-        for ref, blob in zip(folders, blobs, strict=True):
-            measured.record(ref, writer.add_bytes(layout.member_name(ref), blob))
-            bar.update(1)
+        blobs: Iterator[bytes] = _map_in_order(serialise, range(folders.size))
+        paths = layout.rel[level]
+        for first in range(0, folders.size, _NAMES_BATCH):
+            rows = folders[first : first + _NAMES_BATCH]
+            names = paths.take(pa.array(rows)).to_pylist()
+            for row, path, blob in zip(rows.tolist(), names, blobs, strict=False):
+                info = writer.add_bytes(f"{DATA_DIR}/{path}{LOCAL_META}", blob)
+                measured.record_at(level, row, info)
+                bar.update(1)
 
 
 def _write_levels(
@@ -326,6 +345,8 @@ def write_layout(
         )
     level_options = parquet_options(LEVEL_OPTIONS, parquet_kwargs)
     meta_options = local_meta_options(parquet_kwargs)
+    # names are checked once, column-wise, instead of a set of every name in the writer
+    layout.check_unique_members()
     measured = _Measured(layout, checksum)
     target = Path(output).absolute()
     total = layout.sample_count
@@ -334,7 +355,7 @@ def write_layout(
         progress_bar(total, f"writing {target.name}", quiet, unit="sample") as bar,
         atomic_file(target, overwrite) as f,
     ):
-        writer = ZipWriter(cast(BinaryIO, _CountingFile(f)))
+        writer = ZipWriter(cast(BinaryIO, _CountingFile(f)), check_names=False)
         writer.add_taco_header()
         _write_files(writer, layout, measured, checksum, bar)
         _write_local_meta(writer, layout, measured, meta_options, bar)

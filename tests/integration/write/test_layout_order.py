@@ -23,7 +23,7 @@ def _walk(layout: Layout) -> list[tuple[int, int]]:
         for child in layout.children(ref):
             visit(level + 1, child)
 
-    for row in range(len(layout.ids[0])):
+    for row in range(layout.rows(0)):
         visit(0, row)
     return out
 
