@@ -133,13 +133,15 @@ def copy_fd(
         >>> d.value() == again.value()
         True
     """
-    buffer = memoryview(bytearray(min(size, COPY_BLOCK)))
+    block = bytearray(min(size, COPY_BLOCK))
+    buffer = memoryview(block)
+    feed = None if digest is None else digest.update_from(block)
     crc = 0
     for start in range(0, size, COPY_BLOCK):
         view = _read_full(src, buffer[: min(COPY_BLOCK, size - start)], offset + start, where)
         crc = crc32(view, crc)
-        if digest is not None:
-            digest.update(view)
+        if feed is not None:
+            feed(len(view))
         _pwrite_all(dst, view, position + start)
         if on_written is not None:
             on_written(position + start, len(view))

@@ -55,7 +55,7 @@ import numpy as np
 from taco_gdal.errors import TacoError, TacoFormatError, TacoIOError
 from taco_gdal.format import header as hdr
 from taco_gdal.format import zip as zipfmt
-from taco_gdal.format.checksum import StreamingDigest, check_algorithm, crc32
+from taco_gdal.format.checksum import StreamingDigest, check_algorithm, crc32, digest_value
 from taco_gdal.format.names import HEADER_MEMBER
 from taco_gdal.io.vsi import VSIFile
 from taco_gdal.write._copy import copy_fd
@@ -297,7 +297,7 @@ class ZipWriter:
         lfh_offset: int,
         size: int,
         crc: int,
-        digest: StreamingDigest | None = None,
+        digest: StreamingDigest | str | None = None,
     ) -> MemberInfo:
         data_offset = lfh_offset + lfh.packed_size
         end = self._end = self._f.tell()
@@ -320,7 +320,7 @@ class ZipWriter:
             data_offset,
             size,
             crc,
-            None if digest is None else digest.value(),
+            digest if digest is None or isinstance(digest, str) else digest.value(),
         )
 
     def add_bytes(
@@ -334,15 +334,13 @@ class ZipWriter:
             digest: also compute this per-sample digest (``"crc32c"``, ``"xxh3"``,
                 ``"sha256"``); it is returned in :attr:`MemberInfo.digest`.
         """
-        hasher = _hasher(digest)
         crc = crc32(data)
-        if hasher is not None:
-            hasher.update(data)
+        value = None if check_algorithm(digest) is None else digest_value(digest or "", data)
         lfh, lfh_offset = self._begin(name, len(data), crc)
         self._f.write(data)
         if self._on_bytes:
             self._on_bytes(len(data))
-        return self._finish(lfh, lfh_offset, len(data), crc, hasher)
+        return self._finish(lfh, lfh_offset, len(data), crc, value)
 
     def add_chunks(
         self,

@@ -11,7 +11,9 @@ import google_crc32c
 import pytest
 import xxhash
 
-from taco_gdal.format.checksum import StreamingDigest, digest_bytes
+from taco_gdal.errors import TacoFormatError
+from taco_gdal.format import checksum
+from taco_gdal.format.checksum import StreamingDigest, digest_bytes, digest_value
 from taco_gdal.format.names import CHECKSUM_ALGORITHMS
 
 DATA = os.urandom(300_001)
@@ -44,3 +46,50 @@ def test_empty_input(algorithm: str) -> None:
     digest = StreamingDigest(algorithm)
     digest.update(memoryview(bytearray()))
     assert digest.value() == reference(algorithm, b"") == str(digest_bytes(algorithm, b""))
+
+
+BUFFERS = [bytes, bytearray, lambda b: memoryview(bytearray(b)), lambda b: memoryview(b)]
+
+
+@pytest.mark.parametrize("algorithm", CHECKSUM_ALGORITHMS)
+@pytest.mark.parametrize("size", [0, 1, 16_384, 262_144, 262_145, 1_000_003])
+def test_digest_value_is_the_streaming_value(algorithm: str, size: int) -> None:
+    data = DATA[:size] if size <= len(DATA) else os.urandom(size)
+    for as_buffer in BUFFERS:
+        assert digest_value(algorithm, as_buffer(data)) == reference(algorithm, data)  # type: ignore[operator]
+
+
+def test_digest_value_refuses_an_unknown_algorithm() -> None:
+    with pytest.raises(TacoFormatError, match=r"expected an algorithm among .* found 'md5'"):
+        digest_value("md5", b"x")
+
+
+@pytest.mark.parametrize("algorithm", CHECKSUM_ALGORITHMS)
+def test_update_from_feeds_the_buffer_prefix(algorithm: str) -> None:
+    block = bytearray(262_144)
+    digest = StreamingDigest(algorithm)
+    feed = digest.update_from(block)
+    fed = b""
+    for start, end in itertools.pairwise([0, 100_000, 262_144, 262_145, len(DATA)]):
+        n = end - start
+        memoryview(block)[:n] = DATA[start:end]  # in place: the buffer is never resized
+        feed(n)
+        fed += DATA[start:end]
+    feed(0)
+    assert fed == DATA
+    assert digest.value() == reference(algorithm, DATA)
+
+
+def test_crc32c_in_chunks_past_the_library_length_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    # ISA-L takes a C int length: longer buffers go in chunks (shrunk here to test them)
+    monkeypatch.setattr(checksum, "_ISAL_CHUNK", 4096)
+    data = DATA[:300_000]
+    assert digest_value("crc32c", data) == reference("crc32c", data)
+    assert digest_value("crc32c", bytearray(data)) == reference("crc32c", data)
+
+
+def test_crc32c_library_gives_the_check_value() -> None:
+    calls = checksum._crc32c_calls()
+    assert calls is not None
+    for raw in calls:
+        assert raw(0, b"123456789", 9) == 0xE3069283
