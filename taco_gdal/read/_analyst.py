@@ -124,8 +124,9 @@ class AnalystMixin:
         """
         from taco_gdal.read.dataframe import FrameContext, to_frame
 
-        table = self._current_rows(what=".frame()")
-        return to_frame(table, FrameContext(self._state, 0), self._state.path, internal=internal)
+        table, paths = self._current_rows(what=".frame()")
+        context = FrameContext(self._state, 0)
+        return to_frame(table, context, self._state.path, internal=internal, paths=paths)
 
     # --- statistics -----------------------------------------------------------------
     def _stats_kind(self, level: int) -> bool | None:

@@ -4,14 +4,16 @@
 level0``: the level table with padding hidden and ``internal:gdal_vsi``
 appended.  For a million rows that copy costs more than everything else
 ``.data`` does, and the answer is already in memory.  :func:`level_rows`
-builds the same table in Arrow (the GDAL path column computed once per
-loaded level and kept), and says ``None`` when it cannot promise the same
-schema as DuckDB's, so the caller asks DuckDB as before.
+gives the same rows from the level table (:class:`DirectRows`: the stored
+columns, and a function giving the GDAL path of any of its rows, so that a
+frame computes paths only for the rows it shows), and says ``None`` when it
+cannot promise the same schema as DuckDB's, so the caller asks DuckDB as
+before.
 
 Example:
     >>> rows = level_rows(ds.state, 0)
-    >>> rows.num_rows, rows.column_names[-1]
-    (4, 'internal:gdal_vsi')
+    >>> rows.table.num_rows, rows.paths(np.array([0])).to_pylist()
+    (4, ['/vsisubfile/196_622,...dataset.tacozip'])
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ import pyarrow.compute as pc
 
 from taco_gdal.format.names import CURRENT_ID, GDAL_VSI
 from taco_gdal.read import _duck
+from taco_gdal.read._lazystr import RowStrings
+from taco_gdal.read.containers.base import VsiRule
 from taco_gdal.read.query import gdal_vsi_arrow, not_padding_mask, quote_ident
 from taco_gdal.read.state import LevelTables, QueryState, RowSet, level_view
 
-__all__ = ["filtered_rows", "level_rows"]
+__all__ = ["DirectRows", "filtered_rows", "level_rows"]
 
 _cache: weakref.WeakKeyDictionary[LevelTables, dict[int, _Level | None]] = (
     weakref.WeakKeyDictionary()
@@ -38,26 +42,63 @@ _lock = threading.Lock()
 
 
 @dataclass(frozen=True)
+class DirectRows:
+    """Rows of a level taken from memory: the stored columns and their GDAL paths.
+
+    ``table`` has the columns of ``SELECT * FROM level<k>`` except
+    ``internal:gdal_vsi`` (DuckDB's types, padding hidden); ``paths(rows)``
+    gives that column for some of its rows (``None``: all), as DuckDB would.
+    """
+
+    table: pa.Table
+    paths: RowStrings
+
+    def to_table(self) -> pa.Table:
+        """The rows with ``internal:gdal_vsi`` computed and last: what DuckDB answers."""
+        return self.table.append_column(GDAL_VSI, self.paths(None))
+
+
+@dataclass(frozen=True)
 class _Level:
     every: pa.Table
-    """Every stored row (padding too), ``internal:gdal_vsi`` last: positions index it."""
-    shown: pa.Table
-    """The rows ``level<k>`` shows (padding hidden)."""
-    positions: np.ndarray
-    """The stored positions of ``shown``'s rows (sorted)."""
+    """Every stored row (padding too): positions index it.  No ``internal:gdal_vsi``
+    column unless the paths are stored (rule ``stored``), then it is the last."""
+    shown: np.ndarray
+    """The stored positions of the rows ``level<k>`` shows (padding hidden), sorted."""
+    rule: VsiRule
+    where: str
+
+    def rows(self, positions: np.ndarray | None) -> DirectRows:
+        """The rows at these stored positions (``None``: the rows the level shows)."""
+        stored = self.shown if positions is None else positions
+        if positions is None and len(stored) == self.every.num_rows:
+            table = self.every
+        else:
+            table = self.every.take(pa.array(stored, pa.int64()))
+        shown = table.drop_columns([GDAL_VSI]) if GDAL_VSI in table.column_names else table
+        return DirectRows(shown, self._paths(table))
+
+    def _paths(self, table: pa.Table) -> RowStrings:
+        rule, where = self.rule, self.where
+
+        def paths(rows: np.ndarray | None) -> pa.Array:
+            chosen = table if rows is None else table.take(pa.array(rows, pa.int64()))
+            return gdal_vsi_arrow(rule, chosen, where=where).cast(pa.string())
+
+        return paths
 
 
-def level_rows(state: QueryState, level: int) -> pa.Table | None:
+def level_rows(state: QueryState, level: int) -> DirectRows | None:
     """``SELECT * FROM level<k>`` without DuckDB, or ``None`` when it must be asked.
 
-    The result is built once per loaded level (datasets derived from one load
-    share it) and is immutable, so every caller gets the same table.
+    The level's table and positions are prepared once per loaded level
+    (datasets derived from one load share them); nothing here is mutable.
     """
     rows = _level(state, level)
-    return None if rows is None else rows.shown
+    return None if rows is None else rows.rows(None)
 
 
-def filtered_rows(state: QueryState) -> pa.Table | None:
+def filtered_rows(state: QueryState) -> DirectRows | None:
     """The current level-0 view's rows when only filters made it, or ``None``.
 
     Filters remove rows and change nothing else, so DuckDB is asked only for
@@ -73,22 +114,22 @@ def filtered_rows(state: QueryState) -> pa.Table | None:
         return None
     decided = [step.rows for step in state.steps]
     if all(step.level == 0 for step in state.steps) and all(r is not None for r in decided):
-        return rows.every.take(pa.array(_intersection(rows, decided), pa.int64()))
+        return rows.rows(_intersection(rows, decided))
     kept = _duck.fetch(
         state.base,
         state.steps,
         f"SELECT {quote_ident(CURRENT_ID)} FROM {quote_ident(state.view)}",
         what=".data",
     ).column(0)
-    return rows.every.take(kept)
+    return rows.rows(kept.to_numpy())
 
 
 def _intersection(rows: _Level, decided: list[RowSet | None]) -> np.ndarray:
     """Sorted stored positions kept by every row set and shown by the level (O(rows) flags)."""
     sets = sorted((r.positions() for r in decided if r is not None), key=len)
-    kept = sets[0] if sets else rows.positions
+    kept = sets[0] if sets else rows.shown
     flags = np.zeros(rows.every.num_rows, dtype=bool)
-    for other in [*sets[1:], rows.positions]:
+    for other in [*sets[1:], rows.shown]:
         flags[:] = False
         flags[other] = True
         kept = kept[flags[kept]]
@@ -109,21 +150,22 @@ def _level(state: QueryState, level: int) -> _Level | None:
 def _build(state: QueryState, level: int) -> _Level | None:
     base = state.base
     table = base.tables[level]
-    vsi = gdal_vsi_arrow(base.rule, table, where=f"{base.where}: level {level}")
-    if GDAL_VSI in table.column_names:
-        table = table.drop_columns([GDAL_VSI])
-    table = table.append_column(GDAL_VSI, vsi)
     expected = _duck.fetch(
         base,
         (),
         f"SELECT * FROM {quote_ident(level_view(level))} LIMIT 0",
         what=f"schema of level {level}",
     ).schema
-    if not table.schema.equals(expected, check_metadata=False):
+    stored = table.drop_columns([GDAL_VSI]) if GDAL_VSI in table.column_names else table
+    with_paths = stored.schema.append(pa.field(GDAL_VSI, pa.string()))
+    if not with_paths.equals(expected, check_metadata=False):
         return None  # a type DuckDB converts differently: let DuckDB answer
-    every = pa.Table.from_arrays(table.columns, schema=expected)
+    every = pa.Table.from_arrays(stored.columns, schema=expected.remove(len(expected) - 1))
+    if base.rule.kind == "stored":  # the paths are a column of the table: keep it, last
+        every = every.append_column(GDAL_VSI, table.column(GDAL_VSI))
     keep = not_padding_mask(every)
     if pc.all(keep).as_py():
-        return _Level(every, every, np.arange(every.num_rows, dtype=np.int64))
-    mask = pc.fill_null(keep, False).to_numpy(zero_copy_only=False)
-    return _Level(every, every.filter(keep), np.flatnonzero(mask))
+        shown = np.arange(every.num_rows, dtype=np.int64)
+    else:
+        shown = np.flatnonzero(pc.fill_null(keep, False).to_numpy(zero_copy_only=False))
+    return _Level(every, shown, base.rule, f"{base.where}: level {level}")

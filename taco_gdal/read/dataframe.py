@@ -26,9 +26,11 @@ import pandas as pd
 import pyarrow as pa
 
 from taco_gdal.errors import TacoFormatError, TacoQueryError
+from taco_gdal.format.names import GDAL_VSI
 from taco_gdal.read._footprints import WGS84
 from taco_gdal.read._geoframe import FOOTPRINT, footprint_column, footprints_for_rows, visible
 from taco_gdal.read._lazygeom import LazyGeometryArray, RowGeometries
+from taco_gdal.read._lazystr import LazyStringArray, RowStrings, string_dtype
 from taco_gdal.read.query import is_hidden
 
 if TYPE_CHECKING:
@@ -186,7 +188,6 @@ class TacoDataFrame(pd.DataFrame):
         return open_sample(target, checksum=self._checksum_of(target) if verify else None)
 
     def _checksum_of(self, vsi_path: str) -> str | None:
-        """The ``taco_gdal:checksum`` of the row whose GDAL path is ``vsi_path``, if any."""
         from taco_gdal.format.names import CHECKSUM, GDAL_VSI
 
         if CHECKSUM not in self.columns or GDAL_VSI not in self.columns:
@@ -282,7 +283,12 @@ def footprints_of_rows(
 
 
 def to_frame(
-    table: pa.Table, context: FrameContext | None, where: str = "", *, internal: bool = True
+    table: pa.Table,
+    context: FrameContext | None,
+    where: str = "",
+    *,
+    internal: bool = True,
+    paths: RowStrings | None = None,
 ) -> TacoDataFrame:
     """Arrow result -> TacoDataFrame / TacoGeoDataFrame (see :mod:`taco_gdal.read._geoframe`).
 
@@ -290,11 +296,20 @@ def to_frame(
     GeoDataFrame whose one active column ``geometry`` holds EPSG:4326
     footprints, the stored WKB columns staying as bytes; ``internal:*`` other
     than ``internal:gdal_vsi`` / ``internal:source_file`` are hidden unless
-    ``internal`` (``internal:current_id`` becomes the index).
+    ``internal`` (``internal:current_id`` becomes the index).  ``paths``, when
+    given, computes the ``internal:gdal_vsi`` column ``table`` lacks: it
+    becomes the last column, a :class:`LazyStringArray` (paths are built for
+    the rows that are looked at).
     """
     table = table.drop_columns([c for c in table.column_names if is_hidden(c)])
     column = footprint_column(table)
+    dtype = None if paths is None else string_dtype()
+    if paths is not None and dtype is None:  # strings as Python objects: build them now
+        table = table.append_column(GDAL_VSI, paths(None))
     plain = table.to_pandas(types_mapper=_binary_as_arrow)
+    if paths is not None and dtype is not None:
+        lazy = LazyStringArray.lazy(paths, table.num_rows, dtype)
+        plain[GDAL_VSI] = pd.Series(lazy, index=plain.index, copy=False)
     frame: TacoDataFrame
     if column is None:
         frame = TacoDataFrame(visible(plain, internal))

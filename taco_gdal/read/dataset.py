@@ -28,6 +28,7 @@ from taco_gdal.read import _duck, filters
 from taco_gdal.read._analyst import AnalystMixin
 from taco_gdal.read._direct import filtered_rows
 from taco_gdal.read._html import dataset_html, dataset_text
+from taco_gdal.read._lazystr import RowStrings
 from taco_gdal.read._repair import repair_level_offsets
 from taco_gdal.read.containers.base import Container, VsiRule
 from taco_gdal.read.dataframe import FrameContext, TacoDataFrame, to_frame
@@ -160,12 +161,16 @@ class TacoDataset(AnalystMixin):
     def _fetch(self, sql: str, what: str) -> pa.Table:
         return _duck.fetch(self._state.base, self._state.steps, sql, what=what)
 
-    def _current_rows(self, what: str) -> pa.Table:
-        """Every row of the current level-0 view (from memory when no filter touched it)."""
+    def _current_rows(self, what: str) -> tuple[pa.Table, RowStrings | None]:
+        """Every row of the current level-0 view, and their GDAL paths when computed apart.
+
+        From memory when only filters made the view (see :mod:`taco_gdal.read._direct`):
+        the table then lacks ``internal:gdal_vsi`` and the function gives it.
+        """
         rows = filtered_rows(self._state)
         if rows is not None:
-            return rows
-        return self._fetch(f"SELECT * FROM {quote_ident(self._state.view)}", what=what)
+            return rows.table, rows.paths
+        return self._fetch(f"SELECT * FROM {quote_ident(self._state.view)}", what=what), None
 
     def _column_names(self, relation: str) -> list[str]:
         return [n for n, _ in _duck.columns(self._state.base, self._state.steps, relation)]
@@ -376,8 +381,9 @@ class TacoDataset(AnalystMixin):
             >>> [c for c in ds.data.columns if c.startswith("internal:")]
             ['internal:gdal_vsi']
         """
-        table = self._current_rows(what=".data")
-        return to_frame(table, FrameContext(self._state, 0), self._state.path, internal=False)
+        table, paths = self._current_rows(what=".data")
+        context = FrameContext(self._state, 0)
+        return to_frame(table, context, self._state.path, internal=False, paths=paths)
 
     def to_arrow(self, level: int = 0) -> pa.Table:
         """The rows of the current state at ``level``, as Arrow (exact types, no pandas).
