@@ -5,28 +5,41 @@ positions on the ground, same box, same process, rounds interleaved:
 
 * ``4crs``: ``istac:geometry`` rectangles of about 10 km stored in EPSG:4326,
   UTM 29N, 30N and 31N (a quarter each), ``istac:crs`` beside them, so three
-  quarters are reprojected (densified) to 4326;
+  quarters are reprojected to 4326 (vertices first, whole rings on demand);
 * ``4326``: the same rectangles stored in EPSG:4326 (no reprojection).
 
 Per dataset, per round, with a fresh ``load`` each round:
 
+* ``load``: ``taco_gdal.load`` (the same work on both sides);
 * ``first``: the first ``filter_bbox`` + ``len`` after ``load``: it computes the
   level's 4326 footprints (the one-off cost, cached for the dataset);
 * ``warm``: a second ``filter_bbox`` (another box) + ``len`` on the same dataset:
-  bounds pre-filter + exact test on candidates + the DuckDB bitmap step;
-* ``data``: ``.data`` of the warm result (GeoDataFrame with the footprints).
+  bounds pre-filter + exact test on the rows the bounds do not decide + the
+  DuckDB row-set step;
+* ``data``: ``.data`` of the warm result (GeoDataFrame with the footprints);
+* ``total``: the four together, what a user waits for.
 
-The ratio ``4crs / 4326`` is reported per size, per stage, best and worst round
-(the target is <= 2x).  No assertion: figures only.  Run:
-``.venv/bin/python bench/bench_filter_crs.py [--sizes 10000 100000 1000000] [--rounds 3]``;
-writes ``bench/results/bench_filter_crs.json``.
+One warm-up round per dataset is not counted (imports, pyproj transformers,
+DuckDB); then ``--rounds`` rounds, interleaved with the order alternating
+(4326, 4crs, 4crs, 4326, ...).  Per stage: median times, and the ratio
+``4crs / 4326`` of each round, median and worst (the target is <= 2x).  The
+load average is printed before and after each size.  No assertion: figures
+only.  Run (figures that are reported: under the shared lock, at normal
+priority)::
+
+    flock /tmp/taco_bench.lock .venv/bin/python bench/bench_filter_crs.py \\
+        [--sizes 10000 100000 1000000] [--rounds 5] [--label <commit>]
+
+writes ``bench/results/<--name>.json`` (default ``bench_filter_crs``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import statistics
 import time
 from pathlib import Path
 from typing import Any
@@ -142,57 +155,87 @@ def make_zip(n: int, mixed: bool) -> Path:
     return target
 
 
+STAGES = ("load", "first", "warm", "data", "total")
+
+
 def _round(path: Path) -> dict[str, float | int]:
     import taco_gdal
 
+    start = time.perf_counter()
     ds = taco_gdal.load(str(path))
-    start = time.perf_counter()
+    loaded = time.perf_counter()
     first_rows = len(ds.filter_bbox(*FIRST_BOX))
-    first = time.perf_counter() - start
-    start = time.perf_counter()
+    first = time.perf_counter()
     warm_ds = ds.filter_bbox(*WARM_BOX)
     warm_rows = len(warm_ds)
-    warm = time.perf_counter() - start
-    start = time.perf_counter()
+    warm = time.perf_counter()
     frame = warm_ds.data
-    data = time.perf_counter() - start
+    data = time.perf_counter()
     assert len(frame) == warm_rows
-    return {"first": first, "warm": warm, "data": data, "rows": first_rows}
+    return {
+        "load": loaded - start,
+        "first": first - loaded,
+        "warm": warm - first,
+        "data": data - warm,
+        "total": data - start,
+        "rows": first_rows,
+    }
+
+
+def _summary(runs: dict[str, list[dict[str, float | int]]]) -> dict[str, dict[str, float]]:
+    """Per stage: median times, and the ratio 4crs / 4326 of each round (median and worst)."""
+    out: dict[str, dict[str, float]] = {}
+    for stage in STAGES:
+        per_round = [a[stage] / b[stage] for a, b in zip(runs["4crs"], runs["4326"], strict=True)]
+        out[stage] = {
+            "4crs_median_s": statistics.median(r[stage] for r in runs["4crs"]),
+            "4326_median_s": statistics.median(r[stage] for r in runs["4326"]),
+            "4crs_worst_s": max(r[stage] for r in runs["4crs"]),
+            "4326_worst_s": max(r[stage] for r in runs["4326"]),
+            "ratio_median": statistics.median(per_round),
+            "ratio_worst_round": max(per_round),
+        }
+    return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--label", default="", help="what was measured (e.g. a commit)")
+    parser.add_argument("--name", default="bench_filter_crs", help="results file name")
     args = parser.parse_args()
-    results: dict[str, Any] = {"machine": machine(), "sizes": {}}
+    results: dict[str, Any] = {"machine": machine(), "label": args.label, "sizes": {}}
+    print(f"{args.label}  load average at start {os.getloadavg()}")
     for n in args.sizes:
         paths = {"4crs": make_zip(n, True), "4326": make_zip(n, False)}
+        for kind in ("4326", "4crs"):  # warm-up, not counted: imports, transformers, caches
+            _round(paths[kind])
+        load_before = os.getloadavg()
         runs: dict[str, list[dict[str, float | int]]] = {"4crs": [], "4326": []}
-        for _ in range(args.rounds):  # interleaved: 4326, 4crs, 4326, 4crs, ...
-            for kind in ("4326", "4crs"):
+        for k in range(args.rounds):  # interleaved, the order alternating: 4326 4crs 4crs 4326
+            for kind in ("4326", "4crs") if k % 2 == 0 else ("4crs", "4326"):
                 runs[kind].append(_round(paths[kind]))
-        ratios: dict[str, dict[str, float]] = {}
-        for stage in ("first", "warm", "data"):
-            per_round = [
-                a[stage] / b[stage] for a, b in zip(runs["4crs"], runs["4326"], strict=True)
-            ]
-            best = min(r[stage] for r in runs["4crs"]) / min(r[stage] for r in runs["4326"])
-            ratios[stage] = {"best_vs_best": best, "worst_round": max(per_round)}
-        results["sizes"][str(n)] = {"runs": runs, "ratio_4crs_over_4326": ratios}
+        summary = _summary(runs)
+        results["sizes"][str(n)] = {
+            "load_average_before": load_before,
+            "load_average_after": os.getloadavg(),
+            "runs": runs,
+            "summary": summary,
+        }
         print(
             f"n={n:>9,}  rows in first box: 4crs {runs['4crs'][0]['rows']:,} / "
-            f"4326 {runs['4326'][0]['rows']:,}"
+            f"4326 {runs['4326'][0]['rows']:,}; {args.rounds} rounds; load average "
+            f"{load_before[0]:.2f} -> {os.getloadavg()[0]:.2f}"
         )
-        for stage in ("first", "warm", "data"):
-            crs_best = min(r[stage] for r in runs["4crs"])
-            geo_best = min(r[stage] for r in runs["4326"])
+        for stage in STAGES:
+            row = summary[stage]
             print(
-                f"  {stage:5}  4crs {crs_best * 1000:9.1f} ms   4326 {geo_best * 1000:9.1f} ms   "
-                f"ratio best {ratios[stage]['best_vs_best']:.2f}x, "
-                f"worst round {ratios[stage]['worst_round']:.2f}x"
+                f"  {stage:5}  median 4crs {row['4crs_median_s'] * 1000:9.1f} ms  "
+                f"4326 {row['4326_median_s'] * 1000:9.1f} ms   ratio median "
+                f"{row['ratio_median']:.2f}x, worst round {row['ratio_worst_round']:.2f}x"
             )
-    print(f"wrote {write_results('bench_filter_crs', results)}")
+    print(f"wrote {write_results(args.name, results)}")
 
 
 if __name__ == "__main__":

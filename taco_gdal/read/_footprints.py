@@ -478,14 +478,17 @@ def _ring_curvature(
     first: np.ndarray,
     longest: np.ndarray,
     edges: np.ndarray,
+    spacing: tuple[float, float] = (0.0, 0.0),
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per ring, a bound on the second derivative of lon and of lat over the ring.
 
     The grid of :func:`_curvature` over the group's ``box`` is cut into
     cells; a ring that lies within the 3 x 3 cells around its ``first``
     vertex (every point of a ring is at most half its perimeter, ``edges *
-    longest / 2``, from it) takes the largest value on those cells' nodes,
-    any other ring the largest over the grid.  Times :data:`PAD_SAFETY`.
+    longest / 2``, from it, and the interpolation cells of its vertices
+    reach ``spacing`` further) takes the largest value on those cells'
+    nodes, any other ring the largest over the grid.  Times
+    :data:`PAD_SAFETY`.
     """
     cells = _CURVE_GRID - 1
     x0, y0, x1, y1 = box
@@ -507,7 +510,7 @@ def _ring_curvature(
         col = np.clip(((first[:, 0] - x0) // cell_x).astype(np.int64), 0, cells - 1)
     if cell_y > 0:
         row = np.clip(((first[:, 1] - y0) // cell_y).astype(np.int64), 0, cells - 1)
-    fits = edges * longest / 2.0 <= min(cell_x, cell_y)
+    fits = edges * longest / 2.0 + max(spacing) <= min(cell_x, cell_y)
     worst = norms.reshape(2, -1).max(axis=1)
     lon = np.where(fits, near[0, row, col], worst[0])
     lat = np.where(fits, near[1, row, col], worst[1])
@@ -535,8 +538,11 @@ def _outer_bounds(
     edge's length and ``K`` the largest second derivative of the projection
     along it.  ``K`` is measured once per CRS group on a grid
     (:func:`_ring_curvature`, times :data:`PAD_SAFETY`), so a ring costs its
-    vertices in pyproj, not its vertices and edge midpoints, and the bounds
-    of its vertices padded by that margin contain its outline.
+    vertices, not its vertices and edge midpoints, and the bounds of its
+    vertices padded by that margin contain its outline.  Many vertices are
+    interpolated on a reprojected grid (:func:`_lonlat_in_place`), whose
+    error at a vertex is at most ``K * (sx**2 + sy**2) / 8`` for cells of
+    ``sx`` by ``sy``, added to the pad.
 
     Returns ``(bounds, wait)``: ``wait`` is False for rings to reproject in
     full at once: a pad over :data:`PAD_LIMIT`, or vertices more than 180
@@ -546,14 +552,15 @@ def _outer_bounds(
     lengths = np.diff(starts)
     first = coords[starts[:-1]]
     if len(lengths) and (lengths == lengths[0]).all():  # one ring size: columns, no indices
-        bounds, longest, box = _vertex_bounds_by_column(
+        bounds, longest, box, spacing = _vertex_bounds_by_column(
             transformer, coords, int(lengths[0]), crs, where
         )
     else:
-        bounds, longest, box = _vertex_bounds(transformer, coords, starts, crs, where)
-    curve_x, curve_y = _ring_curvature(transformer, box, first, longest, lengths - 1)
+        bounds, longest, box, spacing = _vertex_bounds(transformer, coords, starts, crs, where)
+    curve_x, curve_y = _ring_curvature(transformer, box, first, longest, lengths - 1, spacing)
     with np.errstate(invalid="ignore"):  # inf * 0 for a ring of one repeated point
-        reach = longest**2 / 8.0
+        # an edge's bulge, and the interpolation's error at a vertex (bilinear on a cell)
+        reach = longest**2 / 8.0 + (spacing[0] ** 2 + spacing[1] ** 2) / 8.0
         pad_x, pad_y = reach * curve_x + _PAD_FLOOR, reach * curve_y + _PAD_FLOOR
         wait = (np.maximum(pad_x, pad_y) <= PAD_LIMIT) & (bounds[:, 2] - bounds[:, 0] <= 180.0)
     bounds[:, 0] -= pad_x
@@ -565,7 +572,7 @@ def _outer_bounds(
 
 def _vertex_bounds_by_column(
     transformer: Any, coords: np.ndarray, size: int, crs: str, where: str
-) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float, float]]:
+) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float, float], tuple[float, float]]:
     """:func:`_vertex_bounds` of rings that all have ``size`` points (a closed ring each)."""
     ring = coords.reshape(-1, size, 2)
     x = np.ascontiguousarray(ring[:, :-1, 0])  # the closing vertex repeats the first
@@ -576,7 +583,9 @@ def _vertex_bounds_by_column(
     for k in range(size - 2):
         np.maximum(longest, step[:, k], out=longest)
     del step
-    _transform_xy(transformer, x.reshape(-1), y.reshape(-1), crs, where)
+    longest = np.sqrt(longest)
+    typical = float(np.median(longest))
+    spacing = _lonlat_in_place(transformer, x.reshape(-1), y.reshape(-1), box, typical, crs, where)
     bounds = np.empty((len(ring), 4), dtype=np.float64)
     for column, (values, reduce) in enumerate(
         ((x, np.minimum), (y, np.minimum), (x, np.maximum), (y, np.maximum))
@@ -585,26 +594,137 @@ def _vertex_bounds_by_column(
         for k in range(1, size - 1):
             reduce(out, values[:, k], out=out)
         bounds[:, column] = out
-    return bounds, np.sqrt(longest), box
+    return bounds, longest, box, spacing
 
 
 def _vertex_bounds(
     transformer: Any, coords: np.ndarray, starts: np.ndarray, crs: str, where: str
-) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float, float]]:
-    """4326 bounds of each closed ring's vertices, its longest edge, and the rings' box.
+) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float, float], tuple[float, float]]:
+    """4326 bounds of each closed ring's vertices, its longest edge, the rings' box, spacing.
 
-    The longest edge and the box are in source units (before reprojection).
+    The longest edge and the box are in source units (before reprojection);
+    ``spacing`` is the interpolation grid's (:func:`_lonlat_in_place`).
     """
     closing = starts[1:] - 1  # equal to the first vertex, byte for byte: not reprojected
     body = np.ones(len(coords), dtype=bool)
     body[closing] = False
     x, y = coords[body, 0], coords[body, 1]
     box = (float(x.min()), float(y.min()), float(x.max()), float(y.max()))
-    _transform_xy(transformer, x, y, crs, where)
+    longest = _longest_edges(coords, starts)
+    typical = float(np.median(longest)) if len(longest) else 0.0
+    spacing = _lonlat_in_place(transformer, x, y, box, typical, crs, where)
     moved = np.empty_like(coords)
     moved[body, 0], moved[body, 1] = x, y
     moved[closing] = moved[starts[:-1]]
-    return _Rings(moved, starts).bounds(), _longest_edges(coords, starts), box
+    return _Rings(moved, starts).bounds(), longest, box, spacing
+
+
+@dataclass(frozen=True)
+class _Grid:
+    """Bilinear coefficients of lon and lat per cell of a regular grid in a source CRS."""
+
+    x0: float
+    y0: float
+    sx: float
+    sy: float
+    nx: int
+    ny: int
+    coefficients: np.ndarray
+    """``(8, ny * nx)``: per cell, ``a, b, c, d`` of lon then of lat, the value at
+    ``(u, v)`` in the cell (both in [0, 1]) being ``a + b u + (c + d u) v``."""
+
+    def interpolate(self, x: np.ndarray, y: np.ndarray) -> None:
+        """Contiguous ``x`` and ``y`` inside the grid become lon and lat, in place."""
+        u = x - self.x0
+        u *= 1.0 / self.sx
+        v = y - self.y0
+        v *= 1.0 / self.sy
+        column = np.minimum(u.astype(np.intp), self.nx - 1)
+        row = np.minimum(v.astype(np.intp), self.ny - 1)
+        u -= column
+        v -= row
+        row *= self.nx
+        row += column
+        del column
+        for k, out in ((0, x), (4, y)):
+            a, b, c, d = (self.coefficients[k + i].take(row) for i in range(4))
+            d *= u
+            d += c
+            d *= v
+            b *= u
+            np.add(a, b, out=out)
+            out += d
+
+
+INTERPOLATE_POINTS: Final = 20_000
+"""From this many vertices in a CRS group on, vertices may be interpolated on a reprojected grid."""
+_NODES_PER_POINT: Final = 0.25
+"""The grid is used when it has at most this many nodes per vertex."""
+_MAX_CELLS: Final = 2048
+"""Cells per side of the grid, at most."""
+
+
+def _lonlat_in_place(
+    transformer: Any,
+    x: np.ndarray,
+    y: np.ndarray,
+    box: tuple[float, float, float, float],
+    spacing: float,
+    crs: str,
+    where: str,
+) -> tuple[float, float]:
+    """Contiguous 1-D ``x``, ``y`` in ``crs`` (inside ``box``) become lon and lat, in place.
+
+    From :data:`INTERPOLATE_POINTS` vertices on, when a grid of cells of
+    about ``spacing`` (the caller's typical edge, so that the
+    interpolation's error stays of the order of an edge's bulge) over
+    ``box`` has at most :data:`_NODES_PER_POINT` nodes per vertex, pyproj
+    reprojects only its nodes and vertices are interpolated bilinearly on
+    its cells, as GDAL's approximate transformer does; the caller pads
+    bounds by the interpolation's error, so these values serve bounds only
+    (footprints are reprojected exactly).  A grid with a node outside the
+    CRS's area of use or across the antimeridian falls back to pyproj for
+    every vertex.
+
+    Returns the grid's cell size ``(sx, sy)`` in source units, ``(0, 0)``
+    when every vertex went through pyproj.
+    """
+    x0, y0, x1, y1 = box
+    width, height = x1 - x0, y1 - y0
+    step = max(spacing, width / _MAX_CELLS, height / _MAX_CELLS)
+    nx, ny = max(1, math.ceil(width / step)), max(1, math.ceil(height / step))
+    if len(x) < INTERPOLATE_POINTS or (nx + 1) * (ny + 1) > _NODES_PER_POINT * len(x):
+        _transform_xy(transformer, x, y, crs, where)
+        return 0.0, 0.0
+    gx, gy = np.meshgrid(np.linspace(x0, x1, nx + 1), np.linspace(y0, y1, ny + 1))
+    node_x, node_y = np.ascontiguousarray(gx.ravel()), np.ascontiguousarray(gy.ravel())
+    with np.errstate(invalid="ignore"):
+        transformer.transform(node_x, node_y, inplace=True)
+        lon, lat = node_x.reshape(ny + 1, nx + 1), node_y.reshape(ny + 1, nx + 1)
+        usable = np.isfinite(lon).all() and np.isfinite(lat).all()
+        usable = usable and np.abs(np.diff(lon, axis=1)).max(initial=0.0) < 90.0
+        usable = usable and np.abs(np.diff(lon, axis=0)).max(initial=0.0) < 90.0
+    if not usable:
+        _transform_xy(transformer, x, y, crs, where)
+        return 0.0, 0.0
+    sx, sy = width / nx, height / ny
+    coefficients = np.empty((8, ny, nx), dtype=np.float64)  # lon's four, then lat's
+    for k, values in enumerate((lon, lat)):
+        low_left, low_right = values[:-1, :-1], values[:-1, 1:]
+        up_left, up_right = values[1:, :-1], values[1:, 1:]
+        coefficients[4 * k] = low_left
+        coefficients[4 * k + 1] = low_right - low_left
+        coefficients[4 * k + 2] = up_left - low_left
+        coefficients[4 * k + 3] = up_right - up_left - low_right + low_left
+    grid = _Grid(x0, y0, sx, sy, nx, ny, coefficients.reshape(8, -1))
+    if len(x) >= PARALLEL_POINTS:
+        half = len(x) // 2
+        other = _worker().submit(grid.interpolate, x[half:], y[half:])
+        grid.interpolate(x[:half], y[:half])
+        other.result()
+    else:
+        grid.interpolate(x, y)
+    return sx, sy
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,9 +1,11 @@
 """Vertex-only bounds of waiting rings contain the true reprojected outline.
 
 Rings stored in a projected CRS get their 4326 bounds from their vertices
-alone, padded by the projection's measured curvature, and are reprojected in
-full only when a filter's exact test or a frame needs them.  The true outline
-here is each ring densified to 400 points per edge and reprojected with pyproj.
+alone (reprojected by pyproj, or, when there are many, interpolated on a
+reprojected grid), padded by the projection's measured curvature, and are
+reprojected in full only when a filter's exact test or a frame needs them.
+The true outline here is each ring densified to 400 points per edge and
+reprojected with pyproj.  ``interpolate`` forces the grid on these small sets.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import pytest
 import shapely
 from pyproj import Transformer
 
+from taco_gdal.read import _footprints
 from taco_gdal.read._footprints import PAD_LIMIT, compute_footprints
 
 
@@ -43,9 +46,19 @@ REGIONS = {  # CRS: x range, y range (source units) of the ring corners
 }
 
 
+@pytest.fixture(params=[False, True], ids=["pyproj", "grid"])
+def interpolate(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
+    if request.param:
+        monkeypatch.setattr(_footprints, "INTERPOLATE_POINTS", 0)
+        monkeypatch.setattr(_footprints, "_NODES_PER_POINT", 1e9)
+    return bool(request.param)
+
+
 @pytest.mark.parametrize("crs", sorted(REGIONS))
 @pytest.mark.parametrize("size", [1_000.0, 10_000.0, 40_000.0])
-def test_padded_vertex_bounds_contain_the_curved_outline(crs: str, size: float) -> None:
+def test_padded_vertex_bounds_contain_the_curved_outline(
+    crs: str, size: float, interpolate: bool
+) -> None:
     rng = np.random.default_rng(11)
     (x0, x1), (y0, y1) = REGIONS[crs]
     n = 60
@@ -65,7 +78,7 @@ def test_padded_vertex_bounds_contain_the_curved_outline(crs: str, size: float) 
     assert (np.abs(found - truth[waited]) <= PAD_LIMIT).all()
 
 
-def test_small_and_large_rings_of_one_crs() -> None:
+def test_small_and_large_rings_of_one_crs(interpolate: bool) -> None:
     """One step measures the curvature of a group whose rings range from 100 m to 200 km."""
     rng = np.random.default_rng(5)
     n = 80
@@ -100,7 +113,7 @@ def _bulging_tile() -> tuple[shapely.Polygon, np.ndarray, np.ndarray]:
     raise AssertionError("neither edge bulges outward")
 
 
-def test_a_box_in_the_bulge_of_an_edge_is_not_missed() -> None:
+def test_a_box_in_the_bulge_of_an_edge_is_not_missed(interpolate: bool) -> None:
     tile, chord, bulge = _bulging_tile()
     assert np.hypot(*bulge) > 1e-5  # about a metre or more: a real bulge
     truth = _truth(np.array([tile]), "EPSG:32633")[0]
@@ -125,7 +138,7 @@ def test_a_box_in_the_bulge_of_an_edge_is_not_missed() -> None:
     assert list(footprints.matches(beyond)) == []
 
 
-def test_a_box_around_the_bounds_decides_without_reprojecting() -> None:
+def test_a_box_around_the_bounds_decides_without_reprojecting(interpolate: bool) -> None:
     rng = np.random.default_rng(2)
     x, y = rng.uniform(4e5, 6e5, 40), rng.uniform(4.4e6, 4.6e6, 40)
     rings = shapely.box(x, y, x + 5_000.0, y + 5_000.0)
@@ -139,3 +152,23 @@ def test_a_box_around_the_bounds_decides_without_reprojecting() -> None:
     expected = np.flatnonzero(shapely.intersects(truth, edge))
     assert 0 < len(expected) < 40
     assert list(footprints.matches(edge)) == list(expected)
+
+
+def test_interpolated_vertices_are_close_to_pyproj(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The grid's values differ from pyproj's by less than the pad that covers them."""
+    rng = np.random.default_rng(9)
+    x, y = rng.uniform(2e5, 8e5, 20_000), rng.uniform(3.9e6, 4.9e6, 20_000)
+    rings = shapely.box(x, y, x + 10_000.0, y + 10_000.0)
+    table = _table(rings, "EPSG:32630")
+    monkeypatch.setattr(_footprints, "INTERPOLATE_POINTS", 10**12)
+    exact = compute_footprints(table, "istac:geometry")
+    monkeypatch.setattr(_footprints, "INTERPOLATE_POINTS", 0)
+    monkeypatch.setattr(_footprints, "_NODES_PER_POINT", 1e9)
+    grid = compute_footprints(table, "istac:geometry")
+    assert not np.array_equal(grid.bounds, exact.bounds)  # the grid was used
+    assert np.abs(grid.bounds - exact.bounds).max() < 1e-3  # a wider pad: about 20 m
+    vertices = shapely.bounds(grid.take(np.arange(len(rings))))  # exact rings, on demand
+    assert (grid.bounds[:, :2] <= vertices[:, :2]).all()
+    assert (grid.bounds[:, 2:] >= vertices[:, 2:]).all()
+    box = shapely.box(-4.0, 38.0, -2.0, 41.0)
+    assert list(grid.matches(box)) == list(exact.matches(box))
