@@ -28,13 +28,15 @@ from osgeo import gdal
 
 from taco_gdal import _fork  # noqa: F401  (registers the after-fork reset)
 
-__all__ = ["Env", "config_options", "get_config"]
+__all__ = ["Env", "config_options", "get_config", "thread_options"]
 
 _state = threading.local()
 
 
-def _stack() -> list[dict[str, str | None]]:
-    stack: list[dict[str, str | None]] | None = getattr(_state, "stack", None)
+def _stack() -> list[tuple[dict[str, str | None], dict[str, str | None]]]:
+    """This thread's open ``Env`` blocks: (values saved on entry, values applied)."""
+    stack: list[tuple[dict[str, str | None], dict[str, str | None]]] | None
+    stack = getattr(_state, "stack", None)
     if stack is None:
         stack = []
         _state.stack = stack
@@ -95,10 +97,11 @@ class Env:
 
     def __enter__(self) -> Env:
         saved: dict[str, str | None] = {}
-        for key, value in self._applied().items():
+        applied = self._applied()
+        for key, value in applied.items():
             saved[key] = gdal.GetThreadLocalConfigOption(key, None)
             gdal.SetThreadLocalConfigOption(key, value)
-        _stack().append(saved)
+        _stack().append((saved, applied))
         return self
 
     def __exit__(
@@ -107,7 +110,7 @@ class Env:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        saved = _stack().pop()
+        saved, _ = _stack().pop()
         for key, value in saved.items():
             gdal.SetThreadLocalConfigOption(key, value)
 
@@ -117,6 +120,25 @@ def config_options(options: Mapping[str, object]) -> Iterator[None]:
     """Functional form of :class:`Env` for a mapping of options."""
     with Env(read_profile=False, **dict(options)):
         yield
+
+
+def thread_options() -> dict[str, str | None]:
+    """The options that the ``Env`` blocks open on this thread applied (innermost wins).
+
+    Another thread sees none of them: a worker thread that must read as this
+    thread reads enters ``config_options(thread_options())`` taken here.
+
+    Example:
+        >>> with Env(GDAL_HTTP_MAX_RETRY=3):
+        ...     thread_options()
+        {'GDAL_HTTP_MAX_RETRY': '3'}
+        >>> thread_options()
+        {}
+    """
+    merged: dict[str, str | None] = {}
+    for _, applied in _stack():
+        merged.update(applied)
+    return merged
 
 
 def get_config(key: str, default: str | None = None) -> str | None:

@@ -37,11 +37,13 @@ NOTES = [
     "of the container, one HEAD per worker process (column warmup_requests in the JSON).",
     "The Range server runs in its own process (bench/dataloader/server.py), so that its threads "
     "do not share a GIL with the DataLoader's main process.",
-    "Opt-in loops (--loops): 'taco_gdal rasterio reader' is SampleDataset with the reader it "
-    "used before it read pixels with GDAL alone (open_sample + rasterio read()), to show that "
-    "change within one run; 'taco_gdal read_threads=4' reads each batch's 4 samples with 4 "
-    "threads of the worker, so a worker has up to 4 requests in flight and can pass the "
-    "ceiling, which assumes one.",
+    "taco_gdal's loop is SampleDataset with its defaults: a batch's samples are read by up to 4 "
+    "threads of the worker (fewer above 2 MB per sample), so a worker has up to 4 requests in "
+    "flight and can pass the ceiling, which assumes one; the reference loop has one.",
+    "Opt-in loops (--loops): 'taco_gdal read_threads=1' reads a batch's samples one after the "
+    "other (the default before read threads were); 'taco_gdal rasterio reader' is SampleDataset "
+    "with the reader it used before it read pixels with GDAL alone (open_sample + rasterio "
+    "read()), to show that change within one run.",
     "The machine is shared: with a high load average every loop becomes CPU-bound (decode, "
     "collate, 8 workers on 2 CPUs) and both the ratio to the ceiling and the ratio to the "
     "reference shrink; the worst round is reported beside the best.",

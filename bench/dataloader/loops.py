@@ -1,13 +1,14 @@
 """The two training-input loops the benchmark compares, as map-style datasets.
 
 * ``taco_gdal``: :class:`taco_gdal.torch.SampleDataset` over
-  ``taco_gdal.load(http_url)`` (rows resolved in the parent, one GET per sample).
+  ``taco_gdal.load(http_url)`` with its defaults (rows resolved in the parent,
+  one GET per sample, a batch's samples read by up to 4 threads of the worker).
 * ``taco_gdal rasterio reader`` (not run by default): the same, with the
   reader SampleDataset used before it read pixels with GDAL alone
   (``open_sample`` and rasterio's ``read()``), to show that change in one run.
-* ``taco_gdal read_threads=4`` (not run by default): the same, each batch's
-  samples read by 4 threads of the worker, so a worker has up to 4 requests
-  in flight and the ``workers / latency`` ceiling no longer bounds it.
+* ``taco_gdal read_threads=1`` (not run by default): the same, each batch's
+  samples read one after the other by the worker (the default before
+  read threads were), so a worker has one request in flight.
 * ``tacoreader+rasterio``: what a user writes on the reference reader today:
   ``tacoreader.load(https_url).data``, one ``internal:gdal_vsi`` path per row
   (``TacoDataFrame.read(i)``, once, in the parent), and a dataset whose
@@ -51,7 +52,7 @@ class Urls:
     https_base: str
 
 
-def taco_gdal_dataset(urls: Urls, read_threads: int = 1) -> Dataset[Any]:
+def taco_gdal_dataset(urls: Urls, read_threads: int | None = None) -> Dataset[Any]:
     import taco_gdal
     from taco_gdal.torch import SampleDataset
 
@@ -80,9 +81,9 @@ def taco_gdal_rasterio_dataset(urls: Urls) -> Dataset[Any]:
     return samples
 
 
-def taco_gdal_threads_dataset(urls: Urls) -> Dataset[Any]:
-    """SampleDataset reading each batch of 4 with 4 threads (``read_threads=4``)."""
-    return taco_gdal_dataset(urls, read_threads=4)
+def taco_gdal_sequential_dataset(urls: Urls) -> Dataset[Any]:
+    """SampleDataset reading a batch's samples one after the other (``read_threads=1``)."""
+    return taco_gdal_dataset(urls, read_threads=1)
 
 
 def reference_dataset(urls: Urls) -> Dataset[Any]:
@@ -96,7 +97,7 @@ def reference_dataset(urls: Urls) -> Dataset[Any]:
 LOOPS = {
     "taco_gdal": taco_gdal_dataset,
     "tacoreader+rasterio": reference_dataset,
-    "taco_gdal read_threads=4": taco_gdal_threads_dataset,
+    "taco_gdal read_threads=1": taco_gdal_sequential_dataset,
     "taco_gdal rasterio reader": taco_gdal_rasterio_dataset,
 }
 DEFAULT_LOOPS = ("taco_gdal", "tacoreader+rasterio")

@@ -25,7 +25,13 @@ from taco_gdal.torch._require import require_torch
 require_torch()
 
 from taco_gdal.torch.collate import collate_samples  # noqa: E402
-from taco_gdal.torch.dataset import CHILDREN, IMAGE, SampleDataset  # noqa: E402
+from taco_gdal.torch.dataset import (  # noqa: E402
+    CHILDREN,
+    IMAGE,
+    MAX_READ_THREADS,
+    READ_BYTES_IN_FLIGHT,
+    SampleDataset,
+)
 from taco_gdal.torch.reading import Reader  # noqa: E402
 from taco_gdal.torch.rows import SampleRows, resolve_rows  # noqa: E402
 from taco_gdal.torch.sampler import ResumableSampler  # noqa: E402
@@ -39,6 +45,8 @@ from taco_gdal.torch.splits import (  # noqa: E402
 __all__ = [
     "CHILDREN",
     "IMAGE",
+    "MAX_READ_THREADS",
+    "READ_BYTES_IN_FLIGHT",
     "Reader",
     "ResumableSampler",
     "SampleDataset",

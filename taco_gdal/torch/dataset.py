@@ -8,11 +8,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow.compute as pc
 import torch
 from torch.utils.data import Dataset
 
+from taco_gdal.env import config_options, thread_options
 from taco_gdal.errors import TacoQueryError
-from taco_gdal.format.names import CHECKSUM, FOLDER, GDAL_VSI, ID, INTERNAL_PREFIX, TYPE
+from taco_gdal.format.names import CHECKSUM, FOLDER, GDAL_VSI, ID, INTERNAL_PREFIX, SIZE, TYPE
 from taco_gdal.io import pinning
 from taco_gdal.torch.reading import Reader, SampleReader
 from taco_gdal.torch.rows import SampleRows, resolve_rows
@@ -21,7 +23,7 @@ if TYPE_CHECKING:
     from taco_gdal.read.dataframe import TacoDataFrame
     from taco_gdal.read.dataset import TacoDataset
 
-__all__ = ["CHILDREN", "IMAGE", "SampleDataset"]
+__all__ = ["CHILDREN", "IMAGE", "MAX_READ_THREADS", "READ_BYTES_IN_FLIGHT", "SampleDataset"]
 
 IMAGE = "image"
 """Key of a FILE sample's value: a bands-first tensor, or what the user reader returned."""
@@ -29,6 +31,16 @@ CHILDREN = "children"
 """Key of a FOLDER sample's children: ``{child id: child sample dict}``."""
 
 Transform = Callable[[dict[str, Any]], Any]
+
+MAX_READ_THREADS = 4
+"""Threads per process that read a batch's samples by default (the built-in reader)."""
+READ_BYTES_IN_FLIGHT = 8 * 1024 * 1024
+"""Bytes the default read threads of one process fetch at once, at most.
+
+A sample's bytes wait in GDAL's ``/vsicurl/`` block cache (16 MB by default)
+between their GET and the open that reads them; more in flight than the cache
+holds would evict a sample before it is opened and cost a second GET.
+"""
 
 
 def _collect_pins(rows: SampleRows) -> dict[str, pinning.Pin]:
@@ -44,6 +56,37 @@ def _collect_pins(rows: SampleRows) -> dict[str, pinning.Pin]:
         if pin is not None:
             found[container] = pin
     return found
+
+
+def _largest_sample(rows: SampleRows) -> int | None:
+    """The largest ``internal:size`` of any level (``None``: no level states sizes)."""
+    sizes = [
+        pc.max(level.table.column(SIZE)).as_py()
+        for level in rows.levels
+        if SIZE in level.table.column_names and level.table.num_rows
+    ]
+    known = [int(s) for s in sizes if s is not None]
+    return max(known) if known else None
+
+
+def _default_read_threads(rows: SampleRows, user_reader: bool) -> int:
+    """Read threads per process when the user gives none.
+
+    One for a user reader (it may not be thread-safe); else as many as keep
+    :data:`READ_BYTES_IN_FLIGHT` bytes in flight, between 1 and
+    :data:`MAX_READ_THREADS`.
+    """
+    if user_reader:
+        return 1
+    largest = _largest_sample(rows)
+    if largest is None or largest <= 0:
+        return MAX_READ_THREADS
+    return max(1, min(MAX_READ_THREADS, READ_BYTES_IN_FLIGHT // largest))
+
+
+def _container_key(row: dict[str, Any]) -> str | None:
+    path = row.get(GDAL_VSI)
+    return None if path is None else pinning.container_of(str(path))
 
 
 def _as_tensor(value: Any) -> Any:
@@ -89,18 +132,28 @@ class SampleDataset(Dataset[Any]):
             parent's thread-local :class:`~taco_gdal.Env`).  They travel with
             the pickled dataset.
         read_threads: threads that read the samples of one ``__getitems__``
-            call (a DataLoader batch) at the same time, in every process.
-            ``1`` (default) reads them one after the other.  A worker waits
-            one round trip per sample; with ``n`` threads it has up to ``n``
-            requests in flight, which pays when the round trip is long (cloud
-            storage) and the CPU is not saturated.  Pool threads see only
-            ``gdal_options``, not a thread-local ``Env`` of the caller, and a
-            user ``read=`` must be thread-safe.
+            call (a DataLoader batch) at the same time, in every process, so
+            a worker has up to ``n`` requests in flight instead of waiting one
+            round trip per sample.  Default: up to
+            :data:`MAX_READ_THREADS` with the built-in reader (fewer for
+            samples over 2 MB, see :data:`READ_BYTES_IN_FLIGHT`), ``1`` with a
+            user ``read=`` (which must be thread-safe to be given more).
+            ``1`` reads the samples one after the other in the calling
+            thread.  Pool threads read under the same GDAL options as the
+            calling thread: ``gdal_options``, and the options of the
+            :class:`~taco_gdal.Env` blocks open there when the batch is asked
+            for.  The first read of each container in a process is made
+            alone, so the container's size check (and pin check) is one
+            request per process, not one per thread.
 
     Raises:
         TacoQueryError: a needed column is missing, ``verify=True`` without a
             ``taco_gdal:checksum`` column, an unknown column in ``columns``,
             or ``read_threads`` below 1.
+
+    Threads and processes: the pool is per process (a forked worker builds
+    its own, a pickled dataset carries none); GDAL keeps its HTTP connections
+    per thread, so no two threads or processes share a connection.
 
     Example:
         >>> from torch.utils.data import DataLoader
@@ -124,7 +177,7 @@ class SampleDataset(Dataset[Any]):
         verify: bool = False,
         columns: Sequence[str] | None = None,
         gdal_options: Mapping[str, object] | None = None,
-        read_threads: int = 1,
+        read_threads: int | None = None,
     ) -> None:
         self.rows = source if isinstance(source, SampleRows) else resolve_rows(source, level)
         self.transform = transform
@@ -138,6 +191,8 @@ class SampleDataset(Dataset[Any]):
                 f"{self.rows.where}: verify=True expected a {CHECKSUM!r} column at level "
                 f"{self.rows.level}, found none (write the dataset with create(..., checksum=...))"
             )
+        if read_threads is None:
+            read_threads = _default_read_threads(self.rows, read is not None)
         if isinstance(read_threads, bool) or not isinstance(read_threads, int) or read_threads < 1:
             raise TacoQueryError(
                 f"{self.rows.where}: read_threads expected an integer >= 1, found {read_threads!r}"
@@ -147,12 +202,14 @@ class SampleDataset(Dataset[Any]):
         self.reader = SampleReader(read, verify, options, _collect_pins(self.rows))
         self._ready_pid: int | None = None
         self._pool: ThreadPoolExecutor | None = None
+        self._opened: set[str | None] = set()
 
     # --- pickling: plain values only, the per-process state is rebuilt -----------
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_ready_pid"] = None
         state["_pool"] = None  # threads belong to the process that started them
+        state["_opened"] = set()  # containers read in this process
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -172,7 +229,7 @@ class SampleDataset(Dataset[Any]):
         positions = [self._position(i) for i in indices]
         rows = self.rows.levels[0].rows(positions)
         if self._pool is not None and len(positions) > 1:
-            items = list(self._pool.map(self._item, [0] * len(positions), positions, rows))
+            items = self._read_in_pool(self._pool, positions, rows)
         else:
             items = [self._item(0, p, row) for p, row in zip(positions, rows, strict=True)]
         if self.transform is not None:
@@ -202,7 +259,34 @@ class SampleDataset(Dataset[Any]):
             self._pool = None
             if self.read_threads > 1:
                 self._pool = ThreadPoolExecutor(self.read_threads, "taco_gdal_read")
+            self._opened = set()
             self._ready_pid = pid
+
+    def _read_in_pool(
+        self, pool: ThreadPoolExecutor, positions: list[int], rows: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """Items read by the pool, under this thread's ``Env`` options, in order.
+
+        The first row of a container this process has not read yet is read
+        here first, alone: GDAL then knows the container's size (and the pin
+        is checked) before the other threads ask, so that costs one request
+        per process and container, not one per thread.
+        """
+        items: dict[int, dict[str, Any]] = {}
+        for k, row in enumerate(rows):
+            key = _container_key(row)
+            if key not in self._opened:
+                items[k] = self._item(0, positions[k], row)
+                self._opened.add(key)
+        options = thread_options()
+        rest = [k for k in range(len(rows)) if k not in items]
+
+        def read(k: int) -> dict[str, Any]:
+            with config_options(options):
+                return self._item(0, positions[k], rows[k])
+
+        items.update(zip(rest, pool.map(read, rest), strict=True))
+        return [items[k] for k in range(len(rows))]
 
     def _position(self, index: int) -> int:
         count = len(self)

@@ -2,22 +2,28 @@
 
 Over the Range server (one GET per sample still, counted from its log), in the
 parent and in fork DataLoader workers (each worker builds its own pool: the
-parent's threads do not survive the fork).
+parent's threads do not survive the fork).  Threads are the default for the
+built-in reader: pool threads read under the calling thread's ``Env``
+options, and a user reader gets one thread unless it asks for more.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import pickle
+import threading
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from torch.utils.data import DataLoader
 
 import taco_gdal
-from taco_gdal.errors import TacoQueryError
-from taco_gdal.torch import IMAGE, SampleDataset
-from tests.integration.torch._data import Written
+from taco_gdal.env import get_config
+from taco_gdal.errors import TacoIOError, TacoQueryError
+from taco_gdal.torch import IMAGE, MAX_READ_THREADS, SampleDataset
+from tests.integration.torch._data import Written, write_grid
 from tests.integration.torch._loader import as_list
 from tests.servers.remote import Remote
 
@@ -44,7 +50,13 @@ def test_threads_read_the_same_items_in_order(http_remote: Remote, grid: Written
 def test_threads_in_fork_workers(http_remote: Remote, grid: Written) -> None:
     ds = taco_gdal.load(http_remote.publish(grid.path))
     threaded = SampleDataset(ds, read_threads=3, columns=["label"]).subset(range(0, 200, 2))
-    threaded[0]  # the parent starts its pool before the workers fork
+    # the parent's pool threads hold GDAL connections when the workers fork
+    assert [i["id"] for i in threaded.__getitems__([0, 1, 2, 3])] == [
+        "g0000",
+        "g0002",
+        "g0004",
+        "g0006",
+    ]
     loader = DataLoader(
         threaded,
         batch_size=5,
@@ -62,3 +74,54 @@ def test_threads_in_fork_workers(http_remote: Remote, grid: Written) -> None:
 def test_read_threads_must_be_a_positive_integer(grid: Written, value: object) -> None:
     with pytest.raises(TacoQueryError, match="read_threads expected an integer >= 1"):
         SampleDataset(taco_gdal.load(grid.path), read_threads=value)  # type: ignore[arg-type]
+
+
+def _option_and_thread(path: str, row: dict[str, Any]) -> dict[str, Any]:
+    """A thread-safe user reader: which option value and which thread read the row."""
+    return {"option": get_config("TACO_GDAL_TEST_OPTION"), "thread": threading.get_ident()}
+
+
+def test_pool_threads_read_under_the_callers_env(grid: Written) -> None:
+    ds = SampleDataset(taco_gdal.load(grid.path), read=_option_and_thread, read_threads=4)
+    with taco_gdal.Env(TACO_GDAL_TEST_OPTION="from the caller"):
+        items = ds.__getitems__(list(range(12)))
+    assert [i["option"] for i in items] == ["from the caller"] * 12
+    pooled = [i for i in items if i["thread"] != threading.get_ident()]
+    assert len(pooled) == 11  # the first read of the container is made alone, by the caller
+    assert [i["option"] for i in ds.__getitems__([20, 21, 22])] == [None] * 3  # no Env: none
+
+
+def test_pool_threads_take_the_callers_retry_setting(http_remote: Remote, grid: Written) -> None:
+    """Three 503s: GDAL's retries (the profile's 4) absorb them, unless the caller's Env says 0.
+
+    Each batch is a cached sample (no request) and a new one, both read in the
+    pool: the new one alone meets the faults.  ``VSIFile`` tries a read 3 times.
+    """
+    url = http_remote.publish(grid.path)
+    ds = SampleDataset(taco_gdal.load(url), columns=["label"])
+    assert ds.read_threads == MAX_READ_THREADS  # the default for the built-in reader
+    ds.__getitems__([0, 1])  # the container is opened, 0 and 1 are in GDAL's cache
+    name = url.rsplit("/", 1)[-1]
+    http_remote.server.fail(name, times=3, status=503, methods="GET")
+    items = ds.__getitems__([0, 11])
+    assert [i["id"] for i in items] == ["g0000", "g0011"]
+    http_remote.server.fail(name, times=3, status=503, methods="GET")
+    with (
+        taco_gdal.Env(GDAL_HTTP_MAX_RETRY=0),
+        pytest.raises(TacoIOError, match="the read delivered 0"),
+    ):
+        ds.__getitems__([1, 12])  # the caller's "no retry" reached the pool thread
+
+
+def test_default_threads(grid: Written, tmp_path: Path) -> None:
+    small = taco_gdal.load(grid.path)
+    assert SampleDataset(small).read_threads == MAX_READ_THREADS
+    assert SampleDataset(small, read=_option_and_thread).read_threads == 1
+    assert SampleDataset(small, read=_option_and_thread, read_threads=3).read_threads == 3
+    # 1100 x 1100 x 2 uint16 is about 4.8 MB: two in flight would pass 8 MB
+    large = write_grid(tmp_path, 2, pixels=1100, bands=2)
+    dataset = SampleDataset(taco_gdal.load(large.path))
+    assert dataset.read_threads == 1
+    assert [
+        np.array_equal(i[IMAGE].numpy(), large.truth[i["id"]]) for i in dataset.__getitems__([0, 1])
+    ] == [True, True]
