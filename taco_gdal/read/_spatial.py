@@ -1,16 +1,18 @@
-"""CRS-correct ``filter_bbox`` / ``filter_geometry``: footprints once per dataset, then a bitmap.
+"""CRS-correct ``filter_bbox`` / ``filter_geometry``: footprints once per dataset, then row sets.
 
 The first spatial filter on a level computes that level's EPSG:4326 footprints
 (:func:`taco_gdal.read._footprints.compute_footprints`) over the whole level
 table and caches them with the dataset's :class:`~taco_gdal.read.state.LevelTables`
 (shared by every dataset derived from one load; rebuilt lazily after
-unpickling; inherited by a forked child, which gets a new lock).  A filter
-then tests the query against the cached bounds and, for candidates only, the
-exact footprints, in numpy/shapely.  The result
-enters the lazy query as a step like any other: a bitmap of matching row
-positions (``internal:current_id``) bound as a DuckDB ``BIT`` variable, read
-with ``get_bit``.  The step is plain values, so the state still pickles, and
-DuckDB never needs the spatial extension for these filters.
+unpickling; inherited by a forked child, which gets a new lock).  Rings stored
+in a projected CRS cost only their vertices there (padded bounds); a filter
+then tests the query against the cached bounds, keeps rows whose bounds lie
+inside a query box, and makes (and keeps) the exact footprints of the other
+candidates only, in numpy/shapely.  The matching row positions enter the lazy
+query as a :class:`~taco_gdal.read.state.RowSet` step that DuckDB semi-joins
+(:func:`taco_gdal.read.filters.apply_row_set`); the step is plain values, so
+the state still pickles, and DuckDB never needs the spatial extension for
+these filters.
 """
 
 from __future__ import annotations
