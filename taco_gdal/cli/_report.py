@@ -1,8 +1,8 @@
 """Printing a verify/validate report and choosing the exit code (1 when a check failed).
 
 The report is the integrity module's: ``.ok``, ``.failures`` (each with
-``code``, ``message``, ``member``, ``row_id``, ``expected``, ``found``) and
-``.to_dict()``.
+``code``, ``message``, ``member``, ``row_id``, ``expected``, ``found``,
+``severity``) and ``.to_dict()``.  Warnings are printed; only errors fail.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ def _line(failure: Any) -> str:
     found = ""
     if failure.expected is not None or failure.found is not None:
         found = f" (expected {failure.expected!r}, found {failure.found!r})"
-    return f"{failure.code}: {failure.message}{found}{' ' + where if where else ''}"
+    code = failure.code if failure.severity == "error" else f"{failure.code} ({failure.severity})"
+    return f"{code}: {failure.message}{found}{' ' + where if where else ''}"
 
 
 def print_report(common: Common, report: CheckReport, check: str, path: str) -> None:
@@ -57,11 +58,15 @@ def print_report(common: Common, report: CheckReport, check: str, path: str) -> 
         emit_json(report.to_dict())
     else:
         failures = list(report.failures)
-        if report.ok:
+        if not failures:
             if not common.quiet:
                 click.echo(f"{check} {path}: OK")
         else:
-            click.echo(f"{check} {path}: {len(failures)} failure(s)")
+            errors = [f for f in failures if f.severity == "error"]
+            if errors:
+                click.echo(f"{check} {path}: {len(errors)} failure(s)")
+            else:
+                click.echo(f"{check} {path}: OK, {len(failures)} warning(s)")
             for failure in failures:
                 click.echo(f"  {_line(failure)}")
     if not report.ok:

@@ -177,6 +177,7 @@ SCHEMAS: Final[dict[str, dict[str, Any]]] = {
                         "row_id": _STR_OR_NULL,
                         "expected": {"type": ["string", "number", "boolean", "null"]},
                         "found": {"type": ["string", "number", "boolean", "null"]},
+                        "severity": {"enum": ["error", "warning"]},
                     },
                 },
             },

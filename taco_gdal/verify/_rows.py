@@ -122,9 +122,10 @@ class Collector:
         row: Row | str | None = None,
         expected: Scalar = None,
         found: Scalar = None,
+        severity: str = "error",
     ) -> None:
         if len(self.failures) >= MAX_FAILURES:
             self.dropped += 1
             return
         row_id = row.label if isinstance(row, Row) else row
-        self.failures.append(Failure(code, message, member, row_id, expected, found))
+        self.failures.append(Failure(code, message, member, row_id, expected, found, severity))

@@ -20,6 +20,7 @@ import pyarrow.compute as pc
 from taco_gdal.errors import TacoError, TacoIOError
 from taco_gdal.format import vsi
 from taco_gdal.format.names import (
+    CURRENT_ID,
     FIELD_SCHEMA_KEY,
     FOLDER,
     ID,
@@ -333,7 +334,27 @@ def _check_times(levels: Sequence[pa.Table], out: Collector) -> None:
                     out.add(codes.TIME_ORDER, f"{end} is before {start}", row=_row(level, i, table))
 
 
-def _check_extent(collection: dict[str, Any], levels: Sequence[pa.Table], out: Collector) -> None:
+def _legacy_tacocat(fmt: str, levels: Sequence[pa.Table]) -> bool:
+    """A TACOCAT consolidated before tacotoolbox 0.21 (no ``internal:current_id`` at level 0).
+
+    That generation copied the first part's ``extent`` into the consolidated
+    COLLECTION instead of merging the parts' extents (the golden fixture
+    ``v0180_two_bincat`` shows it); readers use the rows, not that extent.
+    """
+    return fmt == "tacocat" and bool(levels) and CURRENT_ID not in levels[0].column_names
+
+
+def _check_extent(
+    collection: dict[str, Any], levels: Sequence[pa.Table], out: Collector, legacy: bool = False
+) -> None:
+    """``extent`` well formed and containing every row (a warning for a legacy TACOCAT)."""
+    severity = "warning" if legacy else "error"
+    because = (
+        " (a known defect of TACOCATs consolidated before tacotoolbox 0.21: they carry the "
+        "first part's extent; readers use the rows)"
+        if legacy
+        else ""
+    )
     extent = collection.get("extent")
     if not isinstance(extent, dict):
         return
@@ -363,10 +384,11 @@ def _check_extent(collection: dict[str, Any], levels: Sequence[pa.Table], out: C
     if cw < west - eps or cs < south - eps or ce > east + eps or cn > north + eps:
         out.add(
             codes.EXTENT,
-            "extent.spatial does not contain every row's centroid",
+            "extent.spatial does not contain every row's centroid" + because,
             member="extent",
             expected=str(list(computed.spatial)),
             found=str(spatial),
+            severity=severity,
         )
     temporal = extent.get("temporal")
     if computed.temporal is not None and temporal is not None:
@@ -386,10 +408,11 @@ def _check_extent(collection: dict[str, Any], levels: Sequence[pa.Table], out: C
         elif row_low is not None and row_high is not None and (row_low < low or row_high > high):
             out.add(
                 codes.EXTENT,
-                "extent.temporal does not contain every row's time",
+                "extent.temporal does not contain every row's time" + because,
                 member="extent",
                 expected=str(list(computed.temporal)),
                 found=str(temporal),
+                severity=severity,
             )
 
 
@@ -436,6 +459,6 @@ def validate(path: str | os.PathLike[str]) -> Report:
         _check_tree(prepared, out)
         _check_pit_schema(collection, prepared, out, container_class.format == "tacocat")
     _check_times(levels, out)
-    _check_extent(collection, levels, out)
+    _check_extent(collection, levels, out, _legacy_tacocat(container_class.format, levels))
     counts = {"levels": len(levels), "rows": sum(t.num_rows for t in levels)}
     return Report(given, "validate", "rules", tuple(out.failures), counts)

@@ -4,6 +4,11 @@ A :class:`Report` lists :class:`Failure` values, each with a stable ``code``
 (``HASH_MISMATCH``, ``INVALID_OFFSET``, ...: see :mod:`taco_gdal.verify.codes`),
 a message, the member and the row concerned, and what was expected and found.
 ``to_dict()`` gives JSON-able data for ``taco verify --json``.
+
+A failure is an ``error`` unless it is a known defect of an older writer
+generation that readers work around (``severity="warning"``, e.g. the extent
+tacotoolbox 0.18 copied from one part into a TACOCAT): a report with only
+warnings is ``ok``, and lists them.
 """
 
 from __future__ import annotations
@@ -27,6 +32,8 @@ class Failure:
         row_id: ``"level{L}:{row}"`` (or ``"level{L}:{row} ({id})"``) when a row is concerned.
         expected: the value the format or the metadata requires.
         found: the value on disk.
+        severity: ``"error"``, or ``"warning"`` for a known defect of an older
+            writer generation (the report stays ``ok``).
 
     Example:
         >>> Failure("CRC_MISMATCH", "bad CRC", member="DATA/a", expected="0x1", found="0x2").code
@@ -39,6 +46,7 @@ class Failure:
     row_id: str | None = None
     expected: Scalar = None
     found: Scalar = None
+    severity: str = "error"
 
     def to_dict(self) -> dict[str, Scalar]:
         """The failure as JSON-able data."""
@@ -49,6 +57,7 @@ class Failure:
             "row_id": self.row_id,
             "expected": self.expected,
             "found": self.found,
+            "severity": self.severity,
         }
 
     def __str__(self) -> str:
@@ -57,7 +66,8 @@ class Failure:
             for part in (self.member and f"[{self.member}]", self.row_id and f"<{self.row_id}>")
             if part
         )
-        return f"{self.code}: {self.message}" + (f" {where}" if where else "")
+        label = self.code if self.severity == "error" else f"{self.code} ({self.severity})"
+        return f"{label}: {self.message}" + (f" {where}" if where else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,8 +95,18 @@ class Report:
 
     @property
     def ok(self) -> bool:
-        """True when nothing failed."""
-        return not self.failures
+        """True when nothing failed (warnings allowed)."""
+        return not self.errors
+
+    @property
+    def errors(self) -> tuple[Failure, ...]:
+        """The failures that make the report fail."""
+        return tuple(f for f in self.failures if f.severity == "error")
+
+    @property
+    def warnings(self) -> tuple[Failure, ...]:
+        """Known defects of older writer generations: listed, not failing."""
+        return tuple(f for f in self.failures if f.severity != "error")
 
     @property
     def codes(self) -> frozenset[str]:
@@ -106,8 +126,11 @@ class Report:
 
     def __str__(self) -> str:
         head = f"{self.check} ({self.level}) {self.path}: "
-        if self.ok:
+        if not self.failures:
             return head + "OK"
-        lines = [head + f"{len(self.failures)} failure(s)"]
+        if self.ok:
+            lines = [head + f"OK, {len(self.warnings)} warning(s)"]
+        else:
+            lines = [head + f"{len(self.errors)} failure(s)"]
         lines += [f"  {failure}" for failure in self.failures]
         return "\n".join(lines)
