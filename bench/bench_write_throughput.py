@@ -12,7 +12,12 @@ files are, in interleaved rounds:
   resident memory (``VmHWM``; ``ru_maxrss`` would inherit the parent's);
 * with ``--checksum ALGO[,ALGO...]``, written again with
   ``create(..., checksum=ALGO)`` for each (the per-sample digest's overhead,
-  as ``digest run / plain run - 1`` of the same round).
+  as ``digest run / plain run - 1`` of the same round).  The writer runs of a
+  round go in the opposite order in the next round (plain first, then digests
+  first), so whatever the position in a round costs falls on both sides.
+  ``--checksum none`` adds a second plain run per round, reported like a
+  digest: the spread of this A/A "overhead" is the noise of the measurement
+  on the machine at that time, to read every digest's figure against.
 
 The sources are in the page cache for every run (each round reads them all).
 Each round gives a ratio ``cp seconds / writer seconds`` from adjacent runs, so
@@ -21,8 +26,9 @@ best and worst ratio over the rounds are reported with the load averages.
 Targets: median ratio >= 0.9, peak RSS < 300 MB (issue 14); digest overhead
 <= 5% on 20 x 100 MiB and on 10k small samples (issue 11).  ``--baseline DIR``
 also times the writer of another checkout (``git worktree add DIR <commit>``)
-in the same rounds, so a change is compared with what it replaces on the same
-data under the same load.
+in the same rounds (plain and with each checksum), so a change is compared with
+what it replaces on the same data under the same load.  Each run also reports
+its CPU seconds (every thread of the writer's process, ``time.process_time``).
 
 Run: ``.venv/bin/python bench/bench_write_throughput.py [--sets 8x256,20x100,2x1024,10000x16k]
 [--rounds 5] [--checksum xxh3,crc32c,sha256] [--baseline DIR]``; prints a table and writes
@@ -67,11 +73,16 @@ taco = Taco(
     id="throughput", dataset_version="1", description="throughput benchmark",
     licenses=["CC0-1.0"], providers=[{"name": "bench"}], tasks=["other"],
 )
+cpu = time.process_time()
 started = time.perf_counter()
 create(taco, sys.argv[2], split_size=None, quiet=True, checksum=checksum)
 seconds = time.perf_counter() - started
+cpu = time.process_time() - cpu
 status = dict(line.split(":", 1) for line in open("/proc/self/status"))
-print(json.dumps({"seconds": seconds, "peak_rss_bytes": int(status["VmHWM"].split()[0]) * 1024}))
+print(json.dumps({
+    "seconds": seconds, "cpu_seconds": cpu,
+    "peak_rss_bytes": int(status["VmHWM"].split()[0]) * 1024,
+}))
 """
 
 
@@ -115,12 +126,17 @@ def time_cp(sources: Path, target: Path) -> float:
     return seconds
 
 
+def _algorithm(checksum: str | None) -> str | None:
+    """The ``checksum=`` of a run: ``"none"`` is the A/A control, a plain run again."""
+    return None if checksum == "none" else checksum
+
+
 def time_writer(
     sources: Path, target: Path, checksum: str | None, repo: Path = REPO
 ) -> dict[str, Any]:
     """The writer's ``create()`` time and peak RSS, measured in a fresh process."""
     result = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(sources), str(target), checksum or ""],
+        [sys.executable, "-c", _CHILD, str(sources), str(target), _algorithm(checksum) or ""],
         cwd=repo,
         check=True,
         capture_output=True,
@@ -140,11 +156,22 @@ def _summary(ratios: list[float]) -> dict[str, float]:
 
 
 def _overhead(runs: list[dict[str, Any]], plain: list[dict[str, Any]]) -> dict[str, float]:
-    overhead = [h["seconds"] / w["seconds"] - 1 for h, w in zip(runs, plain, strict=True)]
+    """Wall overhead per round; and the extra CPU seconds, alone and over the plain wall time.
+
+    The extra CPU is what the digest costs when nothing overlaps it: less
+    sensitive than the wall time to another process's burst or to the disk.
+    """
+    pairs = list(zip(runs, plain, strict=True))
+    overhead = [h["seconds"] / w["seconds"] - 1 for h, w in pairs]
+    extra = [h["cpu_seconds"] - w["cpu_seconds"] for h, w in pairs]
     return {
         "median": round(statistics.median(overhead), 3),
         "best": round(min(overhead), 3),
         "worst": round(max(overhead), 3),
+        "extra_cpu_seconds_median": round(statistics.median(extra), 3),
+        "extra_cpu_over_plain_wall_median": round(
+            statistics.median(e / w["seconds"] for e, (_, w) in zip(extra, pairs, strict=True)), 3
+        ),
     }
 
 
@@ -166,17 +193,22 @@ def run_set(
     base: list[dict[str, Any]] = []
     loads: list[float] = []
     out = folder / "out.tacozip"
-    for _ in range(rounds):
+    base_hashed: dict[str, list[dict[str, Any]]] = {name: [] for name in checksums}
+    runs: list[tuple[str | None, Path]] = [(None, REPO)] + [(name, REPO) for name in checksums]
+    if baseline is not None:
+        runs += [(None, baseline)] + [(name, baseline) for name in checksums]
+    for round_ in range(rounds):
         loads.append(os.getloadavg()[0])
         cp_s.append(time_cp(sources, folder / "copy"))
-        writer.append(time_writer(sources, out, None))
-        if baseline is not None:
-            base.append(time_writer(sources, out, None, baseline))
-        for name in checksums:
-            hashed[name].append(time_writer(sources, out, name))
+        for name, repo in runs if round_ % 2 == 0 else runs[::-1]:
+            figures = time_writer(sources, out, name, repo)
+            if repo == REPO:
+                (writer if name is None else hashed[name]).append(figures)
+            else:
+                (base if name is None else base_hashed[name]).append(figures)
     shutil.rmtree(sources)
     ratios = [c / w["seconds"] for c, w in zip(cp_s, writer, strict=True)]
-    everything = writer + base + [run for runs in hashed.values() for run in runs]
+    everything = writer + base + [r for series in hashed.values() for r in series]
     result: dict[str, Any] = {
         "files": files,
         "file_bytes": size,
@@ -184,6 +216,7 @@ def run_set(
         "total_bytes": total,
         "cp_sync_seconds": [round(s, 3) for s in cp_s],
         "writer_seconds": [round(w["seconds"], 3) for w in writer],
+        "writer_cpu_seconds": [round(w["cpu_seconds"], 3) for w in writer],
         "ratio_cp_over_writer": _summary(ratios),
         "ratio_runs": [round(r, 3) for r in ratios],
         "writer_mib_per_s_median": round(
@@ -200,11 +233,20 @@ def run_set(
         )
     result["checksums"] = {
         name: {
-            "writer_seconds": [round(h["seconds"], 3) for h in runs],
-            "overhead": _overhead(runs, writer),
+            "writer_seconds": [round(h["seconds"], 3) for h in series],
+            "writer_cpu_seconds": [round(h["cpu_seconds"], 3) for h in series],
+            "overhead": _overhead(series, writer),
         }
-        for name, runs in hashed.items()
+        for name, series in hashed.items()
     }
+    if baseline is not None:
+        result["baseline_checksums"] = {
+            name: {
+                "writer_seconds": [round(h["seconds"], 3) for h in series],
+                "overhead": _overhead(series, base),
+            }
+            for name, series in base_hashed.items()
+        }
     return result
 
 
@@ -216,7 +258,10 @@ def _print(result: dict[str, Any]) -> None:
         f"{result['writer_mib_per_s_median']} MiB/s, peak RSS {result['peak_rss_mib']} MiB "
         f"(target < 300), load {result['load_average_1min']}"
     )
-    print(f"    cp+sync {result['cp_sync_seconds']}  writer {result['writer_seconds']}")
+    print(
+        f"    cp+sync {result['cp_sync_seconds']}  writer {result['writer_seconds']} "
+        f"(CPU {result['writer_cpu_seconds']})"
+    )
     if "baseline" in result:
         b = result["ratio_cp_over_baseline"]
         print(
@@ -225,10 +270,19 @@ def _print(result: dict[str, Any]) -> None:
         )
     for name, figures in result["checksums"].items():
         o = figures["overhead"]
+        label = "plain again (A/A noise)" if name == "none" else f"checksum={name}"
         print(
-            f"    checksum={name}: overhead median {o['median']:+.1%} "
-            f"(best {o['best']:+.1%}, worst {o['worst']:+.1%}; target <= +5%)  "
-            f"{figures['writer_seconds']}"
+            f"    {label}: overhead median {o['median']:+.1%} "
+            f"(best {o['best']:+.1%}, worst {o['worst']:+.1%}; target <= +5%); extra CPU "
+            f"median {o['extra_cpu_seconds_median']:+.3f} s = "
+            f"{o['extra_cpu_over_plain_wall_median']:+.1%} of the plain wall time  "
+            f"{figures['writer_seconds']} (CPU {figures['writer_cpu_seconds']})"
+        )
+    for name, figures in result.get("baseline_checksums", {}).items():
+        o = figures["overhead"]
+        print(
+            f"    baseline checksum={name}: overhead median {o['median']:+.1%} "
+            f"(best {o['best']:+.1%}, worst {o['worst']:+.1%})  {figures['writer_seconds']}"
         )
 
 

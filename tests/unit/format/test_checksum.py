@@ -11,7 +11,7 @@ import google_crc32c
 import pytest
 import xxhash
 
-from taco_gdal.errors import TacoFormatError
+from taco_gdal.errors import TacoFormatError, TacoValidationError
 from taco_gdal.format import checksum
 from taco_gdal.format.checksum import StreamingDigest, digest_bytes, digest_value
 from taco_gdal.format.names import CHECKSUM_ALGORITHMS
@@ -93,3 +93,9 @@ def test_crc32c_library_gives_the_check_value() -> None:
     assert calls is not None
     for raw in calls:
         assert raw(0, b"123456789", 9) == 0xE3069283
+
+
+def test_update_from_refuses_more_than_the_buffer() -> None:
+    feed = StreamingDigest("crc32c").update_from(bytearray(16))
+    with pytest.raises(TacoValidationError, match="expected 0 to 16 bytes of the buffer, found 17"):
+        feed(17)
