@@ -185,7 +185,7 @@ def _fix_antimeridian(geoms: np.ndarray, crossing: np.ndarray) -> None:
         geoms[i] = _cut_at_antimeridian(geom)
 
 
-PARALLEL_POINTS: Final = 400_000
+PARALLEL_POINTS: Final = 20_000
 """From this many points on, two threads reproject a half each (pyproj releases the GIL)."""
 
 _POOL: ThreadPoolExecutor | None = None
@@ -434,23 +434,27 @@ PAD_LIMIT: Final = 1e-2
 _PAD_FLOOR: Final = 1e-9
 """Degrees added to every pad (rounding of the reprojected vertices)."""
 _CURVE_GRID: Final = 17
-"""Nodes per side of the grid on which :func:`_curvature` measures a CRS group."""
+"""Nodes per side of the grid on which :func:`_curvature` measures a large CRS group."""
+_CURVE_GRID_SMALL: Final = 9
+"""The same for a group of fewer than :data:`_SMALL_GROUP` rings (a 9-point stencil per node)."""
+_SMALL_GROUP: Final = 50_000
 _STENCIL: Final = np.array(
     [(0, 0), (1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)], dtype=float
 )
 
 
-def _curvature(transformer: Any, box: tuple[float, float, float, float], step: float) -> np.ndarray:
-    """``(2, g, g)``: per grid node over ``box``, the largest second derivative of lon and lat.
+def _curvature(
+    transformer: Any, box: tuple[float, float, float, float], step: float, size: int
+) -> np.ndarray:
+    """``(2, size, size)``: per grid node over ``box``, the largest second derivative of lon, lat.
 
     Second differences with step ``step`` (source units) at the nodes of a
-    :data:`_CURVE_GRID` square grid over ``box``; per node the Hessian's
+    ``size`` by ``size`` grid over ``box``; per node the Hessian's
     spectral norm (the largest second derivative along a unit direction), in
     degrees per source unit squared.  Infinite at a node without finite 4326
     positions or where the stencil wraps at 180 degrees (a jump of 360 is no
     curvature, but rings there are then reprojected in full).
     """
-    size = _CURVE_GRID
     if not step > 0.0:
         return np.zeros((2, size, size))
     x0, y0, x1, y1 = box
@@ -472,17 +476,28 @@ def _curvature(transformer: Any, box: tuple[float, float, float, float], step: f
     return norms
 
 
+def _curvature_grid(
+    transformer: Any, box: tuple[float, float, float, float], longest: np.ndarray
+) -> np.ndarray:
+    """:func:`_curvature` over a CRS group's ``box``, with a step fit for its edges."""
+    size = _CURVE_GRID if len(longest) >= _SMALL_GROUP else _CURVE_GRID_SMALL
+    x0, y0, x1, y1 = box
+    cell = max(x1 - x0, y1 - y0) / (size - 1)
+    step = min(float(longest.max()) if len(longest) else 0.0, cell)
+    return _curvature(transformer, box, step, size)
+
+
 def _ring_curvature(
-    transformer: Any,
+    norms: np.ndarray,
     box: tuple[float, float, float, float],
     first: np.ndarray,
     longest: np.ndarray,
     edges: np.ndarray,
-    spacing: tuple[float, float] = (0.0, 0.0),
+    spacing: float,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per ring, a bound on the second derivative of lon and of lat over the ring.
 
-    The grid of :func:`_curvature` over the group's ``box`` is cut into
+    ``norms`` (:func:`_curvature`) covers the group's ``box``, cut into
     cells; a ring that lies within the 3 x 3 cells around its ``first``
     vertex (every point of a ring is at most half its perimeter, ``edges *
     longest / 2``, from it, and the interpolation cells of its vertices
@@ -490,12 +505,9 @@ def _ring_curvature(
     nodes, any other ring the largest over the grid.  Times
     :data:`PAD_SAFETY`.
     """
-    cells = _CURVE_GRID - 1
+    cells = norms.shape[1] - 1
     x0, y0, x1, y1 = box
     cell_x, cell_y = (x1 - x0) / cells, (y1 - y0) / cells
-    step = float(longest.max()) if len(longest) else 0.0
-    step = min(step, max(cell_x, cell_y))
-    norms = _curvature(transformer, box, step)
     corner = np.maximum(  # per cell, its four nodes
         np.maximum(norms[:, :-1, :-1], norms[:, 1:, :-1]),
         np.maximum(norms[:, :-1, 1:], norms[:, 1:, 1:]),
@@ -510,7 +522,7 @@ def _ring_curvature(
         col = np.clip(((first[:, 0] - x0) // cell_x).astype(np.int64), 0, cells - 1)
     if cell_y > 0:
         row = np.clip(((first[:, 1] - y0) // cell_y).astype(np.int64), 0, cells - 1)
-    fits = edges * longest / 2.0 + max(spacing) <= min(cell_x, cell_y)
+    fits = edges * longest / 2.0 + spacing <= min(cell_x, cell_y)
     worst = norms.reshape(2, -1).max(axis=1)
     lon = np.where(fits, near[0, row, col], worst[0])
     lat = np.where(fits, near[1, row, col], worst[1])
@@ -551,16 +563,19 @@ def _outer_bounds(
     transformer = _transformer(crs, where)
     lengths = np.diff(starts)
     first = coords[starts[:-1]]
-    if len(lengths) and (lengths == lengths[0]).all():  # one ring size: columns, no indices
-        bounds, longest, box, spacing = _vertex_bounds_by_column(
-            transformer, coords, int(lengths[0]), crs, where
-        )
-    else:
-        bounds, longest, box, spacing = _vertex_bounds(transformer, coords, starts, crs, where)
-    curve_x, curve_y = _ring_curvature(transformer, box, first, longest, lengths - 1, spacing)
+    vertices = _Vertices.of(coords, starts)
+    x, y = vertices.x.reshape(-1), vertices.y.reshape(-1)
+    box = (float(x.min()), float(y.min()), float(x.max()), float(y.max()))
+    norms = _curvature_grid(transformer, box, vertices.longest)
+    spacing = _grid_spacing(norms, box, len(x))
+    curve_x, curve_y = _ring_curvature(
+        norms, box, first, vertices.longest, lengths - 1, max(spacing, default=0.0)
+    )
+    cells = _lonlat_in_place(transformer, x, y, box, spacing, crs, where)
+    bounds = vertices.bounds()
     with np.errstate(invalid="ignore"):  # inf * 0 for a ring of one repeated point
         # an edge's bulge, and the interpolation's error at a vertex (bilinear on a cell)
-        reach = longest**2 / 8.0 + (spacing[0] ** 2 + spacing[1] ** 2) / 8.0
+        reach = vertices.longest**2 / 8.0 + (cells[0] ** 2 + cells[1] ** 2) / 8.0
         pad_x, pad_y = reach * curve_x + _PAD_FLOOR, reach * curve_y + _PAD_FLOOR
         wait = (np.maximum(pad_x, pad_y) <= PAD_LIMIT) & (bounds[:, 2] - bounds[:, 0] <= 180.0)
     bounds[:, 0] -= pad_x
@@ -570,53 +585,92 @@ def _outer_bounds(
     return bounds, wait
 
 
-def _vertex_bounds_by_column(
-    transformer: Any, coords: np.ndarray, size: int, crs: str, where: str
-) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float, float], tuple[float, float]]:
-    """:func:`_vertex_bounds` of rings that all have ``size`` points (a closed ring each)."""
-    ring = coords.reshape(-1, size, 2)
-    x = np.ascontiguousarray(ring[:, :-1, 0])  # the closing vertex repeats the first
-    y = np.ascontiguousarray(ring[:, :-1, 1])
-    box = (float(x.min()), float(y.min()), float(x.max()), float(y.max()))
-    longest = (x[:, 0] - x[:, -1]) ** 2 + (y[:, 0] - y[:, -1]) ** 2  # the closing edge
-    step = np.diff(x, axis=1) ** 2 + np.diff(y, axis=1) ** 2
-    for k in range(size - 2):
-        np.maximum(longest, step[:, k], out=longest)
-    del step
-    longest = np.sqrt(longest)
-    typical = float(np.median(longest))
-    spacing = _lonlat_in_place(transformer, x.reshape(-1), y.reshape(-1), box, typical, crs, where)
-    bounds = np.empty((len(ring), 4), dtype=np.float64)
-    for column, (values, reduce) in enumerate(
-        ((x, np.minimum), (y, np.minimum), (x, np.maximum), (y, np.maximum))
-    ):
-        out = values[:, 0].copy()
-        for k in range(1, size - 1):
-            reduce(out, values[:, k], out=out)
-        bounds[:, column] = out
-    return bounds, longest, box, spacing
+@dataclass(frozen=True, eq=False)
+class _Vertices:
+    """The vertices of closed rings but their closing ones, as contiguous ``x`` and ``y``.
 
-
-def _vertex_bounds(
-    transformer: Any, coords: np.ndarray, starts: np.ndarray, crs: str, where: str
-) -> tuple[np.ndarray, np.ndarray, tuple[float, float, float, float], tuple[float, float]]:
-    """4326 bounds of each closed ring's vertices, its longest edge, the rings' box, spacing.
-
-    The longest edge and the box are in source units (before reprojection);
-    ``spacing`` is the interpolation grid's (:func:`_lonlat_in_place`).
+    Rings of one size are ``(rings, size - 1)`` arrays (per-ring work goes by
+    column); others are flat, with ``starts`` into them.  ``longest`` is each
+    ring's longest edge.  ``x`` and ``y`` become lon and lat in place.
     """
-    closing = starts[1:] - 1  # equal to the first vertex, byte for byte: not reprojected
-    body = np.ones(len(coords), dtype=bool)
-    body[closing] = False
-    x, y = coords[body, 0], coords[body, 1]
-    box = (float(x.min()), float(y.min()), float(x.max()), float(y.max()))
-    longest = _longest_edges(coords, starts)
-    typical = float(np.median(longest)) if len(longest) else 0.0
-    spacing = _lonlat_in_place(transformer, x, y, box, typical, crs, where)
-    moved = np.empty_like(coords)
-    moved[body, 0], moved[body, 1] = x, y
-    moved[closing] = moved[starts[:-1]]
-    return _Rings(moved, starts).bounds(), longest, box, spacing
+
+    x: np.ndarray
+    y: np.ndarray
+    longest: np.ndarray
+    starts: np.ndarray | None
+
+    @classmethod
+    def of(cls, coords: np.ndarray, starts: np.ndarray) -> _Vertices:
+        """The vertices of the rings ``starts`` delimits in ``coords``."""
+        lengths = np.diff(starts)
+        if len(lengths) and (lengths == lengths[0]).all():  # one size: columns, no indices
+            ring = coords.reshape(len(lengths), int(lengths[0]), 2)
+            x = np.ascontiguousarray(ring[:, :-1, 0])  # the closing vertex repeats the first
+            y = np.ascontiguousarray(ring[:, :-1, 1])
+            longest = (x[:, 0] - x[:, -1]) ** 2 + (y[:, 0] - y[:, -1]) ** 2  # the closing edge
+            step = np.diff(x, axis=1) ** 2 + np.diff(y, axis=1) ** 2
+            for k in range(step.shape[1]):
+                np.maximum(longest, step[:, k], out=longest)
+            return cls(x, y, np.sqrt(longest), None)
+        body = np.ones(len(coords), dtype=bool)
+        body[starts[1:] - 1] = False
+        kept = np.concatenate([[0], np.cumsum(lengths - 1)]).astype(np.int64)
+        return cls(coords[body, 0], coords[body, 1], _longest_edges(coords, starts), kept)
+
+    def bounds(self) -> np.ndarray:
+        """``(rings, 4)`` xmin, ymin, xmax, ymax of the (reprojected) vertices."""
+        if self.starts is not None:
+            head = self.starts[:-1]
+            return np.column_stack(
+                [
+                    np.minimum.reduceat(self.x, head),
+                    np.minimum.reduceat(self.y, head),
+                    np.maximum.reduceat(self.x, head),
+                    np.maximum.reduceat(self.y, head),
+                ]
+            )
+        bounds = np.empty((len(self.x), 4), dtype=np.float64)
+        for column, (values, reduce) in enumerate(
+            ((self.x, np.minimum), (self.y, np.minimum), (self.x, np.maximum), (self.y, np.maximum))
+        ):
+            out = values[:, 0].copy()
+            for k in range(1, values.shape[1]):
+                reduce(out, values[:, k], out=out)
+            bounds[:, column] = out
+        return bounds
+
+
+INTERPOLATE_POINTS: Final = 2_000
+"""From this many vertices in a CRS group on, vertices may be interpolated on a reprojected grid."""
+GRID_PAD: Final = 1e-3
+"""Degrees (about 100 m) the interpolation may add to a ring's pad (bounds only)."""
+_NODES_PER_POINT: Final = 0.25
+"""The grid is used when it has at most this many nodes per vertex."""
+_MAX_CELLS: Final = 2048
+"""Cells per side of the grid, at most."""
+
+
+def _grid_spacing(
+    norms: np.ndarray, box: tuple[float, float, float, float], count: int
+) -> tuple[float, ...]:
+    """Cell size ``(sx, sy)`` of the interpolation grid for ``count`` vertices, or ``()``.
+
+    Cells are as large as keeps the interpolation's error bound, with the
+    group's largest curvature, within :data:`GRID_PAD`; no grid (``()``)
+    for fewer than :data:`INTERPOLATE_POINTS` vertices, a grid of more than
+    :data:`_NODES_PER_POINT` nodes per vertex, or a curvature not measured.
+    """
+    x0, y0, x1, y1 = box
+    width, height = x1 - x0, y1 - y0
+    curve = PAD_SAFETY * float(norms.max()) if norms.size else math.inf
+    if count < INTERPOLATE_POINTS or not (width > 0.0 and height > 0.0 and curve < math.inf):
+        return ()
+    side = math.sqrt(4.0 * GRID_PAD / curve) if curve > 0.0 else max(width, height)
+    side = max(side, width / _MAX_CELLS, height / _MAX_CELLS)
+    nx, ny = max(1, math.ceil(width / side)), max(1, math.ceil(height / side))
+    if (nx + 1) * (ny + 1) > _NODES_PER_POINT * count:
+        return ()
+    return width / nx, height / ny
 
 
 @dataclass(frozen=True)
@@ -656,46 +710,34 @@ class _Grid:
             out += d
 
 
-INTERPOLATE_POINTS: Final = 20_000
-"""From this many vertices in a CRS group on, vertices may be interpolated on a reprojected grid."""
-_NODES_PER_POINT: Final = 0.25
-"""The grid is used when it has at most this many nodes per vertex."""
-_MAX_CELLS: Final = 2048
-"""Cells per side of the grid, at most."""
-
-
 def _lonlat_in_place(
     transformer: Any,
     x: np.ndarray,
     y: np.ndarray,
     box: tuple[float, float, float, float],
-    spacing: float,
+    spacing: tuple[float, ...],
     crs: str,
     where: str,
 ) -> tuple[float, float]:
     """Contiguous 1-D ``x``, ``y`` in ``crs`` (inside ``box``) become lon and lat, in place.
 
-    From :data:`INTERPOLATE_POINTS` vertices on, when a grid of cells of
-    about ``spacing`` (the caller's typical edge, so that the
-    interpolation's error stays of the order of an edge's bulge) over
-    ``box`` has at most :data:`_NODES_PER_POINT` nodes per vertex, pyproj
-    reprojects only its nodes and vertices are interpolated bilinearly on
-    its cells, as GDAL's approximate transformer does; the caller pads
-    bounds by the interpolation's error, so these values serve bounds only
-    (footprints are reprojected exactly).  A grid with a node outside the
-    CRS's area of use or across the antimeridian falls back to pyproj for
-    every vertex.
+    With a grid ``spacing`` (:func:`_grid_spacing`), pyproj reprojects only
+    the grid's nodes and vertices are interpolated bilinearly on its cells,
+    as GDAL's approximate transformer does; the caller pads bounds by the
+    interpolation's error, so these values serve bounds only (footprints are
+    reprojected exactly).  Without one, or when a node falls outside the
+    CRS's area of use or the grid crosses the antimeridian, pyproj
+    reprojects every vertex.
 
-    Returns the grid's cell size ``(sx, sy)`` in source units, ``(0, 0)``
-    when every vertex went through pyproj.
+    Returns the cell size ``(sx, sy)`` used, ``(0, 0)`` when pyproj
+    reprojected every vertex.
     """
-    x0, y0, x1, y1 = box
-    width, height = x1 - x0, y1 - y0
-    step = max(spacing, width / _MAX_CELLS, height / _MAX_CELLS)
-    nx, ny = max(1, math.ceil(width / step)), max(1, math.ceil(height / step))
-    if len(x) < INTERPOLATE_POINTS or (nx + 1) * (ny + 1) > _NODES_PER_POINT * len(x):
+    if not spacing:
         _transform_xy(transformer, x, y, crs, where)
         return 0.0, 0.0
+    x0, y0, x1, y1 = box
+    sx, sy = spacing
+    nx, ny = max(1, round((x1 - x0) / sx)), max(1, round((y1 - y0) / sy))
     gx, gy = np.meshgrid(np.linspace(x0, x1, nx + 1), np.linspace(y0, y1, ny + 1))
     node_x, node_y = np.ascontiguousarray(gx.ravel()), np.ascontiguousarray(gy.ravel())
     with np.errstate(invalid="ignore"):
@@ -707,7 +749,6 @@ def _lonlat_in_place(
     if not usable:
         _transform_xy(transformer, x, y, crs, where)
         return 0.0, 0.0
-    sx, sy = width / nx, height / ny
     coefficients = np.empty((8, ny, nx), dtype=np.float64)  # lon's four, then lat's
     for k, values in enumerate((lon, lat)):
         low_left, low_right = values[:-1, :-1], values[:-1, 1:]
@@ -716,6 +757,7 @@ def _lonlat_in_place(
         coefficients[4 * k + 1] = low_right - low_left
         coefficients[4 * k + 2] = up_left - low_left
         coefficients[4 * k + 3] = up_right - up_left - low_right + low_left
+    sx, sy = (x1 - x0) / nx, (y1 - y0) / ny
     grid = _Grid(x0, y0, sx, sy, nx, ny, coefficients.reshape(8, -1))
     if len(x) >= PARALLEL_POINTS:
         half = len(x) // 2
@@ -829,6 +871,8 @@ class Footprints:
     waiting: np.ndarray | None = None
     """Per row, its ring among the ``sources`` rings (-1: none): reprojected on demand."""
     sources: tuple[_Waiting, ...] = ()
+    padded: np.ndarray | None = None
+    """Rows whose ``bounds`` are padded (those waiting at first)."""
 
     @classmethod
     def of_points(cls, column: str, x: np.ndarray, y: np.ndarray) -> Footprints:
@@ -893,16 +937,44 @@ class Footprints:
 
     @functools.cached_property
     def extent(self) -> tuple[float, float, float, float] | None:
-        """``(xmin, ymin, xmax, ymax)`` over all footprints, or None when there is none."""
+        """``(xmin, ymin, xmax, ymax)`` over all footprints, or None when there is none.
+
+        Exact: the few padded rows (``waiting`` at first) that could hold an
+        edge of the extent are reprojected for it.
+        """
         b = self.bounds
         if not np.isfinite(b).any():
             return None
+        if self.padded is not None:
+            b = self._exact_edges()
         return (
             float(np.nanmin(b[:, 0])),
             float(np.nanmin(b[:, 1])),
             float(np.nanmax(b[:, 2])),
             float(np.nanmax(b[:, 3])),
         )
+
+    def _exact_edges(self) -> np.ndarray:
+        """``bounds``, exact on the padded rows that could hold an edge of the extent.
+
+        A padded bound is at most :data:`PAD_LIMIT` beyond the exact one, so a
+        row whose padded bound is further than that inside the padded extent
+        cannot hold the exact extent's edge.
+        """
+        b = self.bounds.copy()
+        padded = self.padded
+        if padded is None:
+            return b
+        near = np.zeros(len(b), dtype=bool)
+        with np.errstate(invalid="ignore"):
+            for column in (0, 1):
+                near |= b[:, column] <= np.nanmin(b[:, column]) + PAD_LIMIT
+            for column in (2, 3):
+                near |= b[:, column] >= np.nanmax(b[:, column]) - PAD_LIMIT
+        rows = np.flatnonzero(near & padded)
+        if rows.size:
+            b[rows] = shapely.bounds(self.take(rows))
+        return b
 
     def candidates(self, query: Any) -> np.ndarray:
         """Rows whose bounds meet the bounds of a part of ``query`` (a bool mask)."""
@@ -1259,7 +1331,9 @@ class _Builder:
         if not parts:
             if waiting is None:
                 return Footprints(self.column, bounds, out)
-            return Footprints(self.column, bounds, out, None, None, waiting, tuple(self.sources))
+            return Footprints(
+                self.column, bounds, out, None, None, waiting, tuple(self.sources), _padded(waiting)
+            )
         lazy = np.full(len(out), -1, dtype=np.int64)
         held = 0
         for owners, part in parts:
@@ -1268,7 +1342,13 @@ class _Builder:
         joined = parts[0][1] if len(parts) == 1 else _Rings.join([p for _, p in parts])
         made = lazy >= 0
         bounds[made] = joined.bounds()[lazy[made]]
-        return Footprints(self.column, bounds, out, lazy, joined, waiting, tuple(self.sources))
+        return Footprints(
+            self.column, bounds, out, lazy, joined, waiting, tuple(self.sources), _padded(waiting)
+        )
+
+
+def _padded(waiting: np.ndarray | None) -> np.ndarray | None:
+    return None if waiting is None else waiting >= 0
 
 
 def _all_bounds(wkb: _WkbColumn, decoded: np.ndarray) -> np.ndarray:

@@ -172,3 +172,16 @@ def test_interpolated_vertices_are_close_to_pyproj(monkeypatch: pytest.MonkeyPat
     assert (grid.bounds[:, 2:] >= vertices[:, 2:]).all()
     box = shapely.box(-4.0, 38.0, -2.0, 41.0)
     assert list(grid.matches(box)) == list(exact.matches(box))
+
+
+def test_the_extent_is_exact_and_costs_a_few_rings(interpolate: bool) -> None:
+    rng = np.random.default_rng(4)
+    x, y = rng.uniform(2e5, 8e5, 400), rng.uniform(3.9e6, 4.9e6, 400)
+    rings = shapely.box(x, y, x + 10_000.0, y + 10_000.0)
+    table = _table(rings, "EPSG:32630")
+    footprints = compute_footprints(table, "istac:geometry")
+    exact = shapely.bounds(compute_footprints(table, "istac:geometry").geometries)
+    expected = (*exact[:, :2].min(axis=0), *exact[:, 2:].max(axis=0))
+    assert footprints.extent == tuple(float(v) for v in expected)
+    assert footprints.waiting is not None
+    assert (footprints.waiting < 0).sum() < 40  # only rings near an edge were made
