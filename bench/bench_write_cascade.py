@@ -9,9 +9,11 @@ Shapes (every FILE a distinct 16-byte file, one ``cloud`` double per sample):
 
 Each measurement runs in a fresh subprocess: ``build`` (Sample, Tortilla and
 Taco construction, each path checked) and ``create`` (``create(taco,
-out.tacozip, split_size=None)``) are timed separately; peak RSS (``VmHWM``)
-is reported, and the CPU seconds of both phases (``time.process_time``,
-threads included), which a loaded machine inflates less than wall time.
+out.tacozip, split_size=None)``) are timed separately; peak RSS (``ru_maxrss``)
+is reported raw and above the RSS after imports (the tool, pyarrow and pandas,
+which pyarrow imports at its first conversion of Python objects), and the CPU
+seconds of both phases (``time.process_time``, threads included), which a
+loaded machine inflates less than wall time.
 Tools alternate within each round (interleaved) on the same files;
 tacotoolbox runs only on the shapes listed by ``--reference`` (default:
 flat-1k, flat-10k, cascade-2k; at 100k+ it takes many minutes).  Reported per
@@ -50,9 +52,12 @@ REPO = Path(__file__).resolve().parents[1]
 FAN = 4
 
 _CHILD = r"""
-import json, sys, time, warnings
+import json, resource, sys, time, warnings
 from pathlib import Path
 warnings.simplefilter("ignore")
+def rss_kib():
+    status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+    return int(status["VmRSS"].split()[0])
 tool, shape, files, out = sys.argv[1], sys.argv[2], Path(sys.argv[3]), sys.argv[4]
 n = int(sys.argv[5])
 FAN = 4
@@ -72,6 +77,8 @@ else:
     def T(samples): return Tortilla(samples=samples)
     def C(t): return Taco(tortilla=t, **collection)
     def W(taco): create(taco, out, split_size=None)
+import pandas  # pyarrow imports it at its first pa.array() of Python objects: an import too
+after_imports = rss_kib() * 1024
 started, cpu_started = time.perf_counter(), time.process_time()
 if shape == "flat":
     roots = [S(f"s{i:07d}", files / f"f{i}", cloud=float(i % 100)) for i in range(n)]
@@ -90,10 +97,10 @@ taco = C(T(roots))
 built, cpu_built = time.perf_counter(), time.process_time()
 W(taco)
 done, cpu_done = time.perf_counter(), time.process_time()
-status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 print(json.dumps({"build": built - started, "create": done - built,
                   "cpu_build": cpu_built - cpu_started, "cpu_create": cpu_done - cpu_built,
-                  "peak_rss_bytes": int(status["VmHWM"].split()[0]) * 1024}))
+                  "peak_rss_bytes": peak, "rss_after_imports_bytes": after_imports}))
 """
 
 
@@ -129,6 +136,11 @@ def run_one(tool: str, shape: str, files: Path, out: Path) -> dict[str, Any]:
     return figures
 
 
+def _above(run: dict[str, Any]) -> int:
+    """Peak RSS minus the RSS after imports (taco_gdal or tacotoolbox, pyarrow, pandas)."""
+    return int(run["peak_rss_bytes"] - run["rss_after_imports_bytes"])
+
+
 def _stats(runs: list[dict[str, Any]]) -> dict[str, Any]:
     totals = [r["total"] for r in runs]
     return {
@@ -138,8 +150,22 @@ def _stats(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "build_median": round(statistics.median(r["build"] for r in runs), 3),
         "create_median": round(statistics.median(r["create"] for r in runs), 3),
         "cpu_total_median": round(statistics.median(r["cpu_total"] for r in runs), 3),
+        "peak_rss_mib_median": round(
+            statistics.median(r["peak_rss_bytes"] for r in runs) / 2**20, 1
+        ),
         "peak_rss_mib": round(max(r["peak_rss_bytes"] for r in runs) / 2**20, 1),
-        "runs": [{k: round(v, 3) for k, v in r.items() if k != "peak_rss_bytes"} for r in runs],
+        "peak_above_imports_mib_median": round(
+            statistics.median(_above(r) for r in runs) / 2**20, 1
+        ),
+        "peak_above_imports_mib": round(max(_above(r) for r in runs) / 2**20, 1),
+        "runs": [
+            {k: round(v, 3) for k, v in r.items() if not k.endswith("_bytes")}
+            | {
+                "peak_rss_mib": round(r["peak_rss_bytes"] / 2**20, 1),
+                "peak_above_imports_mib": round(_above(r) / 2**20, 1),
+            }
+            for r in runs
+        ],
     }
 
 
@@ -191,7 +217,11 @@ def main(argv: list[str] | None = None) -> int:
             line += f", create {results[shape]['taco_gdal']['create_median']:.2f}"
             line += f", worst {results[shape]['taco_gdal']['total_worst']:.2f}"
             line += f", cpu {results[shape]['taco_gdal']['cpu_total_median']:.2f}"
-            line += f", peak RSS {results[shape]['taco_gdal']['peak_rss_mib']:.0f} MiB)"
+            mine = results[shape]["taco_gdal"]
+            line += f", peak RSS {mine['peak_rss_mib_median']:.0f} MiB"
+            line += f" (worst {mine['peak_rss_mib']:.0f}),"
+            line += f" above imports {mine['peak_above_imports_mib_median']:.0f}"
+            line += f" (worst {mine['peak_above_imports_mib']:.0f}) MiB)"
             if "tacotoolbox" in results[shape]:
                 ref = results[shape]["tacotoolbox"]["total_median"]
                 ratio = ref / results[shape]["taco_gdal"]["total_median"]

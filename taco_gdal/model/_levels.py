@@ -13,9 +13,11 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from taco_gdal.format.names import (
     CURRENT_ID,
+    FILE,
     FOLDER,
     ID,
     PARENT_ID,
@@ -24,6 +26,7 @@ from taco_gdal.format.names import (
     TYPE,
 )
 from taco_gdal.model._arrow import column_from_values
+from taco_gdal.model._fields import values_of
 from taco_gdal.model.sample import Sample
 from taco_gdal.model.tortilla import Tortilla
 
@@ -57,7 +60,7 @@ class Level:
     def column(self, name: str, data_type: pa.DataType) -> pa.Array:
         """Values of metadata column ``name`` over the whole level, as ``data_type``."""
         if not self.has_extension_columns:
-            return column_from_values([s._values.get(name) for s in self.samples], data_type)
+            return column_from_values(values_of(self.samples, name), data_type)
         chunks = [group._chunk(name, data_type) for group in self.groups]
         return pa.concat_arrays(chunks)
 
@@ -94,31 +97,46 @@ def folder_path(levels: list[Level], level: int, row: int) -> str:
     return "".join(reversed(parts))
 
 
+def _relative_paths(
+    ids: pa.Array, folder: pa.Array, parent_paths: pa.Array | None, parent_ids: pa.Array
+) -> pa.Array:
+    """``{parent path}{id}`` plus ``/`` for a FOLDER, computed by Arrow (no string per row)."""
+    suffix = pc.if_else(folder, pa.scalar("/"), pa.scalar(""))
+    parts = [ids, suffix] if parent_paths is None else [parent_paths.take(parent_ids), ids, suffix]
+    return pc.binary_join_element_wise(*parts, "")
+
+
 def build_tables(levels: list[Level]) -> list[pa.Table]:
-    """The level tables, columns in ``MetadataPackage`` order."""
+    """The level tables, columns in ``MetadataPackage`` order.
+
+    Example:
+        >>> from taco_gdal.model import Sample, Tortilla
+        >>> inner = Tortilla([Sample("b0", b"1")])
+        >>> tables = build_tables(walk(Tortilla([Sample("t0", inner)])))
+        >>> tables[1].column("internal:relative_path").to_pylist()
+        ['t0/b0']
+    """
     tables: list[pa.Table] = []
-    parent_paths: list[str] = []
+    parent_paths: pa.Array | None = None
     for level in levels:
         samples = level.samples
-        ids = [s.id for s in samples]
-        kinds = [s.type for s in samples]
+        ids = pa.array([s.id for s in samples], pa.string())
+        folder = pa.array(
+            np.fromiter((s._tortilla is not None for s in samples), np.bool_, len(samples))
+        )
+        kinds = pc.if_else(folder, pa.scalar(FOLDER), pa.scalar(FILE))
         fields: list[tuple[str, pa.DataType]] = [(ID, pa.string()), (TYPE, pa.string())]
-        arrays: list[pa.Array] = [pa.array(ids, pa.string()), pa.array(kinds, pa.string())]
+        arrays: list[pa.Array] = [ids, kinds]
         for name, data_type in level.types.items():
             fields.append((name, data_type))
             arrays.append(level.column(name, data_type))
-        parent_ids = level.parent_ids()
+        parent_ids = pa.array(level.parent_ids())
         fields += [(CURRENT_ID, pa.int64()), (PARENT_ID, pa.int64())]
-        arrays += [pa.array(np.arange(len(samples), dtype=np.int64)), pa.array(parent_ids)]
-        if level.index == 0:
-            paths = [i + "/" if k == FOLDER else i for i, k in zip(ids, kinds, strict=True)]
-        else:
-            paths = [
-                parent_paths[p] + i + ("/" if k == FOLDER else "")
-                for p, i, k in zip(parent_ids.tolist(), ids, kinds, strict=True)
-            ]
+        arrays += [pa.array(np.arange(len(samples), dtype=np.int64)), parent_ids]
+        paths = _relative_paths(ids, folder, parent_paths, parent_ids)
+        if level.index > 0:
             fields.append((RELATIVE_PATH, pa.string()))
-            arrays.append(pa.array(paths, pa.string()))
+            arrays.append(paths)
         fields.append((PATH, pa.string()))
         arrays.append(pa.array([s._path for s in samples], pa.string()))
         tables.append(pa.Table.from_arrays(arrays, schema=pa.schema(fields)))

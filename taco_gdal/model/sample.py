@@ -24,6 +24,7 @@ from taco_gdal.format.names import FILE, FOLDER, ID, PADDING_PREFIX, PATH, SAMPL
 from taco_gdal.format.vsi import to_vsi
 from taco_gdal.io.vsi import file_size
 from taco_gdal.model._arrow import column_from_values, infer_type
+from taco_gdal.model._fields import EMPTY, FieldMap, intern_fields, position, value_at
 from taco_gdal.model._rules import check_key, check_sample_id
 
 if TYPE_CHECKING:
@@ -57,6 +58,34 @@ def _remove_file(path: str) -> None:
         os.unlink(path)
 
 
+_IDS: dict[str, str] = {}
+_IDS_MAX: Final = 4096
+
+
+def _shared_id(sample_id: str) -> str:
+    """One string object for ids that repeat (``b0`` under each of 100k folders).
+
+    The first 4096 distinct ids are remembered; later new ids are kept as given,
+    so unique ids of a million root samples cost nothing extra.
+    """
+    found = _IDS.get(sample_id)
+    if found is not None:
+        return found
+    if len(_IDS) < _IDS_MAX:
+        _IDS[sample_id] = sample_id
+    return sample_id
+
+
+class _Extra:
+    """What few samples have: field descriptions, a temporary file to remove."""
+
+    __slots__ = ("descriptions", "finalizer")
+
+    def __init__(self) -> None:
+        self.descriptions: dict[str, str] | None = None
+        self.finalizer: weakref.finalize[Any, Any] | None = None
+
+
 class Sample:
     """One file (FILE) or one nested :class:`Tortilla` (FOLDER) with its metadata.
 
@@ -86,16 +115,18 @@ class Sample:
         >>> s.cleanup()
     """
 
+    # Memory per sample matters (a million of them are built before a write):
+    # the field map is shared (:mod:`taco_gdal.model._fields`), values are a
+    # tuple in its order, and what few samples need lives in ``_extra``.
     __slots__ = (
         "__weakref__",
-        "_descriptions",
-        "_finalizer",
+        "_extra",
         "_frozen",
         "_path",
         "_size",
         "_tortilla",
         "_types",
-        "_values",
+        "_vals",
         "id",
         "type",
     )
@@ -111,7 +142,7 @@ class Sample:
         temp_dir: str | os.PathLike[str] | None = None,
         **metadata: Any,
     ) -> None:
-        self.id = check_sample_id(id)
+        self.id = _shared_id(check_sample_id(id))
         self._init_empty()
         inferred = self._attach(path, temp_dir)
         self.type = self._resolve_type(type, inferred)
@@ -119,10 +150,13 @@ class Sample:
             self._add_values(metadata, None)
 
     def _init_empty(self) -> None:
-        self._values: dict[str, Any] = {}
-        self._types: dict[str, pa.DataType] = {}
-        self._descriptions: dict[str, str] | None = None
-        self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._types: FieldMap = EMPTY
+        """Shared ``{field: type}`` map: replaced, never mutated."""
+        self._vals: Any = ()
+        """Values in the order of ``_types``: a tuple, or the value itself when the
+        sample has exactly one field (a one-item tuple costs 48 bytes per sample);
+        read them through :meth:`_value_list`, :func:`~taco_gdal.model._fields.value_at`."""
+        self._extra: _Extra | None = None
         self._frozen = False
         self._tortilla: Tortilla | None = None
         self._path: str | None = None
@@ -207,7 +241,7 @@ class Sample:
                 f"{self._where()}: cannot write {len(data)} bytes to a temporary file in "
                 f"{folder!r}: {exc}"
             ) from exc
-        self._finalizer = weakref.finalize(self, _remove_file, name)
+        self._extras().finalizer = weakref.finalize(self, _remove_file, name)
         return name
 
     def _resolve_type(self, requested: object, inferred: str) -> str:
@@ -252,10 +286,31 @@ class Sample:
         """True for the ``__TACOPAD__N`` samples ``Tortilla(pad_to=...)`` appends."""
         return self._path is None and self._tortilla is None
 
+    def _extras(self) -> _Extra:
+        if self._extra is None:
+            self._extra = _Extra()
+        return self._extra
+
+    @property
+    def _values(self) -> dict[str, Any]:
+        """``{field: value}``, built on request (samples keep a tuple)."""
+        return dict(zip(self._types, self._value_list(), strict=True))
+
+    def _value_list(self) -> tuple[Any, ...]:
+        return (self._vals,) if len(self._types) == 1 else tuple(self._vals)
+
+    def _set_values(self, types: FieldMap, values: tuple[Any, ...]) -> None:
+        self._types = types
+        self._vals = values[0] if len(values) == 1 else values
+
+    @property
+    def _descriptions(self) -> dict[str, str] | None:
+        return None if self._extra is None else self._extra.descriptions
+
     @property
     def fields(self) -> tuple[str, ...]:
         """Metadata field names in insertion order."""
-        return tuple(self._values)
+        return tuple(self._types)
 
     @property
     def metadata(self) -> Mapping[str, Any]:
@@ -273,19 +328,20 @@ class Sample:
         return MappingProxyType(self._descriptions or {})
 
     def __getitem__(self, field: str) -> Any:
-        try:
-            return self._values[field]
-        except KeyError:
+        index = position(self._types, field)
+        if index < 0:
             raise TacoNavigationError(
-                f"{self._where()} has no field {field!r}; fields: {list(self._values)}"
-            ) from None
+                f"{self._where()} has no field {field!r}; fields: {list(self._types)}"
+            )
+        return value_at(self, index)
 
     def get(self, field: str, default: Any = None) -> Any:
         """Value of ``field``, or ``default`` when the sample has no such field."""
-        return self._values.get(field, default)
+        index = position(self._types, field)
+        return default if index < 0 else value_at(self, index)
 
     def __repr__(self) -> str:
-        return f"Sample(id={self.id!r}, type={self.type!r}, fields={list(self._values)})"
+        return f"Sample(id={self.id!r}, type={self.type!r}, fields={list(self._types)})"
 
     # --- metadata ------------------------------------------------------------------------
     def _check_mutable(self) -> None:
@@ -301,7 +357,7 @@ class Sample:
         types: Mapping[str, pa.DataType] | None,
         descriptions: Mapping[str, str] | None = None,
     ) -> None:
-        current = self._values
+        current = self._types
         resolved: list[tuple[str, Any, pa.DataType]] = []
         for key, value in values.items():
             if key not in _CHECKED_KEYS:
@@ -322,13 +378,15 @@ class Sample:
                     resolved.append((key, value, infer_type(value)))
                 except TacoSchemaError as exc:
                     raise TacoSchemaError(f"{self._where()}, field {key!r}: {exc}") from exc
-        for key, value, data_type in resolved:
-            current[key] = value
-            self._types[key] = data_type
+        if resolved:
+            types = dict(current)
+            types.update((key, data_type) for key, _, data_type in resolved)
+            combined = (*self._value_list(), *(value for _, value, _ in resolved))
+            self._set_values(intern_fields(types), combined)
         if descriptions:
             merged = dict(self._descriptions or {})
             merged.update({k: v for k, v in descriptions.items() if k in values})
-            self._descriptions = merged
+            self._extras().descriptions = merged
 
     def _add_table(self, table: pa.Table, descriptions: Mapping[str, str] | None) -> None:
         if table.num_rows != 1:
@@ -400,12 +458,17 @@ class Sample:
                 f"{self._where()}: cannot pop core field {field!r} (core fields: id, type, path)"
             )
         self._check_mutable()
-        if field not in self._values:
+        index = position(self._types, field)
+        if index < 0:
             raise TacoNavigationError(
-                f"{self._where()} has no field {field!r}; fields: {list(self._values)}"
+                f"{self._where()} has no field {field!r}; fields: {list(self._types)}"
             )
-        value = self._values.pop(field)
-        data_type = self._types.pop(field)
+        values = self._value_list()
+        value = values[index]
+        data_type = self._types[field]
+        types = dict(self._types)
+        del types[field]
+        self._set_values(intern_fields(types), values[:index] + values[index + 1 :])
         if self._descriptions:
             self._descriptions.pop(field, None)
         schema = pa.schema([(field, data_type)])
@@ -420,15 +483,15 @@ class Sample:
         """
         fields = [(ID, pa.string()), (TYPE, pa.string()), (PATH, pa.string())]
         arrays = [pa.array([self.id]), pa.array([self.type]), pa.array([self._path], pa.string())]
-        for key, data_type in self._types.items():
+        for (key, data_type), value in zip(self._types.items(), self._value_list(), strict=True):
             fields.append((key, data_type))
-            arrays.append(column_from_values([self._values[key]], data_type))
+            arrays.append(column_from_values([value], data_type))
         return pa.table(arrays, schema=pa.schema(fields))
 
     def cleanup(self) -> None:
         """Delete the temporary file made from ``bytes`` data now (idempotent)."""
-        if self._finalizer is not None:
-            self._finalizer()
+        if self._extra is not None and self._extra.finalizer is not None:
+            self._extra.finalizer()
 
     def _freeze(self) -> None:
         self._frozen = True

@@ -16,6 +16,7 @@ from taco_gdal.format.names import TACOCAT_DIR, TACOCAT_FILE
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import check_target
 from taco_gdal.write._layout import Layout
+from taco_gdal.write._memory import release_memory
 from taco_gdal.write._partition import Part, plan_partitions, plan_parts, subset_package
 from taco_gdal.write._size import parse_size
 from taco_gdal.write._sources import is_zip_path
@@ -164,6 +165,7 @@ def create(
     max_size = parse_size(split_size) if split_size is not None and fmt == "zip" else None
     columns = [group_by] if isinstance(group_by, str) else group_by
     package = _package(taco)
+    release_memory()  # what building the level tables freed, before the layout's arrays
     layout = Layout(package)
     if partitions is not None:
         parts = plan_partitions(layout, target, partitions)

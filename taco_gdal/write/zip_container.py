@@ -36,6 +36,7 @@ from taco_gdal.model.collection import collection_json_bytes
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import atomic_file
 from taco_gdal.write._layout import Layout
+from taco_gdal.write._memory import release_memory
 from taco_gdal.write._parquet import (
     LEVEL_OPTIONS,
     MetaOptions,
@@ -291,6 +292,8 @@ def _write_levels(
         )
         info = writer.add_bytes(level_member(level), parquet_bytes(stored, options))
         entries.append(HeaderEntry(info.data_offset, info.size))
+        del stored
+        release_memory()  # the compressor's buffers, before the next (larger) level
     return entries
 
 
@@ -347,6 +350,7 @@ def write_layout(
     meta_options = local_meta_options(parquet_kwargs)
     # names are checked once, column-wise, instead of a set of every name in the writer
     layout.check_unique_members()
+    release_memory()
     measured = _Measured(layout, checksum)
     target = Path(output).absolute()
     total = layout.sample_count
@@ -358,7 +362,9 @@ def write_layout(
         writer = ZipWriter(cast(BinaryIO, _CountingFile(f)), check_names=False)
         writer.add_taco_header()
         _write_files(writer, layout, measured, checksum, bar)
+        release_memory()
         _write_local_meta(writer, layout, measured, meta_options, bar)
+        release_memory()
         entries = _write_levels(writer, layout, measured, level_options)
         info = writer.add_bytes(COLLECTION_FILE, collection_json_bytes(package.collection))
         entries.append(HeaderEntry(info.data_offset, info.size))

@@ -1,0 +1,46 @@
+"""Samples share their field maps and keep values in field order (memory per sample)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+
+from taco_gdal.model import Sample, Tortilla
+
+
+def test_equal_fields_share_one_map_and_ids_repeat_as_one_string(blob: Path) -> None:
+    a = Sample("b0", blob, cloud=1.0)
+    b = Sample("".join(["b", "0"]), blob, cloud=2.0)
+    assert a._types is b._types
+    assert a.id is b.id
+    assert (a["cloud"], b["cloud"]) == (1.0, 2.0)
+
+
+def test_one_field_sample_reads_like_many(blob: Path) -> None:
+    one = Sample("a", blob, cloud=0.5)
+    assert one.fields == ("cloud",)
+    assert dict(one.metadata) == {"cloud": 0.5}
+    assert one.get("missing", 7) == 7
+    one.extend_with({"split": "train", "n": 3})
+    assert dict(one.metadata) == {"cloud": 0.5, "split": "train", "n": 3}
+    assert one.pop("split").to_pylist() == [{"split": "train"}]
+    assert dict(one.metadata) == {"cloud": 0.5, "n": 3}
+    assert one.pop("cloud").to_pylist() == [{"cloud": 0.5}]
+    assert one["n"] == 3 and one.fields == ("n",)
+
+
+def test_tuple_values_are_kept_whole(blob: Path) -> None:
+    s = Sample("a", blob, pair=(1, 2))
+    assert s["pair"] == (1, 2)
+    assert s.export_metadata().column("pair").to_pylist() == [[1, 2]]
+
+
+def test_columns_follow_each_samples_own_field_order(blob: Path) -> None:
+    first = Sample("a", blob, x=1, y="p")
+    second = Sample("b", blob, y="q", x=2)  # same fields, other order: another map
+    assert first._types is not second._types
+    t = Tortilla([first, second])
+    assert t.column("x").to_pylist() == [1, 2]
+    assert t.column("y").to_pylist() == ["p", "q"]
+    assert t.column("x").type == pa.int64()
