@@ -36,6 +36,7 @@ def summarise(epochs: list[Epoch], delay_s: float) -> list[dict[str, Any]]:
                 "loop": loop,
                 "workers": workers,
                 "rounds_samples_per_s": [round(e.samples_per_s, 1) for e in runs],
+                "rounds_load_1min": [round(e.load_1min, 1) for e in runs],
                 "best_samples_per_s": best.samples_per_s,
                 "worst_samples_per_s": worst.samples_per_s,
                 "median_samples_per_s": median,
@@ -140,11 +141,39 @@ def markdown(rows: list[dict[str, Any]], setup: dict[str, Any], found: dict[str,
                 f"{r['ceiling_1_get']:.0f} ({r['ceiling_own_gets']:.0f}) |"
             )
         lines.append("")
+        for r in subset:
+            rounds = ", ".join(
+                f"{v:.0f} (load {load:.1f})"
+                for v, load in zip(r["rounds_samples_per_s"], r["rounds_load_1min"], strict=True)
+            )
+            lines.append(f"* {r['loop']}, {r['workers']} workers, samples/s by round: {rounds}")
+        lines.append("")
     lines += ["Targets:", ""]
     for text, ok in found.items():
         lines.append(f"* {'PASS' if ok['pass'] else 'FAIL'}: {text} ({ok['value']})")
     lines += ["", "Notes:", ""] + [f"* {note}" for note in setup["notes"]]
     return "\n".join(lines) + "\n"
+
+
+def _plot_rounds(ax: Any, subset: list[dict[str, Any]]) -> None:
+    """One worker count: every round of every loop as a point, the median as a bar."""
+    loops = list(dict.fromkeys(r["loop"] for r in subset))
+    for x, loop in enumerate(loops):
+        r = next(r for r in subset if r["loop"] == loop)
+        ax.bar(x, r["median_samples_per_s"], width=0.6, alpha=0.35)
+        rounds = r["rounds_samples_per_s"]
+        ax.scatter([x] * len(rounds), rounds, color="black", s=12, zorder=3)
+    limit = subset[0]["ceiling_1_get"]
+    ax.axhline(limit, linestyle="--", color="grey", label="ceiling: workers / latency")
+    ax.axhline(0.7 * limit, linestyle=":", color="grey", label="70% of the ceiling")
+    ax.set_xticks(range(len(loops)))
+    ax.set_xticklabels(loops, fontsize=8)
+    ax.set_ylabel("samples/s (bar: median round, dots: every round)")
+    ax.set_title(
+        f"{subset[0]['pixels']} px samples ({subset[0]['sample_bytes'] / 1e3:.0f} KB), "
+        f"{subset[0]['workers']} workers"
+    )
+    ax.legend(fontsize=8)
 
 
 def plot(rows: list[dict[str, Any]], setup: dict[str, Any], path: Path) -> None:
@@ -158,6 +187,9 @@ def plot(rows: list[dict[str, Any]], setup: dict[str, Any], path: Path) -> None:
     for ax, pixels in zip(axes[0], sizes, strict=True):
         subset = [r for r in rows if r["pixels"] == pixels]
         workers = sorted({r["workers"] for r in subset})
+        if len(workers) == 1:
+            _plot_rounds(ax, subset)
+            continue
         for loop in dict.fromkeys(r["loop"] for r in subset):
             mine = {r["workers"]: r for r in subset if r["loop"] == loop}
             if not mine:  # a run of one loop only (--loops)

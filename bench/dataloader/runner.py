@@ -67,6 +67,8 @@ class Epoch:
     sample_bytes: float
     loader_cpu_s: float = 0.0
     server_cpu_s: float = 0.0
+    load_1min: float = 0.0
+    """The machine's 1-minute load average when the timed half started."""
 
     @property
     def samples_per_s(self) -> float:
@@ -149,6 +151,7 @@ def measure(
     server.clear()
     sampler.part = 1
     pids = _loader_pids(loader)
+    load = os.getloadavg()[0]
     cpu_before = [cpu_seconds(p) for p in pids]
     server_before = cpu_seconds(server.pid)
     start = time.perf_counter()
@@ -172,4 +175,5 @@ def measure(
         sample_bytes,
         loader_cpu,
         server_cpu,
+        load,
     )
