@@ -42,7 +42,9 @@ import functools
 import io
 import os
 import queue
+import shutil
 import struct
+import tempfile
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator
@@ -68,6 +70,9 @@ LOCAL_BLOCK = 256 * 1024
 """Block of a local copy: small enough to stay in the CPU cache from read to write."""
 _LFH_CRC_OFFSET = 14
 _CD_CRC_OFFSET = 16
+CENTRAL_IN_MEMORY = 4 * 1024 * 1024
+"""Central directory bytes kept in memory; past that it is spooled to a temporary file
+(a million members make about 60 MB of directory, written only when the archive closes)."""
 _HOLE_MIN = 64 * 1024
 WRITEBACK_EVERY = 16 * 1024 * 1024
 """Bytes written between two write-back requests."""
@@ -237,9 +242,9 @@ class ZipWriter:
             knows its names are unique (the TACO ZIP writer checks them with
             Arrow) passes False, so no set of every name is kept.
 
-    The central directory is kept packed (one ``bytearray``, about 50 bytes
-    plus the name per member), not as one object per member: a million
-    members cost about 100 MB as records, 30 MB as bytes.
+    The central directory is kept packed (about 50 bytes plus the name per
+    member), not as one object per member, and past :data:`CENTRAL_IN_MEMORY`
+    bytes it is spooled to an unnamed temporary file until :meth:`close`.
 
     Example:
         >>> import io
@@ -261,8 +266,9 @@ class ZipWriter:
         self._f = fileobj
         self._dos = zipfmt.dos_datetime(mtime)
         self._on_bytes = on_bytes
-        self._central = bytearray()
-        """Packed central directory entries, in member order."""
+        # closed by close(), or with the writer when it is abandoned
+        self._central = tempfile.SpooledTemporaryFile(max_size=CENTRAL_IN_MEMORY)  # noqa: SIM115
+        """Packed central directory entries, in member order (spilled to disk when large)."""
         self._count = 0
         self._names: set[str] | None = set() if check_names else None
         self._header_index: int | None = None
@@ -312,7 +318,7 @@ class ZipWriter:
             self._f.write(struct.pack("<I", crc))
             self._f.seek(end)
             lfh = dataclasses.replace(lfh, crc32=crc)
-        self._central += zipfmt.CentralDirectoryEntry.for_member(lfh, size, lfh_offset).pack()
+        self._central.write(zipfmt.CentralDirectoryEntry.for_member(lfh, size, lfh_offset).pack())
         self._count += 1
         return MemberInfo(
             zipfmt.decode_name(lfh.name, lfh.flags),
@@ -487,7 +493,10 @@ class ZipWriter:
         self._f.write(payload)
         self._f.seek(end)
         # the header's entry is the first of the packed directory: patch its CRC-32
-        struct.pack_into("<I", self._central, _CD_CRC_OFFSET, crc)
+        central_end = self._central.tell()
+        self._central.seek(_CD_CRC_OFFSET)
+        self._central.write(struct.pack("<I", crc))
+        self._central.seek(central_end)
 
     # -- finish ------------------------------------------------------------------
     def close(self) -> None:
@@ -495,9 +504,11 @@ class ZipWriter:
         if self._closed:
             return
         cd_offset = self._f.tell()
-        self._f.write(self._central)
-        self._f.write(zipfmt.pack_end_records(self._count, len(self._central), cd_offset))
-        self._central = bytearray()
+        cd_size = self._central.tell()
+        self._central.seek(0)
+        shutil.copyfileobj(self._central, self._f, LOCAL_BLOCK)
+        self._central.close()
+        self._f.write(zipfmt.pack_end_records(self._count, cd_size, cd_offset))
         self._f.flush()
         self._writeback.close()
         self._closed = True
