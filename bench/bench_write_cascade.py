@@ -120,11 +120,19 @@ def _shape(name: str) -> tuple[str, int, int]:
     return kind, n, n if kind == "flat" else n * FAN * FAN
 
 
-def run_one(tool: str, shape: str, files: Path, out: Path) -> dict[str, Any]:
+BASELINE = "taco_gdal@baseline"
+"""taco_gdal imported from ``--baseline`` (a checkout of an earlier commit)."""
+
+
+def run_one(
+    tool: str, shape: str, files: Path, out: Path, baseline: Path | None = None
+) -> dict[str, Any]:
     kind, n, _ = _shape(shape)
+    checkout = baseline if tool == BASELINE and baseline is not None else REPO
+    name = "taco_gdal" if tool == BASELINE else tool
     result = subprocess.run(
-        [sys.executable, "-c", _CHILD, tool, kind, str(files), str(out), str(n)],
-        cwd=REPO,
+        [sys.executable, "-c", _CHILD, name, kind, str(files), str(out), str(n)],
+        cwd=checkout,  # the child imports taco_gdal from its working directory
         check=True,
         capture_output=True,
         text=True,
@@ -169,6 +177,18 @@ def _stats(runs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _describe(shape: str, tool: str, stats: dict[str, Any]) -> str:
+    """One line: time (median, worst), CPU, peak RSS raw and above imports (median, worst)."""
+    return (
+        f"{shape:12s} {tool} {stats['total_median']:8.2f} s (build {stats['build_median']:.2f}"
+        f", create {stats['create_median']:.2f}, worst {stats['total_worst']:.2f}"
+        f", cpu {stats['cpu_total_median']:.2f}, peak RSS {stats['peak_rss_mib_median']:.0f} MiB"
+        f" (worst {stats['peak_rss_mib']:.0f}), above imports"
+        f" {stats['peak_above_imports_mib_median']:.0f} (worst {stats['peak_above_imports_mib']:.0f})"
+        " MiB)"
+    )
+
+
 def _slopes(results: dict[str, Any], tool: str) -> dict[str, float]:
     """log10(time ratio) / log10(sample ratio) between consecutive sizes of each kind."""
     out: dict[str, float] = {}
@@ -192,6 +212,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reference", default="flat-1k,flat-10k,cascade-2k")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        default=None,
+        help="a checkout of an earlier commit (git worktree add): measured in the same rounds",
+    )
+    parser.add_argument(
+        "--files",
+        type=Path,
+        default=None,
+        help="folder of the 16-byte source files, kept (made if missing): a million take minutes",
+    )
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     shapes = args.shapes.split(",")
@@ -200,28 +232,23 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, Any] = {}
     print(f"load average at start: {os.getloadavg()}", flush=True)
     try:
-        files = folder / "files"
+        files = args.files or folder / "files"
         make_files(files, max(_shape(s)[2] for s in shapes))
         for shape in shapes:
-            tools = ["taco_gdal"] + (["tacotoolbox"] if shape in reference else [])
+            tools = ["taco_gdal"] + ([BASELINE] if args.baseline else [])
+            tools += ["tacotoolbox"] if shape in reference else []
             runs: dict[str, list[dict[str, Any]]] = {t: [] for t in tools}
             loads = []
             for _ in range(args.rounds):
                 loads.append(round(os.getloadavg()[0], 2))
                 for tool in tools:
-                    runs[tool].append(run_one(tool, shape, files, folder / "out.tacozip"))
+                    out = folder / "out.tacozip"
+                    runs[tool].append(run_one(tool, shape, files, out, args.baseline))
             results[shape] = {t: _stats(r) for t, r in runs.items()}
             results[shape]["load_average_1min"] = loads
-            line = f"{shape:12s} taco_gdal {results[shape]['taco_gdal']['total_median']:8.2f} s"
-            line += f" (build {results[shape]['taco_gdal']['build_median']:.2f}"
-            line += f", create {results[shape]['taco_gdal']['create_median']:.2f}"
-            line += f", worst {results[shape]['taco_gdal']['total_worst']:.2f}"
-            line += f", cpu {results[shape]['taco_gdal']['cpu_total_median']:.2f}"
-            mine = results[shape]["taco_gdal"]
-            line += f", peak RSS {mine['peak_rss_mib_median']:.0f} MiB"
-            line += f" (worst {mine['peak_rss_mib']:.0f}),"
-            line += f" above imports {mine['peak_above_imports_mib_median']:.0f}"
-            line += f" (worst {mine['peak_above_imports_mib']:.0f}) MiB)"
+            line = _describe(shape, "taco_gdal", results[shape]["taco_gdal"])
+            if BASELINE in results[shape]:
+                line += "\n" + _describe(shape, BASELINE, results[shape][BASELINE])
             if "tacotoolbox" in results[shape]:
                 ref = results[shape]["tacotoolbox"]["total_median"]
                 ratio = ref / results[shape]["taco_gdal"]["total_median"]

@@ -119,7 +119,8 @@ def _flags(mask: pa.Array | pa.ChunkedArray) -> BoolArray:
 
 def _strings(table: pa.Table, name: str) -> pa.Array:
     column = table.column(name)
-    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    # one chunk: the table's own buffers (combine_chunks() would copy them)
+    array = column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
     return array.cast(pa.string()) if array.type != pa.string() else array
 
 
@@ -196,8 +197,10 @@ class Layout:
         table = self.levels[level]
         if level == 0:
             ids = _strings(table, ID)
-            paths = pc.if_else(
-                pa.array(self.folder[0]), pc.binary_join_element_wise(ids, "/", ""), ids
+            paths = (
+                pc.if_else(pa.array(self.folder[0]), pc.binary_join_element_wise(ids, "/", ""), ids)
+                if self.folder[0].any()
+                else ids  # FILE rows: the path is the id, no copy
             )
         elif RELATIVE_PATH in table.column_names:
             paths = _strings(table, RELATIVE_PATH)
