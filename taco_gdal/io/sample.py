@@ -135,10 +135,13 @@ def _open_profiled(
         _check_inside_container(vsi, state)
     # only around the open: the caller's own GDAL calls stay untouched
     failure: TacoIOError | RasterioIOError | None = None
-    with sample_env(size), pinning.conditions(vsi, pin) as pinned:
+    fetched = size if remote and size is not None and 0 < size <= INGEST_LIMIT else None
+    # a fetched sample waits whole in GDAL's cache, where the open reads it: ingesting it at
+    # open as well would copy it once more (a tenth of a 525 KB sample's CPU) for nothing
+    with sample_env(size if fetched is None else None), pinning.conditions(vsi, pin) as pinned:
         try:
-            if remote and size is not None and 0 < size <= INGEST_LIMIT:
-                fetch_sample(vsi, size)
+            if fetched is not None:
+                fetch_sample(vsi, fetched)
             if checksum is not None and verify:
                 check_digest(vsi, checksum, size)
             return opener(vsi)
