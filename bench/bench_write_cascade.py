@@ -184,8 +184,8 @@ def _describe(shape: str, tool: str, stats: dict[str, Any]) -> str:
         f", create {stats['create_median']:.2f}, worst {stats['total_worst']:.2f}"
         f", cpu {stats['cpu_total_median']:.2f}, peak RSS {stats['peak_rss_mib_median']:.0f} MiB"
         f" (worst {stats['peak_rss_mib']:.0f}), above imports"
-        f" {stats['peak_above_imports_mib_median']:.0f} (worst {stats['peak_above_imports_mib']:.0f})"
-        " MiB)"
+        f" {stats['peak_above_imports_mib_median']:.0f}"
+        f" (worst {stats['peak_above_imports_mib']:.0f}) MiB)"
     )
 
 

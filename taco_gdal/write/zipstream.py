@@ -266,8 +266,9 @@ class ZipWriter:
         self._f = fileobj
         self._dos = zipfmt.dos_datetime(mtime)
         self._on_bytes = on_bytes
-        # closed by close(), or with the writer when it is abandoned
+        # closed by close(), or when an abandoned writer is collected
         self._central = tempfile.SpooledTemporaryFile(max_size=CENTRAL_IN_MEMORY)  # noqa: SIM115
+        weakref.finalize(self, self._central.close)
         """Packed central directory entries, in member order (spilled to disk when large)."""
         self._count = 0
         self._names: set[str] | None = set() if check_names else None
