@@ -150,14 +150,19 @@ def _level(state: QueryState, level: int) -> _Level | None:
 def _build(state: QueryState, level: int) -> _Level | None:
     base = state.base
     table = base.tables[level]
-    expected = _duck.fetch(
-        base,
-        (),
-        f"SELECT * FROM {quote_ident(level_view(level))} LIMIT 0",
-        what=f"schema of level {level}",
-    ).schema
     stored = table.drop_columns([GDAL_VSI]) if GDAL_VSI in table.column_names else table
-    with_paths = stored.schema.append(pa.field(GDAL_VSI, pa.string()))
+    with_paths = pa.schema([pa.field(f.name, f.type) for f in stored.schema]).append(
+        pa.field(GDAL_VSI, pa.string())
+    )
+    if _duck.keeps_arrow_types(stored.schema):
+        expected = with_paths  # what DuckDB would answer, known without asking it
+    else:
+        expected = _duck.fetch(
+            base,
+            (),
+            f"SELECT * FROM {quote_ident(level_view(level))} LIMIT 0",
+            what=f"schema of level {level}",
+        ).schema
     if not with_paths.equals(expected, check_metadata=False):
         return None  # a type DuckDB converts differently: let DuckDB answer
     every = pa.Table.from_arrays(stored.columns, schema=expected.remove(len(expected) - 1))

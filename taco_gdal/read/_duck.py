@@ -60,11 +60,15 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
+# DuckDB is imported with this module, not at the first query, although loading a
+# dataset and ``.data`` may never run one: a forked child of a process that used
+# Arrow's thread pool before importing DuckDB, then queried, hangs or aborts when
+# it exits (in DuckDB's clean-up; seen with duckdb 1.5.5 and pyarrow 26).
 import duckdb
 import pyarrow as pa
 
 from taco_gdal import _fork
-from taco_gdal.errors import TacoQueryError
+from taco_gdal.errors import TacoFormatError, TacoQueryError
 from taco_gdal.read.query import level_view_sql, quote_ident, sql_string
 from taco_gdal.read.state import LevelTables, RowSet, Step, level_view
 
@@ -74,6 +78,7 @@ __all__ = [
     "define",
     "fetch",
     "interrupt",
+    "keeps_arrow_types",
     "release",
     "spatial_extension_path",
 ]
@@ -243,6 +248,39 @@ class Session:
             self.conn.unregister(name)
 
 
+def keeps_arrow_types(schema: pa.Schema) -> bool:
+    """True when DuckDB would give back exactly ``schema``'s types for these columns.
+
+    Booleans, integers, ``float``/``double``, ``string``, ``binary``,
+    ``date32``, timestamps without a time zone and lists of these come back
+    from a registered Arrow table unchanged (a test checks each against
+    DuckDB); ``large_string``, large lists, dictionaries, time zones,
+    durations and structs do not, or may not.
+    Names must differ beyond case (DuckDB's identifiers do not see case).
+    Such tables are served from memory without asking DuckDB for their schema.
+
+    Example:
+        >>> keeps_arrow_types(pa.schema([("id", pa.string()), ("t", pa.timestamp("us"))]))
+        True
+        >>> keeps_arrow_types(pa.schema([("id", pa.large_string())]))
+        False
+    """
+    names = [field.name.lower() for field in schema]
+    return len(set(names)) == len(names) and all(_kept(field.type) for field in schema)
+
+
+def _kept(kind: pa.DataType) -> bool:
+    if pa.types.is_timestamp(kind):
+        return kind.tz is None
+    if pa.types.is_list(kind):  # DuckDB renames the item field; Arrow's equality ignores it
+        return _kept(kind.value_type)
+    return bool(
+        pa.types.is_boolean(kind)
+        or pa.types.is_integer(kind)
+        or kind in (pa.float32(), pa.float64(), pa.string(), pa.binary(), pa.date32())
+    )
+
+
 def _session(base: LevelTables, spatial: bool) -> Session:
     db = database(base.sql_external_access, spatial)
     with _LOCK:
@@ -279,7 +317,19 @@ def run(
     """
     spatial = spatial or any(step.spatial for step in steps)
     for attempt in (1, 2):
-        session = _session(base, spatial)
+        try:
+            session = _session(base, spatial)
+        except duckdb.Error as exc:  # registering the level tables failed: a column type
+            odd = [
+                f"{field.name!r} ({field.type})"
+                for table in base.tables
+                for field in table.schema
+                if not keeps_arrow_types(pa.schema([field]))
+            ]
+            raise TacoFormatError(
+                f"{base.where}: expected level tables DuckDB can read; found columns of "
+                f"types it may not ({', '.join(odd) or 'none known'}): {_message(exc)}"
+            ) from exc
         try:
             with session.lock:
                 session.ensure(steps)

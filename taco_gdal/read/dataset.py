@@ -110,9 +110,9 @@ class TacoDataset(AnalystMixin):
         levels = repair_level_offsets(container.levels, container.vsi_rule, container.path)
         tables = prepare_tables(levels, container.sources, container.vsi_rule, container.path)
         base = LevelTables(tables, container.vsi_rule, container.path, sql_external_access)
-        _duck.columns(
-            base, (), "level0"
-        )  # build the views now: a table they cannot serve fails load
+        if not all(_duck.keeps_arrow_types(table.schema) for table in tables):
+            # Types DuckDB may refuse: build the views now, so such a table fails load.
+            _duck.columns(base, (), "level0")
         return cls(QueryState(base, container.collection, container.format))
 
     @property
