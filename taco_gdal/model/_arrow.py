@@ -11,11 +11,12 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Final
 
+import numpy as np
 import pyarrow as pa
 
 from taco_gdal.errors import TacoSchemaError
 
-__all__ = ["column_from_values", "infer_type", "is_null_type", "type_name"]
+__all__ = ["column_from_values", "infer_type", "is_null_type", "string_array", "type_name"]
 
 _NAIVE_TIMESTAMP: Final = pa.timestamp("us")
 _INT64_MIN: Final = -(2**63)
@@ -78,7 +79,62 @@ def column_from_values(values: Sequence[Any], data_type: pa.DataType) -> pa.Arra
     if isinstance(data_type, pa.BaseExtensionType):
         storage = pa.array(values, type=data_type.storage_type)
         return pa.ExtensionArray.from_storage(data_type, storage)
+    if data_type == pa.string() and len(values) > _STRING_CHUNK:
+        return string_array(values)
     return pa.array(values, type=data_type)
+
+
+_STRING_CHUNK: Final = 65_536
+_INT32_MAX: Final = 2**31 - 1
+
+
+def string_array(values: Sequence[str | None]) -> pa.Array:
+    """A ``string`` array of ``values`` (None is null) whose buffers have their exact size.
+
+    ``pa.array`` grows its data buffer by doubling: for a million 48-byte paths
+    it held 94 MB at once and kept up to 64 MB for 48 MB of text.  Here the
+    byte lengths are counted first, 65,536 strings at a time, and the text is
+    then encoded straight into one buffer of the right size.
+
+    Example:
+        >>> string_array(["a", None, "ñ"]).to_pylist()
+        ['a', None, 'ñ']
+    """
+    n = len(values)
+    lengths = np.zeros(n, dtype=np.int64)
+    valid = np.ones(n, dtype=np.bool_)
+    try:
+        for start in range(0, n, _STRING_CHUNK):
+            chunk = values[start : start + _STRING_CHUNK]
+            if None in chunk:
+                missing = [i for i, v in enumerate(chunk) if v is None]
+                valid[start + np.asarray(missing, dtype=np.int64)] = False
+                chunk = ["" if v is None else v for v in chunk]
+            text = "".join(chunk)  # type: ignore[arg-type]
+            count = (
+                map(len, chunk)  # type: ignore[arg-type]
+                if text.isascii()
+                else (len(v.encode("utf-8")) for v in chunk)  # type: ignore[union-attr]
+            )
+            lengths[start : start + len(chunk)] = np.fromiter(count, np.int64, len(chunk))
+    except (TypeError, UnicodeEncodeError):  # not all str: pa.array says what is wrong
+        return pa.array(values, pa.string())
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(lengths, out=offsets[1:])
+    del lengths
+    if offsets[-1] > _INT32_MAX:
+        return pa.array(values, pa.string())
+    data = np.empty(int(offsets[-1]), dtype=np.uint8)
+    for start in range(0, n, _STRING_CHUNK):
+        chunk = values[start : start + _STRING_CHUNK]
+        encoded = "".join("" if v is None else v for v in chunk).encode("utf-8")
+        first = int(offsets[start])
+        data[first : first + len(encoded)] = np.frombuffer(encoded, dtype=np.uint8)
+    nulls = n - int(np.count_nonzero(valid))
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+    return pa.StringArray.from_buffers(
+        n, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data), bitmap, nulls
+    )
 
 
 def is_null_type(data_type: pa.DataType) -> bool:

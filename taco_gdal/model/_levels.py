@@ -8,6 +8,7 @@ over Python values (or one concatenation of tortilla-extension arrays).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,7 +26,7 @@ from taco_gdal.format.names import (
     RELATIVE_PATH,
     TYPE,
 )
-from taco_gdal.model._arrow import column_from_values
+from taco_gdal.model._arrow import column_from_values, string_array
 from taco_gdal.model._fields import values_of
 from taco_gdal.model.sample import Sample
 from taco_gdal.model.tortilla import Tortilla
@@ -38,7 +39,7 @@ class Level:
     """The rows of one hierarchy level and the tortillas they come from."""
 
     index: int
-    samples: list[Sample]
+    samples: Sequence[Sample]
     groups: list[Tortilla]
     """Tortillas whose samples make this level, in row order."""
     group_parents: list[int]
@@ -67,7 +68,7 @@ class Level:
 
 def walk(root: Tortilla) -> list[Level]:
     """Levels 0..depth of the tree under ``root``."""
-    levels = [Level(0, list(root.samples), [root], [-1])]
+    levels = [Level(0, root.samples, [root], [-1])]
     while True:
         previous = levels[-1]
         groups: list[Tortilla] = []
@@ -120,7 +121,7 @@ def build_tables(levels: list[Level]) -> list[pa.Table]:
     parent_paths: pa.Array | None = None
     for level in levels:
         samples = level.samples
-        ids = pa.array([s.id for s in samples], pa.string())
+        ids = string_array([s.id for s in samples])
         folder = pa.array(
             np.fromiter((s._tortilla is not None for s in samples), np.bool_, len(samples))
         )
@@ -138,7 +139,7 @@ def build_tables(levels: list[Level]) -> list[pa.Table]:
             fields.append((RELATIVE_PATH, pa.string()))
             arrays.append(paths)
         fields.append((PATH, pa.string()))
-        arrays.append(pa.array([s._path for s in samples], pa.string()))
+        arrays.append(string_array([s._path for s in samples]))
         tables.append(pa.Table.from_arrays(arrays, schema=pa.schema(fields)))
         parent_paths = paths
     return tables

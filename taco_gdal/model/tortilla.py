@@ -73,8 +73,8 @@ class Tortilla:
         "_descriptions",
         "_ext",
         "_frozen",
-        "_ids",
-        "_kinds",
+        "_id_tuple",
+        "_kind_tuple",
         "_samples",
         "_size",
         "_types",
@@ -98,8 +98,9 @@ class Tortilla:
         for sample in items:
             sample._freeze()
         self._samples = tuple(items)
-        self._ids = _shared(tuple(s.id for s in items))
-        self._kinds = _shared(tuple(s.type for s in items))
+        small = len(items) <= _SHARED_LENGTH
+        self._id_tuple = _shared(tuple(s.id for s in items)) if small else None
+        self._kind_tuple = _shared(tuple(s.type for s in items)) if small else None
         self._ext: dict[str, pa.Array] = _NO_EXTENSION
         self._descriptions: dict[str, str] = _NO_DESCRIPTIONS
         self._frozen = False
@@ -113,6 +114,20 @@ class Tortilla:
                 f"folder levels deep below it, more than the maximum depth {MAX_DEPTH} "
                 f"(levels 0..{MAX_DEPTH})"
             )
+
+    @property
+    def _ids(self) -> tuple[str, ...]:
+        """Sample ids; kept for small tortillas (shared), computed for large ones (8 MB
+        per tuple of a million roots)."""
+        if self._id_tuple is not None:
+            return self._id_tuple
+        return tuple(s.id for s in self._samples)
+
+    @property
+    def _kinds(self) -> tuple[str, ...]:
+        if self._kind_tuple is not None:
+            return self._kind_tuple
+        return tuple(s.type for s in self._samples)
 
     # --- container protocol --------------------------------------------------------
     def __len__(self) -> int:

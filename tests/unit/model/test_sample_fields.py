@@ -44,3 +44,13 @@ def test_columns_follow_each_samples_own_field_order(blob: Path) -> None:
     assert t.column("x").to_pylist() == [1, 2]
     assert t.column("y").to_pylist() == ["p", "q"]
     assert t.column("x").type == pa.int64()
+
+
+def test_string_array_equals_pyarrow_at_any_size() -> None:
+    from taco_gdal.model._arrow import string_array
+
+    values: list[str | None] = ["a", None, "ñé", ""] * 20_000 + [f"/p/{i}" for i in range(70_000)]
+    built = string_array(values)
+    built.validate(full=True)
+    assert built.equals(pa.array(values, pa.string()))
+    assert built.null_count == 20_000
