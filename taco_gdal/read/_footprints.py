@@ -430,7 +430,10 @@ def _transformer(crs: str, where: str) -> Any:
 PAD_SAFETY: Final = 4.0
 """Factor on the measured curvature of a projection when padding vertex-only bounds."""
 PAD_LIMIT: Final = 1e-2
-"""Degrees: a ring whose pad would be larger is reprojected in full at once instead."""
+"""Degrees: a ring whose pad would be larger (and larger than :data:`PAD_SHARE` of its
+extent) is reprojected in full at once instead."""
+PAD_SHARE: Final = 0.1
+"""A pad up to this share of a ring's extent in degrees keeps its bounds a useful pre-filter."""
 _PAD_FLOOR: Final = 1e-9
 """Degrees added to every pad (rounding of the reprojected vertices)."""
 _CURVE_GRID: Final = 17
@@ -498,35 +501,38 @@ def _ring_curvature(
     """Per ring, a bound on the second derivative of lon and of lat over the ring.
 
     ``norms`` (:func:`_curvature`) covers the group's ``box``, cut into
-    cells; a ring that lies within the 3 x 3 cells around its ``first``
-    vertex (every point of a ring is at most half its perimeter, ``edges *
-    longest / 2``, from it, and the interpolation cells of its vertices
-    reach ``spacing`` further) takes the largest value on those cells'
-    nodes, any other ring the largest over the grid.  Times
-    :data:`PAD_SAFETY`.
+    cells.  Every point of a ring is at most half its perimeter (``edges *
+    longest / 2``) from its ``first`` vertex, and the interpolation cells of
+    its vertices reach ``spacing`` further: a ring reaching ``r`` cells
+    takes the largest value on the nodes of the ``2r + 1`` cells square
+    around its first vertex's cell.  Times :data:`PAD_SAFETY`.
     """
     cells = norms.shape[1] - 1
     x0, y0, x1, y1 = box
     cell_x, cell_y = (x1 - x0) / cells, (y1 - y0) / cells
-    corner = np.maximum(  # per cell, its four nodes
+    level = np.maximum(  # per cell, its four nodes
         np.maximum(norms[:, :-1, :-1], norms[:, 1:, :-1]),
         np.maximum(norms[:, :-1, 1:], norms[:, 1:, 1:]),
     )
-    edge = np.pad(corner, ((0, 0), (1, 1), (1, 1)), mode="edge")
-    near = np.max(  # per cell, its 3 x 3 neighbourhood
-        [edge[:, i : i + cells, j : j + cells] for i in range(3) for j in range(3)], axis=0
-    )
+    levels = [level]
+    for _ in range(cells):  # level r: the largest over the (2r + 1) x (2r + 1) cells around
+        edge = np.pad(level, ((0, 0), (1, 1), (1, 1)), mode="edge")
+        level = np.max(
+            [edge[:, i : i + cells, j : j + cells] for i in range(3) for j in range(3)], axis=0
+        )
+        levels.append(level)
+    stacked = np.stack(levels)  # (cells + 1, 2, cells, cells)
     col = np.zeros(len(first), dtype=np.int64)
     row = np.zeros(len(first), dtype=np.int64)
     if cell_x > 0:
         col = np.clip(((first[:, 0] - x0) // cell_x).astype(np.int64), 0, cells - 1)
     if cell_y > 0:
         row = np.clip(((first[:, 1] - y0) // cell_y).astype(np.int64), 0, cells - 1)
-    fits = edges * longest / 2.0 + spacing <= min(cell_x, cell_y)
-    worst = norms.reshape(2, -1).max(axis=1)
-    lon = np.where(fits, near[0, row, col], worst[0])
-    lat = np.where(fits, near[1, row, col], worst[1])
-    return PAD_SAFETY * lon, PAD_SAFETY * lat
+    smallest = min(c for c in (cell_x, cell_y, math.inf) if c > 0)
+    with np.errstate(invalid="ignore"):
+        reach = np.ceil((edges * longest / 2.0 + spacing) / smallest)
+    far = np.clip(np.nan_to_num(reach, nan=cells), 0, cells).astype(np.int64)
+    return PAD_SAFETY * stacked[far, 0, row, col], PAD_SAFETY * stacked[far, 1, row, col]
 
 
 def _longest_edges(coords: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -557,8 +563,9 @@ def _outer_bounds(
     ``sx`` by ``sy``, added to the pad.
 
     Returns ``(bounds, wait)``: ``wait`` is False for rings to reproject in
-    full at once: a pad over :data:`PAD_LIMIT`, or vertices more than 180
-    degrees apart in longitude (perhaps across the antimeridian).
+    full at once: a pad over :data:`PAD_LIMIT` and over :data:`PAD_SHARE` of
+    the ring's extent, or vertices more than 180 degrees apart in longitude
+    (perhaps across the antimeridian).
     """
     transformer = _transformer(crs, where)
     lengths = np.diff(starts)
@@ -577,7 +584,9 @@ def _outer_bounds(
         # an edge's bulge, and the interpolation's error at a vertex (bilinear on a cell)
         reach = vertices.longest**2 / 8.0 + (cells[0] ** 2 + cells[1] ** 2) / 8.0
         pad_x, pad_y = reach * curve_x + _PAD_FLOOR, reach * curve_y + _PAD_FLOOR
-        wait = (np.maximum(pad_x, pad_y) <= PAD_LIMIT) & (bounds[:, 2] - bounds[:, 0] <= 180.0)
+        span = np.maximum(bounds[:, 2] - bounds[:, 0], bounds[:, 3] - bounds[:, 1])
+        wait = np.maximum(pad_x, pad_y) <= np.maximum(PAD_LIMIT, PAD_SHARE * span)
+        wait &= bounds[:, 2] - bounds[:, 0] <= 180.0
     bounds[:, 0] -= pad_x
     bounds[:, 1] -= pad_y
     bounds[:, 2] += pad_x
@@ -996,13 +1005,28 @@ class Footprints:
                 mask |= (b[:, 0] >= qx0) & (b[:, 2] <= qx1) & (b[:, 1] >= qy0) & (b[:, 3] <= qy1)
         return mask
 
+    def _decide_by_bounds(self, query: Any, rows: np.ndarray, hits: np.ndarray) -> np.ndarray:
+        """Of ``rows``, those still to test exactly: waiting rows whose bounds box lies
+        inside the (prepared) ``query`` are hits, those whose box misses it are out."""
+        waiting = self.waiting is not None and self.waiting[rows] >= 0
+        if not np.any(waiting):
+            return rows
+        which = rows[waiting]
+        boxes = shapely.box(*self.bounds[which].T)
+        inside = shapely.contains(query, boxes)
+        hits[which[inside]] = True
+        undecided = ~inside & shapely.intersects(query, boxes)
+        return np.sort(np.concatenate([rows[~waiting], which[undecided]]))
+
     def matches(self, query: Any) -> np.ndarray:
         """Row positions whose footprint intersects ``query`` (a 4326 shapely geometry).
 
         Rows whose bounds miss ``query``'s are out; when ``query`` is made of
         axis-aligned boxes, rows whose bounds lie inside one are in (a
-        footprint lies inside its bounds); only the others are tested
-        exactly, and only their footprints are made (or reprojected).
+        footprint lies inside its bounds); for another shape, rows still
+        waiting are decided by their bounds' box when it lies inside
+        ``query`` or misses it.  Only the others are tested exactly, and only
+        their footprints are made (or reprojected).
 
         Example:
             >>> import numpy as np, pyarrow as pa, shapely
@@ -1012,12 +1036,15 @@ class Footprints:
         """
         meet = self.candidates(query)
         hits = np.zeros(len(self), dtype=bool)
-        if meet.any() and _rectangles(query):
+        boxes = meet.any() and _rectangles(query)
+        if boxes:
             hits = meet & self.inside(query)
             meet &= ~hits
         rows = np.flatnonzero(meet)
         if rows.size:
             shapely.prepare(query)
+            if not boxes and self.waiting is not None:
+                rows = self._decide_by_bounds(query, rows, hits)
             hits[rows[shapely.intersects(self.take(rows), query)]] = True
         found: np.ndarray = np.flatnonzero(hits)
         return found

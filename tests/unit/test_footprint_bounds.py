@@ -17,7 +17,7 @@ import shapely
 from pyproj import Transformer
 
 from taco_gdal.read import _footprints
-from taco_gdal.read._footprints import PAD_LIMIT, compute_footprints
+from taco_gdal.read._footprints import PAD_LIMIT, PAD_SHARE, compute_footprints
 
 
 def _truth(rings: np.ndarray, crs: str) -> np.ndarray:
@@ -55,7 +55,7 @@ def interpolate(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
 
 
 @pytest.mark.parametrize("crs", sorted(REGIONS))
-@pytest.mark.parametrize("size", [1_000.0, 10_000.0, 40_000.0])
+@pytest.mark.parametrize("size", [1_000.0, 10_000.0, 40_000.0, 110_000.0])
 def test_padded_vertex_bounds_contain_the_curved_outline(
     crs: str, size: float, interpolate: bool
 ) -> None:
@@ -75,7 +75,9 @@ def test_padded_vertex_bounds_contain_the_curved_outline(
     found = footprints.bounds[waited]
     assert (found[:, :2] <= truth[waited, :2]).all()
     assert (found[:, 2:] >= truth[waited, 2:]).all()
-    assert (np.abs(found - truth[waited]) <= PAD_LIMIT).all()
+    span = np.maximum(truth[:, 2] - truth[:, 0], truth[:, 3] - truth[:, 1])[waited]
+    allowed = np.maximum(PAD_LIMIT, PAD_SHARE * span)[:, None]
+    assert (np.abs(found - truth[waited]) <= allowed).all()
 
 
 def test_small_and_large_rings_of_one_crs(interpolate: bool) -> None:
@@ -89,8 +91,7 @@ def test_small_and_large_rings_of_one_crs(interpolate: bool) -> None:
     truth = shapely.bounds(_truth(rings, "EPSG:32633"))
     assert footprints.waiting is not None
     waited = footprints.waiting >= 0
-    assert waited[size <= 10_000].all()
-    assert not waited[size > 100_000].any()  # reprojected in full (densified) at once
+    assert waited[size <= 110_000].all()  # up to Sentinel-2 tiles
     assert (footprints.bounds[waited, :2] <= truth[waited, :2]).all()
     assert (footprints.bounds[waited, 2:] >= truth[waited, 2:]).all()
 
@@ -185,3 +186,18 @@ def test_the_extent_is_exact_and_costs_a_few_rings(interpolate: bool) -> None:
     assert footprints.extent == tuple(float(v) for v in expected)
     assert footprints.waiting is not None
     assert (footprints.waiting < 0).sum() < 40  # only rings near an edge were made
+
+
+def test_a_shape_decides_by_bounds_and_equals_the_ground_truth(interpolate: bool) -> None:
+    """filter_geometry's shapes (and boxes in another CRS) are not boxes in 4326."""
+    rng = np.random.default_rng(8)
+    x, y = rng.uniform(3e5, 7e5, 300), rng.uniform(4.3e6, 4.7e6, 300)
+    rings = shapely.box(x, y, x + 8_000.0, y + 8_000.0)
+    footprints = compute_footprints(_table(rings, "EPSG:32630"), "istac:geometry")
+    circle = shapely.Point(-3.0, 40.5).buffer(1.2)
+    expected = np.flatnonzero(shapely.intersects(_truth(rings, "EPSG:32630"), circle))
+    assert 30 < len(expected) < 300
+    assert list(footprints.matches(circle)) == list(expected)
+    assert footprints.waiting is not None
+    made = int((footprints.waiting < 0).sum())
+    assert made < len(expected) / 2  # rows well inside the circle were not reprojected
