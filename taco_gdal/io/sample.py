@@ -14,8 +14,11 @@ who want the same behaviour for a ``internal:gdal_vsi`` path:
    digested and compared first: :class:`~taco_gdal.errors.TacoChecksumError`
    instead of pixels from changed bytes;
 4. the dataset is opened under :func:`~taco_gdal.io.profile.sample_env`, so
-   GDAL's own open reads the sample from that cache (no second request).  The
-   profile is active around the open only, not in the caller's ``with`` block.
+   GDAL's own open reads the sample from that cache (no second request); a
+   sample fetched in step 2 is opened without ``GDAL_INGESTED_BYTES_AT_OPEN``
+   (its bytes are cached already: ingesting them would only copy them once
+   more), a larger or local one with it.  The profile is active around the
+   open only, not in the caller's ``with`` block.
 
 :func:`read_sample` makes the same checks and returns the array rasterio's
 ``read()`` would, read by GDAL alone (:func:`read_bands`): without a rasterio
