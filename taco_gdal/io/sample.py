@@ -17,7 +17,7 @@ who want the same behaviour for a ``internal:gdal_vsi`` path:
    GDAL's own open reads the sample from that cache (no second request); a
    sample fetched in step 2 is opened without ``GDAL_INGESTED_BYTES_AT_OPEN``
    (its bytes are cached already: ingesting them would only copy them once
-   more), a larger or local one with it.  The profile is active around the
+   more), a local one with it.  The profile is active around the
    open only, not in the caller's ``with`` block.
 
 :func:`read_sample` makes the same checks and returns the array rasterio's
