@@ -3,7 +3,7 @@
 Two metadata-only TACO ZIPs per size (10k, 100k, 1M level-0 samples), same
 positions on the ground, same box, same process, rounds interleaved:
 
-* ``4crs``: ``istac:geometry`` rectangles of about 10 km stored in EPSG:4326,
+* ``4crs``: ``istac:geometry`` rectangles of about 10 km (``--tile-m``) stored in EPSG:4326,
   UTM 29N, 30N and 31N (a quarter each), ``istac:crs`` beside them, so three
   quarters are reprojected to 4326 (vertices first, whole rings on demand);
 * ``4326``: the same rectangles stored in EPSG:4326 (no reprojection).
@@ -72,8 +72,10 @@ WARM_BOX = (-3.0, 39.0, 1.0, 41.5)
 SIZE_M = 10_000.0
 
 
-def _rectangles(n: int, seed: int, mixed: bool) -> tuple[pa.Array, pa.Array]:
-    """``n`` ~10 km rectangles over Iberia (-9.5 .. 3.5 E, 36 .. 43.5 N), WKB + CRS."""
+def _rectangles(
+    n: int, seed: int, mixed: bool, size_m: float = SIZE_M
+) -> tuple[pa.Array, pa.Array]:
+    """``n`` rectangles of ``size_m`` over Iberia (-9.5 .. 3.5 E, 36 .. 43.5 N), WKB + CRS."""
     rng = np.random.default_rng(seed)
     lon = rng.uniform(-9.5, 3.5, n)
     lat = rng.uniform(36.0, 43.5, n)
@@ -86,14 +88,14 @@ def _rectangles(n: int, seed: int, mixed: bool) -> tuple[pa.Array, pa.Array]:
             continue
         names[rows] = crs
         if crs == "EPSG:4326":
-            dx = SIZE_M / (111_320 * np.cos(np.radians(lat[rows])))
-            dy = SIZE_M / 110_574
+            dx = size_m / (111_320 * np.cos(np.radians(lat[rows])))
+            dy = size_m / 110_574
             geoms[rows] = shapely.box(lon[rows], lat[rows], lon[rows] + dx, lat[rows] + dy)
         else:
             x, y = Transformer.from_crs("EPSG:4326", crs, always_xy=True).transform(
                 lon[rows], lat[rows]
             )
-            geoms[rows] = shapely.box(x, y, np.asarray(x) + SIZE_M, np.asarray(y) + SIZE_M)
+            geoms[rows] = shapely.box(x, y, np.asarray(x) + size_m, np.asarray(y) + size_m)
     return pa.array(shapely.to_wkb(geoms), pa.binary()), pa.array(names, pa.string())
 
 
@@ -115,11 +117,13 @@ def _collection(table: pa.Table, name: str) -> dict[str, Any]:
     }
 
 
-def make_zip(n: int, mixed: bool) -> Path:
+def make_zip(n: int, mixed: bool, size_m: float = SIZE_M) -> Path:
     """A cached metadata-only TACO ZIP of ``n`` FILE rows sharing 4 tiny GeoTIFF members."""
     import tacozip
 
     name = f"crs_{'4crs' if mixed else '4326'}_{n}"
+    if size_m != SIZE_M:
+        name += f"_{size_m:.0f}m"
     target = CACHE / f"{name}.tacozip"
     if target.exists():
         return target
@@ -131,7 +135,7 @@ def make_zip(n: int, mixed: bool) -> Path:
     probe = work / "probe.tacozip"
     tacozip.create(str(probe), tifs, data_names, [(0, 0)])
     blobs = _data_offsets(probe, data_names)
-    geometry, crs = _rectangles(n, seed=7, mixed=mixed)
+    geometry, crs = _rectangles(n, seed=7, mixed=mixed, size_m=size_m)
     pick = np.arange(n) % len(blobs)
     table = pa.table(
         {
@@ -211,13 +215,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000, 1_000_000])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--tile-m", type=float, default=SIZE_M, help="rectangle side (metres)")
     parser.add_argument("--label", default="", help="what was measured (e.g. a commit)")
     parser.add_argument("--name", default="bench_filter_crs", help="results file name")
     args = parser.parse_args()
-    results: dict[str, Any] = {"machine": machine(), "label": args.label, "sizes": {}}
-    print(f"{args.label}  load average at start {os.getloadavg()}")
+    results: dict[str, Any] = {
+        "machine": machine(),
+        "label": args.label,
+        "tile_m": args.tile_m,
+        "sizes": {},
+    }
+    print(f"{args.label}  tiles {args.tile_m:g} m  load average at start {os.getloadavg()}")
     for n in args.sizes:
-        paths = {"4crs": make_zip(n, True), "4326": make_zip(n, False)}
+        paths = {"4crs": make_zip(n, True, args.tile_m), "4326": make_zip(n, False, args.tile_m)}
         for kind in ("4326", "4crs"):  # warm-up, not counted: imports, transformers, caches
             _round(paths[kind])
         load_before = os.getloadavg()
