@@ -38,7 +38,7 @@ from taco_gdal.read._footprints import (
     query_geometry,
     warn_outside_extent,
 )
-from taco_gdal.read.levels import point_columns
+from taco_gdal.read.levels import decode_points
 from taco_gdal.read.query import is_hidden
 from taco_gdal.read.state import LevelTables, QueryState, RowSet, new_view_name
 
@@ -125,14 +125,11 @@ def footprints_of(state: QueryState, level: int, column: str) -> Footprints:
     if cached is not None:
         return cached
     table = base.tables[level]
-    x, y = point_columns(column)
-    if column in LONLAT_POINTS and {x, y} <= set(table.column_names):
-        # the reader decoded these points at load: no shapely object per row
-        computed = Footprints.of_points(
-            column,
-            table.column(x).to_numpy(zero_copy_only=False),
-            table.column(y).to_numpy(zero_copy_only=False),
-        )
+    points = None
+    if column in LONLAT_POINTS and column in table.column_names:
+        points = decode_points(table.column(column))  # lon/lat points: no shapely per row
+    if points is not None:
+        computed = Footprints.of_points(column, *points)
     else:
         computed = compute_footprints(table, column, where=f"{state.path} level {level}")
     with _LOCK:

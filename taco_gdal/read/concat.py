@@ -45,7 +45,6 @@ from taco_gdal.format.names import (
 from taco_gdal.read import _duck
 from taco_gdal.read.containers.base import VsiRule
 from taco_gdal.read.dataset import TacoDataset
-from taco_gdal.read.levels import add_point_columns
 from taco_gdal.read.state import LevelTables, QueryState, level_view
 
 __all__ = ["COLUMN_MODES", "ColumnMode", "concat"]
@@ -280,7 +279,7 @@ def concat(
     for level in range(datasets[0].max_depth + 1):
         tables = [tables[level] for tables in per_dataset]
         columns = _columns(tables, names, column_mode, level)
-        levels.append(add_point_columns(_combine(tables, columns, names, level)))
+        levels.append(_combine(tables, columns, names, level))
     where = "concat(" + ", ".join(ds.path for ds in datasets) + ")"
     if sql_external_access is None:
         sql_external_access = all(ds.state.base.sql_external_access for ds in datasets)

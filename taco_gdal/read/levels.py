@@ -49,6 +49,7 @@ __all__ = [
     "ChildIndex",
     "add_point_columns",
     "child_index",
+    "decode_points",
     "point_columns",
     "prepare_level",
     "prepare_levels",
@@ -179,7 +180,7 @@ def _as_objects(values: pa.ChunkedArray | pa.Array) -> np.ndarray:
     return np.asarray(values.to_numpy(zero_copy_only=False), dtype=object)
 
 
-def _decode_points(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray] | None:
+def decode_points(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray] | None:
     """x and y of a WKB column that holds only little-endian 2D points (else None).
 
     Chunk by chunk: a column of polygons is recognised at its first value and
@@ -246,7 +247,7 @@ def add_point_columns(table: pa.Table) -> pa.Table:
     for name in GEOMETRY_COLUMNS:
         if name not in table.column_names:
             continue
-        decoded = _decode_points(table.column(name))
+        decoded = decode_points(table.column(name))
         if decoded is None:
             continue
         for helper, values in zip(point_columns(name), decoded, strict=True):
@@ -283,8 +284,7 @@ def prepare_level(
     else:
         counter = None if child_counts is None else (child_counts, level - 1)
         parents = _parent_positions(table, previous[0], previous[1], where, counter)
-    table = _set(_set(table, CURRENT_ID, positions), PARENT_ID, parents)
-    return add_point_columns(table), old
+    return _set(_set(table, CURRENT_ID, positions), PARENT_ID, parents), old
 
 
 def prepare_levels(

@@ -12,7 +12,7 @@ import shapely
 from taco_gdal.errors import TacoQueryError
 from taco_gdal.read._duck import spatial_extension_path
 from taco_gdal.read.containers.base import VsiRule
-from taco_gdal.read.levels import _decode_points, add_point_columns, point_columns
+from taco_gdal.read.levels import add_point_columns, decode_points, point_columns
 from taco_gdal.read.query import gdal_vsi_sql, quote_ident, sql_string
 from taco_gdal.read.timerange import parse_range
 
@@ -24,27 +24,27 @@ def _wkb(values: list[object]) -> pa.ChunkedArray:
 def test_points_are_decoded_exactly() -> None:
     rng = np.random.default_rng(3)
     x, y = rng.uniform(-180, 180, 1000), rng.uniform(-90, 90, 1000)
-    decoded = _decode_points(_wkb(list(shapely.to_wkb(shapely.points(x, y)))))
+    decoded = decode_points(_wkb(list(shapely.to_wkb(shapely.points(x, y)))))
     assert decoded is not None
     assert np.array_equal(decoded[0], x) and np.array_equal(decoded[1], y)
 
 
 def test_points_with_nulls_and_slices() -> None:
     points = list(shapely.to_wkb(shapely.points([1.0, 2.0, 3.0], [4.0, 5.0, 6.0])))
-    decoded = _decode_points(_wkb([points[0], None, points[2]]))
+    decoded = decode_points(_wkb([points[0], None, points[2]]))
     assert decoded is not None
     assert decoded[0][0] == 1.0 and np.isnan(decoded[0][1]) and decoded[1][2] == 6.0
     sliced = pa.chunked_array([pa.array(points, pa.binary()).slice(1)])
-    decoded = _decode_points(sliced)
+    decoded = decode_points(sliced)
     assert decoded is not None and decoded[0].tolist() == [2.0, 3.0]
 
 
 def test_non_points_are_left_alone() -> None:
-    assert _decode_points(_wkb([shapely.box(0, 0, 1, 1).wkb])) is None
+    assert decode_points(_wkb([shapely.box(0, 0, 1, 1).wkb])) is None
     big_endian = shapely.to_wkb(shapely.Point(1, 2), byte_order=0)
-    assert _decode_points(_wkb([big_endian])) is None
+    assert decode_points(_wkb([big_endian])) is None
     point_z = shapely.to_wkb(shapely.Point(1, 2, 3))
-    assert _decode_points(_wkb([point_z])) is None
+    assert decode_points(_wkb([point_z])) is None
     table = pa.table({"istac:geometry": pa.array([shapely.box(0, 0, 1, 1).wkb], pa.binary())})
     assert add_point_columns(table).column_names == ["istac:geometry"]
     points = pa.table({"stac:centroid": pa.array([shapely.Point(1, 2).wkb], pa.binary())})

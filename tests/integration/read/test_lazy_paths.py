@@ -14,6 +14,7 @@ import pickle
 
 import pandas as pd
 import pyarrow as pa
+import shapely
 from pandas.arrays import ArrowStringArray
 
 import taco_gdal.read as reader
@@ -102,3 +103,14 @@ def test_the_arrow_form_is_the_duckdb_table(ref: RefDataset) -> None:
     table = ds.to_arrow(0)
     assert table.column(GDAL_VSI).type == pa.string()
     assert [str(v) for v in table.column(GDAL_VSI)] == _duckdb_paths(ds)
+
+
+def test_points_are_decoded_by_the_first_spatial_filter_not_by_load(ref: RefDataset) -> None:
+    ds = reader.load(ref.path)
+    assert not [c for c in ds.state.base.tables[0].column_names if c.startswith("__taco_")]
+    kept = ds.filter_bbox(-1.0, -1.0, 30.0, 50.0, geometry_col="stac:centroid")
+    table = ds.to_arrow(0)
+    points = shapely.from_wkb(table.column("stac:centroid").to_pylist())
+    inside = shapely.intersects(points, shapely.box(-1.0, -1.0, 30.0, 50.0))
+    truth = [str(i) for i, keep in zip(table.column("id").to_pylist(), inside, strict=True) if keep]
+    assert kept.data["id"].tolist() == truth and len(truth) > 0
