@@ -8,12 +8,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import taco_gdal.read as reader
 from taco_gdal.errors import TacoFormatError, TacoIOError, TacoValidationError
 from taco_gdal.io.vsi import VSIFile
 from taco_gdal.read.containers import _parse
+from tests.datasets import write_dataset
 from tests.integration.read.conftest import RefDataset
 
 
@@ -172,3 +174,15 @@ def test_plain_zip_is_not_a_taco(tmp_path: Path) -> None:
         archive.writestr("hello.txt", "hi")
     with pytest.raises(TacoFormatError, match=rf"{target}: not a TACO ZIP.*TACO_HEADER"):
         reader.load(target)
+
+
+def test_level_columns_are_one_chunk(tmp_path: Path) -> None:
+    """Arrow's take on a many-chunk column joins the chunks first: navigation would be O(level)."""
+    path = write_dataset(tmp_path, "3level", "folder")
+    for level in (0, 1):  # stored in row groups of two rows
+        stored = path / "METADATA" / f"level{level}.parquet"
+        pq.write_table(pq.read_table(stored), stored, row_group_size=2)
+    assert pq.ParquetFile(path / "METADATA" / "level1.parquet").num_row_groups > 1
+    ds = reader.load(path)
+    for table in ds.state.base.tables:
+        assert all(column.num_chunks <= 1 for column in table.columns), table.schema
