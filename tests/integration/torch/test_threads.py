@@ -22,6 +22,9 @@ from torch.utils.data import DataLoader
 import taco_gdal
 from taco_gdal.env import get_config
 from taco_gdal.errors import TacoIOError, TacoQueryError
+from taco_gdal.format.names import GDAL_VSI
+from taco_gdal.format.vsi import parse_subfile
+from taco_gdal.io.vsi import READ_ATTEMPTS
 from taco_gdal.torch import IMAGE, MAX_READ_THREADS, SampleDataset
 from tests.integration.torch._data import Written, write_grid
 from tests.integration.torch._loader import as_list
@@ -91,26 +94,41 @@ def test_pool_threads_read_under_the_callers_env(grid: Written) -> None:
     assert [i["option"] for i in ds.__getitems__([20, 21, 22])] == [None] * 3  # no Env: none
 
 
-def test_pool_threads_take_the_callers_retry_setting(http_remote: Remote, grid: Written) -> None:
-    """Three 503s: GDAL's retries (the profile's 4) absorb them, unless the caller's Env says 0.
+def _overlaps(header: str | None, span: tuple[int, int]) -> bool:
+    assert header is not None and header.startswith("bytes="), header
+    first, last = (int(v) for v in header.removeprefix("bytes=").split("-"))
+    return first < span[1] and span[0] <= last
 
-    Each batch is a cached sample (no request) and a new one, both read in the
-    pool: the new one alone meets the faults.  ``VSIFile`` tries a read 3 times.
+
+def test_pool_threads_take_the_callers_retry_setting(http_remote: Remote, grid: Written) -> None:
+    """503s: GDAL's retries (the profile's 4) absorb three; the caller's Env can say 0.
+
+    ``VSIFile`` tries a read 3 times: with ``GDAL_HTTP_MAX_RETRY=0`` reaching
+    the pool thread, a sample that always answers 503 costs exactly 3 GETs
+    (with the profile's 4 retries it would cost 15).  Only the GETs of that
+    sample's bytes are counted: the batch's other sample fails in the pool too.
     """
     url = http_remote.publish(grid.path)
     ds = SampleDataset(taco_gdal.load(url), columns=["label"])
     assert ds.read_threads == MAX_READ_THREADS  # the default for the built-in reader
-    ds.__getitems__([0, 1])  # the container is opened, 0 and 1 are in GDAL's cache
+    ds.__getitems__([0, 1])  # the container is opened: later batches go to the pool whole
     name = url.rsplit("/", 1)[-1]
     http_remote.server.fail(name, times=3, status=503, methods="GET")
-    items = ds.__getitems__([0, 11])
-    assert [i["id"] for i in items] == ["g0000", "g0011"]
-    http_remote.server.fail(name, times=3, status=503, methods="GET")
-    with (
-        taco_gdal.Env(GDAL_HTTP_MAX_RETRY=0),
-        pytest.raises(TacoIOError, match="the read delivered 0"),
-    ):
-        ds.__getitems__([1, 12])  # the caller's "no retry" reached the pool thread
+    assert [i["id"] for i in ds.__getitems__([0, 11])] == ["g0000", "g0011"]
+
+    failing = parse_subfile(str(ds.rows.levels[0].rows([12])[0][GDAL_VSI]))
+    span = (failing.offset, failing.offset + failing.size)
+    http_remote.server.fail(name, times=None, status=503, methods="GET")
+    http_remote.log.clear()
+    try:
+        with taco_gdal.Env(GDAL_HTTP_MAX_RETRY=0), pytest.raises(TacoIOError):
+            ds.__getitems__([12, 150])
+    finally:
+        assert ds._pool is not None
+        ds._pool.shutdown(wait=True)  # the other sample's read ends before the faults do
+        gets = [r for r in http_remote.log.records(method="GET") if _overlaps(r.range, span)]
+        http_remote.server.reset()
+    assert len(gets) == READ_ATTEMPTS, gets
 
 
 def test_default_threads(grid: Written, tmp_path: Path) -> None:
