@@ -795,6 +795,23 @@ class _Waiting:
     first: int
     """The number of this group's first ring among all waiting rings of its footprints."""
 
+    def touches(self, which: np.ndarray, query: Any) -> np.ndarray:
+        """Per ring numbered ``which``: has it a vertex in the (prepared) ``query``?
+
+        The vertices are reprojected exactly (pyproj): a vertex lies on the
+        footprint's outline, so such a ring's footprint meets ``query``.
+        """
+        part = self.rings.pick(which)
+        body = np.ones(len(part.coords), dtype=bool)
+        body[part.starts[1:] - 1] = False  # the closing vertex repeats the first
+        x = np.ascontiguousarray(part.coords[body, 0])
+        y = np.ascontiguousarray(part.coords[body, 1])
+        _transform_xy(_transformer(self.crs, self.where), x, y, self.crs, self.where)
+        inside = shapely.intersects_xy(query, x, y)
+        head = part.starts[:-1] - np.arange(len(which))  # offsets without the closing vertices
+        touched: np.ndarray = np.logical_or.reduceat(inside, head)
+        return touched
+
     def reproject(self, which: np.ndarray) -> np.ndarray:
         """4326 polygons of rings numbered ``which`` (in this group)."""
         part = self.rings.pick(which)
@@ -1005,6 +1022,22 @@ class Footprints:
                 mask |= (b[:, 0] >= qx0) & (b[:, 2] <= qx1) & (b[:, 1] >= qy0) & (b[:, 3] <= qy1)
         return mask
 
+    def _decide_by_vertices(self, query: Any, rows: np.ndarray, hits: np.ndarray) -> np.ndarray:
+        """Of ``rows``, those still to test exactly: waiting rows with a vertex in ``query`` are
+        hits (4 pyproj points for a tile instead of its whole outline)."""
+        if self.waiting is None:
+            return rows
+        number = self.waiting[rows]
+        touched = np.zeros(len(rows), dtype=bool)
+        for source in self.sources:
+            mine = np.flatnonzero(
+                (number >= source.first) & (number < source.first + len(source.rings))
+            )
+            if mine.size:
+                touched[mine] = source.touches(number[mine] - source.first, query)
+        hits[rows[touched]] = True
+        return rows[~touched]
+
     def _decide_by_bounds(self, query: Any, rows: np.ndarray, hits: np.ndarray) -> np.ndarray:
         """Of ``rows``, those still to test exactly: waiting rows whose bounds box lies
         inside the (prepared) ``query`` are hits, those whose box misses it are out."""
@@ -1025,8 +1058,9 @@ class Footprints:
         axis-aligned boxes, rows whose bounds lie inside one are in (a
         footprint lies inside its bounds); for another shape, rows still
         waiting are decided by their bounds' box when it lies inside
-        ``query`` or misses it.  Only the others are tested exactly, and only
-        their footprints are made (or reprojected).
+        ``query`` or misses it; a waiting row with a vertex (reprojected
+        exactly) in ``query`` is in.  Only the others are tested exactly, and
+        only their footprints are made (or reprojected).
 
         Example:
             >>> import numpy as np, pyarrow as pa, shapely
@@ -1045,7 +1079,9 @@ class Footprints:
             shapely.prepare(query)
             if not boxes and self.waiting is not None:
                 rows = self._decide_by_bounds(query, rows, hits)
-            hits[rows[shapely.intersects(self.take(rows), query)]] = True
+            rows = self._decide_by_vertices(query, rows, hits)
+            if rows.size:
+                hits[rows[shapely.intersects(self.take(rows), query)]] = True
         found: np.ndarray = np.flatnonzero(hits)
         return found
 

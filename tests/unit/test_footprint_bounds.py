@@ -152,7 +152,10 @@ def test_a_box_around_the_bounds_decides_without_reprojecting(interpolate: bool)
     edge = shapely.box(-3.5, 39.0, -3.0, 41.0)  # some inside, some across, some out
     expected = np.flatnonzero(shapely.intersects(truth, edge))
     assert 0 < len(expected) < 40
+    straddling = footprints.candidates(edge) & ~footprints.inside(edge)
     assert list(footprints.matches(edge)) == list(expected)
+    made = int((footprints.waiting < 0).sum())
+    assert made < int(straddling.sum())  # a tile with a corner in the box needs no outline
 
 
 def test_interpolated_vertices_are_close_to_pyproj(monkeypatch: pytest.MonkeyPatch) -> None:
