@@ -61,3 +61,34 @@ def test_source_ending_early_raises(tmp_path: Path) -> None:
         os.close(src)
         os.close(dst)
     assert (tmp_path / "dst").stat().st_size == 5 * 1024 * 1024  # every byte read was written
+
+
+def test_threaded_digest_source_ending_early_raises(tmp_path: Path) -> None:
+    # SHA-256 of a copy of 8 MiB or more runs in a helper thread: same error, same bytes
+    (tmp_path / "src").write_bytes(os.urandom(9 * 1024 * 1024))
+    src = os.open(tmp_path / "src", os.O_RDONLY)
+    dst = os.open(tmp_path / "dst", os.O_CREAT | os.O_WRONLY, 0o644)
+    try:
+        with pytest.raises(TacoIOError, match=r"expected .* more bytes at offset 9437184"):
+            copy_fd(src, 0, 12 * 1024 * 1024, dst, 0, StreamingDigest("sha256"), where="src")
+    finally:
+        os.close(src)
+        os.close(dst)
+    assert (tmp_path / "dst").stat().st_size == 9 * 1024 * 1024
+
+
+def test_threaded_digest_covers_every_segment(tmp_path: Path) -> None:
+    # more segments than the ring holds, and a last partial segment
+    data = os.urandom(3 * 4 * 1024 * 1024 + 4 * 1024 * 1024 + 777)
+    (tmp_path / "src").write_bytes(data)
+    digest = StreamingDigest("sha256")
+    src = os.open(tmp_path / "src", os.O_RDONLY)
+    dst = os.open(tmp_path / "dst", os.O_CREAT | os.O_WRONLY, 0o644)
+    try:
+        crc = copy_fd(src, 0, len(data), dst, 0, digest)
+    finally:
+        os.close(src)
+        os.close(dst)
+    assert (tmp_path / "dst").read_bytes() == data
+    assert crc == zlib.crc32(data)
+    assert digest.value() == f"sha256:{hashlib.sha256(data).hexdigest()}"
