@@ -510,18 +510,6 @@ def _ring_curvature(
     cells = norms.shape[1] - 1
     x0, y0, x1, y1 = box
     cell_x, cell_y = (x1 - x0) / cells, (y1 - y0) / cells
-    level = np.maximum(  # per cell, its four nodes
-        np.maximum(norms[:, :-1, :-1], norms[:, 1:, :-1]),
-        np.maximum(norms[:, :-1, 1:], norms[:, 1:, 1:]),
-    )
-    levels = [level]
-    for _ in range(cells):  # level r: the largest over the (2r + 1) x (2r + 1) cells around
-        edge = np.pad(level, ((0, 0), (1, 1), (1, 1)), mode="edge")
-        level = np.max(
-            [edge[:, i : i + cells, j : j + cells] for i in range(3) for j in range(3)], axis=0
-        )
-        levels.append(level)
-    stacked = np.stack(levels)  # (cells + 1, 2, cells, cells)
     col = np.zeros(len(first), dtype=np.int64)
     row = np.zeros(len(first), dtype=np.int64)
     if cell_x > 0:
@@ -532,7 +520,27 @@ def _ring_curvature(
     with np.errstate(invalid="ignore"):
         reach = np.ceil((edges * longest / 2.0 + spacing) / smallest)
     far = np.clip(np.nan_to_num(reach, nan=cells), 0, cells).astype(np.int64)
+    level = np.maximum(  # per cell, its four nodes
+        np.maximum(norms[:, :-1, :-1], norms[:, 1:, :-1]),
+        np.maximum(norms[:, :-1, 1:], norms[:, 1:, 1:]),
+    )
+    levels = [level]
+    for _ in range(int(far.max(initial=0))):  # level r: over the (2r + 1)^2 cells around
+        level = _grow(level)
+        levels.append(level)
+    stacked = np.stack(levels)  # (levels, 2, cells, cells)
     return PAD_SAFETY * stacked[far, 0, row, col], PAD_SAFETY * stacked[far, 1, row, col]
+
+
+def _grow(level: np.ndarray) -> np.ndarray:
+    """``(2, c, c)`` -> per cell, the largest value over it and its 8 neighbours."""
+    out = level.copy()
+    np.maximum(out[:, 1:], level[:, :-1], out=out[:, 1:])
+    np.maximum(out[:, :-1], level[:, 1:], out=out[:, :-1])
+    rows = out.copy()
+    np.maximum(out[:, :, 1:], rows[:, :, :-1], out=out[:, :, 1:])
+    np.maximum(out[:, :, :-1], rows[:, :, 1:], out=out[:, :, :-1])
+    return out
 
 
 def _longest_edges(coords: np.ndarray, starts: np.ndarray) -> np.ndarray:
