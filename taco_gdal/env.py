@@ -24,7 +24,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from types import TracebackType
 
-from osgeo import gdal
+from taco_gdal._osgeo import gdal
 
 from taco_gdal import _fork  # noqa: F401  (registers the after-fork reset)
 

@@ -24,7 +24,6 @@ from typing import Any, ClassVar, Final
 
 import numpy as np
 import pyarrow as pa
-from osgeo import gdal
 
 from taco_gdal.containers import (
     FILE,
@@ -99,6 +98,8 @@ def shard_names(path: str, count: int) -> list[str]:
     if count <= 1 and path_exists(join_vsi(folder, single)):
         return [single]
     prefix = fold + "_"
+    from osgeo import gdal  # here: importing the plugin (every load() does) needs no GDAL
+
     try:
         listing = gdal.ReadDir(folder) or []
     except RuntimeError:

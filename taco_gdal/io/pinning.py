@@ -54,7 +54,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from osgeo import gdal
+from taco_gdal._osgeo import gdal
 
 from taco_gdal._fork import after_fork_in_child
 from taco_gdal.errors import TacoChangedError, TacoIOError

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
+import os
+import stat
 import time
 from contextlib import AbstractContextManager, nullcontext
 from types import TracebackType
 from typing import Any, Final
 
-from osgeo import gdal
-
+from taco_gdal._osgeo import gdal
 from taco_gdal.errors import TacoFormatError, TacoIOError
 from taco_gdal.format.vsi import is_remote
 from taco_gdal.io import pinning
@@ -33,6 +34,45 @@ def _gdal_message() -> str:
     return f": {msg}" if msg else ""
 
 
+def is_plain_local(path: str) -> bool:
+    """A path of the local file system that GDAL would read as it is (no ``/vsi`` prefix).
+
+    Example:
+        >>> is_plain_local("/data/x.tacozip"), is_plain_local("/vsicurl/http://h/x.tacozip")
+        (True, False)
+    """
+    return not path.startswith("/vsi") and not is_remote(path)
+
+
+def _open_local(path: str, mode: str) -> int:
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise TacoIOError(f"cannot open {path!r} (mode {mode!r}): {exc.strerror}") from exc
+    if stat.S_ISDIR(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise TacoIOError(f"cannot open {path!r} (mode {mode!r}): it is a folder, not a file")
+    return fd
+
+
+def _pread(fd: int, offset: int, size: int, path: str) -> bytes:
+    """Up to ``size`` bytes at ``offset`` (fewer only at the end of the file)."""
+    parts: list[bytes] = []
+    done = 0
+    while done < size:
+        try:
+            part = os.pread(fd, size - done, offset + done)
+        except OSError as exc:
+            raise TacoIOError(
+                f"cannot read {size} bytes at offset {offset} of {path!r}: {exc.strerror}"
+            ) from exc
+        if not part:
+            break
+        parts.append(part)
+        done += len(part)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
 class VSIFile:
     """An open GDAL virtual file.  Use as a context manager.
 
@@ -52,6 +92,10 @@ class VSIFile:
         self.mode = mode
         self.remote = is_remote(path)
         self._handle: Any = None
+        self._fd: int | None = None
+        if mode == "rb" and is_plain_local(path):  # the operating system reads it: no GDAL
+            self._fd = _open_local(path, mode)
+            return
         if self.remote and mode == "rb":
             pinning.verify(path)  # TacoChangedError if the container is not the one pinned
         gdal.ErrorReset()
@@ -88,6 +132,9 @@ class VSIFile:
         self.close()
 
     def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
         if self._handle is not None:
             gdal.VSIFCloseL(self._handle)
             self._handle = None
@@ -96,6 +143,8 @@ class VSIFile:
 
     def size(self) -> int:
         """Size of the file in bytes (seek to the end)."""
+        if self._fd is not None:
+            return os.fstat(self._fd).st_size
         with self._scope():
             self._seek(0, 2)
             return int(gdal.VSIFTellL(self._handle))
@@ -147,6 +196,8 @@ class VSIFile:
         )
 
     def _read_once(self, offset: int, size: int) -> bytes:
+        if self._fd is not None:
+            return _pread(self._fd, offset, size, self.path)
         self._seek(offset)
         gdal.ErrorReset()
         try:

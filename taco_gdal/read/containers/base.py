@@ -16,17 +16,19 @@ request.
 
 from __future__ import annotations
 
+import os
 import posixpath
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, runtime_checkable
 
 import pyarrow as pa
-from osgeo import gdal
 
+from taco_gdal._osgeo import gdal
 from taco_gdal.errors import TacoIOError
 from taco_gdal.format import vsi
-from taco_gdal.io.vsi import VSIFile
+from taco_gdal.io.vsi import VSIFile, is_plain_local
 
 if TYPE_CHECKING:
     from taco_gdal.verify.report import Failure
@@ -69,7 +71,9 @@ class VsiRule:
 
 
 def path_exists(path: str) -> bool:
-    """Whether a GDAL path exists (one ``VSIStatL``)."""
+    """Whether a GDAL path exists (one ``VSIStatL``, or one ``stat`` for a local path)."""
+    if is_plain_local(path):
+        return os.path.exists(path)
     try:
         stat = gdal.VSIStatL(path, gdal.VSI_STAT_EXISTS_FLAG)
     except RuntimeError:
@@ -103,6 +107,13 @@ class Probe:
 
     def stat(self) -> tuple[bool, bool]:
         """``(exists, is_directory)``; one ``VSIStatL``."""
+        if self._stat is None and is_plain_local(self.path):
+            try:
+                mode = os.stat(self.path).st_mode
+            except OSError:
+                self._stat = (False, False)
+            else:
+                self._stat = (True, stat.S_ISDIR(mode))
         if self._stat is None:
             flags = gdal.VSI_STAT_EXISTS_FLAG | gdal.VSI_STAT_NATURE_FLAG
             try:
