@@ -24,9 +24,8 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from types import TracebackType
 
-from taco_gdal._osgeo import gdal
-
 from taco_gdal import _fork  # noqa: F401  (registers the after-fork reset)
+from taco_gdal._osgeo import gdal
 
 __all__ = ["Env", "config_options", "get_config", "thread_options"]
 

@@ -54,9 +54,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from taco_gdal._osgeo import gdal
-
 from taco_gdal._fork import after_fork_in_child
+from taco_gdal._osgeo import gdal
 from taco_gdal.errors import TacoChangedError, TacoIOError
 from taco_gdal.format.vsi import SUBFILE_PREFIX, is_remote, parse_subfile
 from taco_gdal.io.profile import metadata_env

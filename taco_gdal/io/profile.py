@@ -32,7 +32,6 @@ from collections.abc import Iterable
 from typing import Final
 
 from taco_gdal._osgeo import gdal
-
 from taco_gdal.env import Env, get_config
 from taco_gdal.format.names import LOCAL_META, TACOCAT_FILE, ZIP_SUFFIXES
 
