@@ -47,8 +47,10 @@ _SEGMENT = 16 * COPY_BLOCK
 """Bytes handed to the digest thread at once (one queue round trip per 4 MiB)."""
 _RING = 3
 """Segments in flight between the copying thread and the digest thread (12 MiB)."""
-_THREADED_MIN = 2 * _SEGMENT
-"""Smaller copies digest inline (a thread start costs more than it saves)."""
+_THREADED_MIN = 16 * _SEGMENT
+"""Smaller copies digest inline: the thread and its first and last segments cost more than
+the overlap saves (SHA-256 of 16 MiB, 9 rounds at load 3.7: +17.1 ms threaded vs +12.8 ms
+inline; of 100 MiB, 15 rounds: +42.4 vs +80.9 ms; ``bench/bench_digest_copy.py``)."""
 
 OnWritten = Callable[[int, int], None]
 """``on_written(position, n)``: ``n`` bytes were just written at ``position`` of the output."""
@@ -208,7 +210,7 @@ def copy_fd(
 
     One pass: each 256 KiB block is read with ``pread``, its CRC-32 (and the
     digest, if given, fed from the same buffer) computed, and written with
-    ``pwrite``.  A SHA-256 of a copy of at least 8 MiB is computed by a helper
+    ``pwrite``.  A SHA-256 of a copy of at least 64 MiB is computed by a helper
     thread on 4 MiB segments of the copied bytes (see :data:`_THREADED_DIGESTS`).
 
     Args:

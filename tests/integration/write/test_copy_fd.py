@@ -15,9 +15,10 @@ import pytest
 
 from taco_gdal.errors import TacoIOError
 from taco_gdal.format.checksum import StreamingDigest
-from taco_gdal.write._copy import COPY_BLOCK, copy_fd
+from taco_gdal.write._copy import _THREADED_MIN, COPY_BLOCK, copy_fd
 
 SIZES = [1, COPY_BLOCK - 1, COPY_BLOCK * 3 + 17, 4 * 1024 * 1024, 9 * 1024 * 1024 + 12345]
+THREADED = _THREADED_MIN  # SHA-256 of a copy this large runs in the digest thread
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -64,22 +65,24 @@ def test_source_ending_early_raises(tmp_path: Path) -> None:
 
 
 def test_threaded_digest_source_ending_early_raises(tmp_path: Path) -> None:
-    # SHA-256 of a copy of 8 MiB or more runs in a helper thread: same error, same bytes
-    (tmp_path / "src").write_bytes(os.urandom(9 * 1024 * 1024))
+    # SHA-256 of a large copy runs in a helper thread: same error, same bytes
+    (tmp_path / "src").write_bytes(os.urandom(THREADED + 1024 * 1024))
     src = os.open(tmp_path / "src", os.O_RDONLY)
     dst = os.open(tmp_path / "dst", os.O_CREAT | os.O_WRONLY, 0o644)
     try:
-        with pytest.raises(TacoIOError, match=r"expected .* more bytes at offset 9437184"):
-            copy_fd(src, 0, 12 * 1024 * 1024, dst, 0, StreamingDigest("sha256"), where="src")
+        with pytest.raises(
+            TacoIOError, match=rf"expected .* more bytes at offset {THREADED + 2**20}"
+        ):
+            copy_fd(src, 0, THREADED + 4 * 2**20, dst, 0, StreamingDigest("sha256"), where="src")
     finally:
         os.close(src)
         os.close(dst)
-    assert (tmp_path / "dst").stat().st_size == 9 * 1024 * 1024
+    assert (tmp_path / "dst").stat().st_size == THREADED + 1024 * 1024
 
 
 def test_threaded_digest_covers_every_segment(tmp_path: Path) -> None:
     # more segments than the ring holds, and a last partial segment
-    data = os.urandom(3 * 4 * 1024 * 1024 + 4 * 1024 * 1024 + 777)
+    data = os.urandom(THREADED + 4 * 1024 * 1024 + 777)
     (tmp_path / "src").write_bytes(data)
     digest = StreamingDigest("sha256")
     src = os.open(tmp_path / "src", os.O_RDONLY)
