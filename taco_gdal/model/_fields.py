@@ -12,11 +12,13 @@ which also makes their ``id`` a safe cache key for field positions.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, TypeVar
 
 import pyarrow as pa
 
-__all__ = ["EMPTY", "FieldMap", "intern_fields", "position", "value_at", "values_of"]
+__all__ = ["EMPTY", "FieldMap", "intern_fields", "position", "shared", "value_at", "values_of"]
+
+T = TypeVar("T")
 
 FieldMap = dict[str, pa.DataType]
 """``{field: Arrow type}`` in field order; shared maps are never mutated."""
@@ -28,6 +30,26 @@ _BY_IDS: dict[tuple[tuple[str, int], ...], FieldMap] = {}
 _BY_VALUE: dict[tuple[tuple[str, pa.DataType], ...], FieldMap] = {}
 _POSITIONS: dict[int, dict[str, int]] = {}
 """``id`` of an interned map -> field positions (interned maps live forever)."""
+
+
+def shared(cache: dict[T, T], value: T) -> T:
+    """The object equal to ``value`` already in ``cache`` (``value`` itself the first time).
+
+    At most :data:`MAX_INTERNED` values are remembered per cache; later new
+    values are returned as given (so unique ones cost nothing extra).
+
+    Example:
+        >>> cache: dict[str, str] = {}
+        >>> first = "".join(["b", "0"])
+        >>> shared(cache, first) is shared(cache, "".join(["b", "0"]))
+        True
+    """
+    found = cache.get(value)
+    if found is not None:
+        return found
+    if len(cache) < MAX_INTERNED:
+        cache[value] = value
+    return value
 
 
 def intern_fields(fields: FieldMap) -> FieldMap:

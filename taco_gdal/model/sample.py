@@ -24,7 +24,7 @@ from taco_gdal.format.names import FILE, FOLDER, ID, PADDING_PREFIX, PATH, SAMPL
 from taco_gdal.format.vsi import to_vsi
 from taco_gdal.io.vsi import file_size
 from taco_gdal.model._arrow import column_from_values, infer_type
-from taco_gdal.model._fields import EMPTY, FieldMap, intern_fields, position, value_at
+from taco_gdal.model._fields import EMPTY, FieldMap, intern_fields, position, shared, value_at
 from taco_gdal.model._rules import check_key, check_sample_id
 
 if TYPE_CHECKING:
@@ -59,21 +59,7 @@ def _remove_file(path: str) -> None:
 
 
 _IDS: dict[str, str] = {}
-_IDS_MAX: Final = 4096
-
-
-def _shared_id(sample_id: str) -> str:
-    """One string object for ids that repeat (``b0`` under each of 100k folders).
-
-    The first 4096 distinct ids are remembered; later new ids are kept as given,
-    so unique ids of a million root samples cost nothing extra.
-    """
-    found = _IDS.get(sample_id)
-    if found is not None:
-        return found
-    if len(_IDS) < _IDS_MAX:
-        _IDS[sample_id] = sample_id
-    return sample_id
+"""Ids that repeat, one string each (:func:`~taco_gdal.model._fields.shared`)."""
 
 
 class _Extra:
@@ -142,7 +128,7 @@ class Sample:
         temp_dir: str | os.PathLike[str] | None = None,
         **metadata: Any,
     ) -> None:
-        self.id = _shared_id(check_sample_id(id))
+        self.id = shared(_IDS, check_sample_id(id))  # ``b0`` under each of 100k folders: one string
         self._init_empty()
         inferred = self._attach(path, temp_dir)
         self.type = self._resolve_type(type, inferred)

@@ -17,7 +17,7 @@ from taco_gdal.errors import (
 from taco_gdal.extensions.base import TortillaExtension
 from taco_gdal.format.names import ID, MAX_DEPTH, PATH, TYPE
 from taco_gdal.model._arrow import column_from_values
-from taco_gdal.model._fields import intern_fields, values_of
+from taco_gdal.model._fields import intern_fields, shared, values_of
 from taco_gdal.model._rules import check_key
 from taco_gdal.model._schema import diff_schema, merge_into
 from taco_gdal.model.sample import Sample
@@ -29,20 +29,8 @@ _NO_EXTENSION: dict[str, pa.Array] = {}
 """Shared by tortillas without extension columns (replaced, never filled)."""
 _NO_DESCRIPTIONS: dict[str, str] = {}
 _SHARED_TUPLES: dict[tuple[str, ...], tuple[str, ...]] = {}
-_SHARED_MAX = 4096
+"""Equal id or kind tuples of small tortillas, one object each (100k folders share a few)."""
 _SHARED_LENGTH = 256
-
-
-def _shared(values: tuple[str, ...]) -> tuple[str, ...]:
-    """One tuple for equal id or kind tuples of small tortillas (100k folders share a few)."""
-    if len(values) > _SHARED_LENGTH:
-        return values
-    found = _SHARED_TUPLES.get(values)
-    if found is not None:
-        return found
-    if len(_SHARED_TUPLES) < _SHARED_MAX:
-        _SHARED_TUPLES[values] = values
-    return values
 
 
 class Tortilla:
@@ -99,8 +87,8 @@ class Tortilla:
             sample._freeze()
         self._samples = tuple(items)
         small = len(items) <= _SHARED_LENGTH
-        self._id_tuple = _shared(tuple(s.id for s in items)) if small else None
-        self._kind_tuple = _shared(tuple(s.type for s in items)) if small else None
+        self._id_tuple = shared(_SHARED_TUPLES, tuple(s.id for s in items)) if small else None
+        self._kind_tuple = shared(_SHARED_TUPLES, tuple(s.type for s in items)) if small else None
         self._ext: dict[str, pa.Array] = _NO_EXTENSION
         self._descriptions: dict[str, str] = _NO_DESCRIPTIONS
         self._frozen = False
