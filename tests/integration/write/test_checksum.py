@@ -9,16 +9,13 @@ files (holes kept), ``/vsisubfile/`` ranges and ``/vsimem/`` (VSI) sources.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import zipfile
 from pathlib import Path
 
-import google_crc32c
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import xxhash
 
 import taco_gdal
 from taco_gdal.errors import TacoValidationError
@@ -27,19 +24,12 @@ from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.write import create, export
 from taco_gdal.write._sources import read_folder_metadata, read_zip_metadata
 from taco_gdal.write.zipstream import BLOCK_SIZE, LOCAL_BLOCK
+from tests.digests import independent_digest
 
 
 def level_tables(path: Path) -> list[pa.Table]:
     read = read_zip_metadata if path.suffix else read_folder_metadata
     return read(path).levels
-
-
-def digest_of(algorithm: str, data: bytes) -> str:
-    if algorithm == "crc32c":
-        return f"crc32c:{google_crc32c.value(data):08x}"
-    if algorithm == "xxh3":
-        return f"xxh3:{xxhash.xxh3_64(data).hexdigest()}"
-    return f"sha256:{hashlib.sha256(data).hexdigest()}"
 
 
 def _sources(folder: Path) -> dict[str, bytes]:
@@ -88,7 +78,7 @@ def _taco(folder: Path, contents: dict[str, bytes]) -> Taco:
 
 def _expected(folder: Path, table_sources: list[str | None], algorithm: str) -> list[str | None]:
     return [
-        None if src is None else digest_of(algorithm, Path(src).read_bytes())
+        None if src is None else independent_digest(algorithm, Path(src).read_bytes())
         for src in table_sources
     ]
 
@@ -119,7 +109,7 @@ def test_meta_tables_carry_the_digests(tmp_path: Path) -> None:
     contents = _sources(tmp_path / "src")
     out = create(_taco(tmp_path / "src", contents), tmp_path / "out", checksum="xxh3", quiet=True)
     meta = pq.read_table(out[0] / "DATA" / "r1" / "f" / LOCAL_META)
-    expected = [digest_of("xxh3", contents[n]) for n in ("block1", "large", "sparse")]
+    expected = [independent_digest("xxh3", contents[n]) for n in ("block1", "large", "sparse")]
     assert meta.column(CHECKSUM).to_pylist() == [*expected, None]
     zipped = create(
         _taco(tmp_path / "src", contents), tmp_path / "z.tacozip", checksum="xxh3", quiet=True
@@ -157,7 +147,10 @@ def test_vsi_sources_are_hashed_in_the_same_pass(tmp_path: Path) -> None:
         for name in ("v.tacozip", "v"):
             out = create(taco, tmp_path / name, checksum="sha256", quiet=True)[0]
             digests = level_tables(out)[0].column(CHECKSUM).to_pylist()
-            assert digests == [digest_of("sha256", data), digest_of("sha256", data[10:110])]
+            assert digests == [
+                independent_digest("sha256", data),
+                independent_digest("sha256", data[10:110]),
+            ]
     finally:
         gdal.Unlink(vsimem)
 
@@ -191,7 +184,7 @@ def test_export_keeps_or_recomputes_digests(tmp_path: Path, suffix: str) -> None
         ]
     )
     expected = {
-        k: None if v is None else digest_of("xxh3", Path(v).read_bytes())
+        k: None if v is None else independent_digest("xxh3", Path(v).read_bytes())
         for k, v in sources.items()
     }
     assert _by_path(level_tables(fresh)) == expected
