@@ -131,23 +131,16 @@ def test_offset_check_reads_only_when_the_bug_is_possible(
 ) -> None:
     """Sorted parent folders: no read beyond the header and metadata; else one per level."""
     from taco_gdal.io.vsi import VSIFile
-    from taco_gdal.read.containers import _parse
 
     entry = MANIFEST["entries"][name]
     done: list[tuple[int, int]] = []
     original = VSIFile.read_at
-    original_range = _parse._read_range
 
     def counting(self: VSIFile, offset: int, size: int) -> bytes:
         done.append((offset, size))
         return original(self, offset, size)
 
-    def counting_range(f: VSIFile, offset: int, size: int) -> object:
-        done.append((offset, size))  # a local file's metadata: read without VSIFile.read_at
-        return original_range(f, offset, size)
-
     monkeypatch.setattr(VSIFile, "read_at", counting)
-    monkeypatch.setattr(_parse, "_read_range", counting_range)
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         load(GOLDEN / entry["load"]).close()

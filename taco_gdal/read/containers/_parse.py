@@ -9,7 +9,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from taco_gdal.errors import TacoFormatError, TacoIOError
+from taco_gdal.errors import TacoFormatError
 from taco_gdal.format.header import HeaderEntry
 from taco_gdal.format.names import ID, MAX_DEPTH, PIT_SCHEMA_KEY, TYPE
 from taco_gdal.io.vsi import VSIFile
@@ -48,24 +48,6 @@ def _groups(entries: Sequence[HeaderEntry]) -> list[list[int]]:
     return groups
 
 
-def _read_range(f: VSIFile, offset: int, size: int) -> pa.Buffer | bytes:
-    """``size`` bytes at ``offset``: straight into an Arrow buffer for a plain local file.
-
-    GDAL's read copies into a Python ``bytes`` object (twice the time of one
-    ``pread`` into Arrow memory for an 87 MB level, measured); remote and
-    ``/vsi`` paths keep GDAL's read, with its retries and one request.
-    """
-    if f.remote or f.path.startswith("/vsi"):
-        return f.read_at(offset, size)
-    try:
-        with pa.OSFile(f.path) as local:
-            return local.read_at(size, offset)
-    except OSError as exc:
-        raise TacoIOError(
-            f"cannot read {size} bytes at offset {offset} of {f.path!r}: {exc}"
-        ) from exc
-
-
 def read_entries(
     f: VSIFile, entries: Sequence[HeaderEntry], labels: Sequence[str]
 ) -> list[pa.Buffer]:
@@ -90,7 +72,7 @@ def read_entries(
         start = min(entries[i].offset for i in group)
         stop = max(entries[i].end for i in group)
         log.debug("read %s bytes at %s of %s", stop - start, start, f.path)
-        data = _read_range(f, start, stop - start)
+        data = f.read_at(start, stop - start)  # a local file: one pread (see VSIFile)
         if len(data) < stop - start:
             size = f.size()
             bad = next(i for i in group if entries[i].end > size)
@@ -99,7 +81,7 @@ def read_entries(
                 f"{entries[bad].end} but the file has only {size} bytes (truncated file, "
                 "or a header pointing past the end)"
             )
-        buffer = data if isinstance(data, pa.Buffer) else pa.py_buffer(data)
+        buffer = pa.py_buffer(data)
         for i in group:
             out[i] = buffer.slice(entries[i].offset - start, entries[i].length)
     return [b for b in out if b is not None]

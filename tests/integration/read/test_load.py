@@ -7,14 +7,12 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 import taco_gdal.read as reader
 from taco_gdal.errors import TacoFormatError, TacoIOError, TacoValidationError
 from taco_gdal.io.vsi import VSIFile
-from taco_gdal.read.containers import _parse
 from tests.datasets import write_dataset
 from tests.integration.read.conftest import RefDataset
 
@@ -148,13 +146,7 @@ def test_archive_opens_with_two_reads(
         reads.append((self.path, offset, size))
         return original(self, offset, size)
 
-    def counting_range(f: VSIFile, offset: int, size: int) -> pa.Buffer | bytes:
-        reads.append((f.path, offset, size))  # a local file: read without VSIFile.read_at
-        return original_range(f, offset, size)
-
-    original_range = _parse._read_range
     monkeypatch.setattr(VSIFile, "read_at", counting)
-    monkeypatch.setattr(_parse, "_read_range", counting_range)
     reader.load(path)
     assert [r[1] for r in reads][:1] == [0] and len(reads) == 2, reads
     end = reads[1][1] + reads[1][2]
