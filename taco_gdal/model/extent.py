@@ -10,7 +10,6 @@ from typing import Any, Final
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import shapely
 
 from taco_gdal.errors import TacoValidationError
 from taco_gdal.model._levels import Level
@@ -102,6 +101,8 @@ def _spatial(centroids: pa.Array) -> tuple[float, float, float, float]:
     valid = centroids.drop_null()
     if len(valid) == 0:
         return GLOBAL_BBOX
+    import shapely  # here: only datasets with centroid columns need it
+
     points = shapely.from_wkb(np.asarray(valid.to_pylist(), dtype=object))
     lons, lats = shapely.get_x(points), shapely.get_y(points)
     south, north = float(lats.min()), float(lats.max())

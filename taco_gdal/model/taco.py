@@ -13,7 +13,6 @@ import numpy as np
 import pyarrow as pa
 
 from taco_gdal.errors import TacoNavigationError, TacoValidationError
-from taco_gdal.extensions.base import TacoExtension
 from taco_gdal.format.names import FIELD_SCHEMA_KEY, PIT_SCHEMA_KEY, TACO_VERSION
 from taco_gdal.model._collection_rules import (
     check_dataset_id,
@@ -162,6 +161,9 @@ class Taco:
             TacoValidationError: a key is malformed, reserved or already present, or
                 a value is not JSON-serialisable.
         """
+        # imported here: the extensions package imports pyproj and shapely (15 MB)
+        from taco_gdal.extensions.base import TacoExtension
+
         if isinstance(extension, TacoExtension):
             row = _one_row(extension(self), type(extension).__name__)
             self._add_keys(row, type(extension).__name__)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
@@ -14,13 +15,15 @@ from taco_gdal.errors import (
     TacoSchemaError,
     TacoValidationError,
 )
-from taco_gdal.extensions.base import TortillaExtension
 from taco_gdal.format.names import ID, MAX_DEPTH, PATH, TYPE
 from taco_gdal.model._arrow import column_from_values
 from taco_gdal.model._fields import intern_fields, shared, values_of
 from taco_gdal.model._rules import check_key
 from taco_gdal.model._schema import diff_schema, merge_into
 from taco_gdal.model.sample import Sample
+
+if TYPE_CHECKING:
+    from taco_gdal.extensions.base import TortillaExtension
 
 __all__ = ["Tortilla"]
 
@@ -236,6 +239,9 @@ class Tortilla:
                 tortilla is already inside a Sample.
             TacoSchemaError: wrong row count, or a column that already exists.
         """
+        # imported here: the extensions package imports pyproj and shapely (15 MB)
+        from taco_gdal.extensions.base import TortillaExtension
+
         if not isinstance(extension, TortillaExtension):
             raise TacoValidationError(
                 f"Tortilla.extend_with: expected a TortillaExtension, found "
