@@ -27,6 +27,7 @@ from taco_gdal.format.names import (
     TYPE,
 )
 from taco_gdal.model._arrow import column_from_values, string_array
+from taco_gdal.model._columns import ColumnSamples
 from taco_gdal.model._fields import values_of
 from taco_gdal.model.sample import Sample
 from taco_gdal.model.tortilla import Tortilla
@@ -58,8 +59,38 @@ class Level:
         counts = [len(group) for group in self.groups]
         return np.repeat(np.asarray(self.group_parents, dtype=np.int64), counts)
 
+    def ids(self) -> pa.Array:
+        """The ``id`` column."""
+        if isinstance(self.samples, ColumnSamples):
+            return self.samples.ids
+        return string_array([s.id for s in self.samples])
+
+    def folder_mask(self) -> np.ndarray[Any, np.dtype[np.bool_]]:
+        """True for the FOLDER rows."""
+        if isinstance(self.samples, ColumnSamples):
+            return np.zeros(len(self.samples), dtype=np.bool_)
+        return np.fromiter((s._tortilla is not None for s in self.samples), np.bool_)
+
+    def file_paths(self) -> pa.Array:
+        """The ``path`` column: where each FILE is read from (null for FOLDER and padding)."""
+        if isinstance(self.samples, ColumnSamples):
+            return self.samples.paths
+        return string_array([s._path for s in self.samples])
+
+    def file_sizes(self) -> np.ndarray[Any, np.dtype[np.int64]]:
+        """Bytes of each FILE row (0 for FOLDER rows)."""
+        if isinstance(self.samples, ColumnSamples):
+            return self.samples.sizes
+        return np.fromiter(
+            (0 if s._tortilla is not None else s._size for s in self.samples),
+            dtype=np.int64,
+            count=len(self.samples),
+        )
+
     def column(self, name: str, data_type: pa.DataType) -> pa.Array:
         """Values of metadata column ``name`` over the whole level, as ``data_type``."""
+        if isinstance(self.samples, ColumnSamples):
+            return self.samples.column(name, data_type)
         if not self.has_extension_columns:
             return column_from_values(values_of(self.samples, name), data_type)
         chunks = [group._chunk(name, data_type) for group in self.groups]
@@ -69,7 +100,7 @@ class Level:
 def walk(root: Tortilla) -> list[Level]:
     """Levels 0..depth of the tree under ``root``."""
     levels = [Level(0, root.samples, [root], [-1])]
-    while True:
+    while not isinstance(levels[-1].samples, ColumnSamples):  # those are all FILEs
         previous = levels[-1]
         groups: list[Tortilla] = []
         parents: list[int] = []
@@ -83,6 +114,7 @@ def walk(root: Tortilla) -> list[Level]:
         if not groups:
             return levels
         levels.append(Level(previous.index + 1, samples, groups, parents))
+    return levels
 
 
 def folder_path(levels: list[Level], level: int, row: int) -> str:
@@ -121,10 +153,8 @@ def build_tables(levels: list[Level]) -> list[pa.Table]:
     parent_paths: pa.Array | None = None
     for level in levels:
         samples = level.samples
-        ids = string_array([s.id for s in samples])
-        folder = pa.array(
-            np.fromiter((s._tortilla is not None for s in samples), np.bool_, len(samples))
-        )
+        ids = level.ids()
+        folder = pa.array(level.folder_mask())
         kinds = pc.if_else(folder, pa.scalar(FOLDER), pa.scalar(FILE))
         fields: list[tuple[str, pa.DataType]] = [(ID, pa.string()), (TYPE, pa.string())]
         arrays: list[pa.Array] = [ids, kinds]
@@ -139,7 +169,7 @@ def build_tables(levels: list[Level]) -> list[pa.Table]:
             fields.append((RELATIVE_PATH, pa.string()))
             arrays.append(paths)
         fields.append((PATH, pa.string()))
-        arrays.append(string_array([s._path for s in samples]))
+        arrays.append(level.file_paths())
         tables.append(pa.Table.from_arrays(arrays, schema=pa.schema(fields)))
         parent_paths = paths
     return tables

@@ -29,7 +29,7 @@ from taco_gdal.model._rules import check_key, check_sample_id
 if TYPE_CHECKING:
     from taco_gdal.model.tortilla import Tortilla
 
-__all__ = ["Sample", "SampleTypeArg"]
+__all__ = ["Sample", "SampleTypeArg", "locate"]
 
 SampleTypeArg = Literal["auto", "FILE", "FOLDER"]
 
@@ -55,6 +55,45 @@ def _is_clean_absolute(path: str) -> bool:
 def _remove_file(path: str) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(path)
+
+
+def locate(text: str, where: str) -> tuple[str, int]:
+    """GDAL-usable path and size of a local or remote file; raises if unreachable.
+
+    Args:
+        text: a local path, a URL (``s3://``, ``https://``) or a ``/vsi...`` path.
+        where: the sample, for messages (``"sample 'a'"``).
+
+    Raises:
+        TacoIOError: the file does not exist, cannot be reached or is not a regular file.
+
+    Example:
+        >>> path, size = locate("src/s000.tif", "sample 'a'")
+        >>> path.endswith("/src/s000.tif") and path.startswith("/"), size > 0
+        (True, True)
+    """
+    if text.startswith("/vsi") or "://" in text:
+        gdal_path = to_vsi(text)
+        if gdal_path.startswith("/vsi"):
+            try:
+                return gdal_path, file_size(gdal_path)
+            except TacoIOError as exc:
+                raise TacoIOError(f"{where}: path {text!r}: {exc}") from exc
+    else:
+        gdal_path = text if _is_clean_absolute(text) else os.path.abspath(os.path.expanduser(text))
+    try:
+        info = os.stat(gdal_path)
+    except OSError as exc:
+        raise TacoIOError(
+            f"{where}: path {text!r} does not exist or cannot be reached: {exc.strerror}"
+        ) from exc
+    if not stat.S_ISREG(info.st_mode):
+        raise TacoIOError(
+            f"{where}: path {text!r} is not a regular file (a FILE sample points "
+            "to one file; wrap folders in a Tortilla)"
+        )
+    # one stat per path: readability is checked when the writer opens the file
+    return gdal_path, info.st_size
 
 
 _IDS: dict[str, str] = {}
@@ -154,6 +193,19 @@ class Sample:
         sample._init_empty()
         return sample
 
+    @classmethod
+    def _from_row(
+        cls, id: str, path: str, size: int, types: FieldMap, values: tuple[Any, ...]
+    ) -> Sample:
+        """A frozen FILE sample of already checked parts (a row of ``Tortilla.from_columns``)."""
+        sample = cls.__new__(cls)
+        sample.id = id
+        sample._init_empty()
+        sample._ref, sample._size = path, size
+        sample._set_values(types, values)
+        sample._freeze()
+        return sample
+
     # --- path ---------------------------------------------------------------------------
     def _where(self) -> str:
         return f"sample {self.id!r}"
@@ -185,32 +237,7 @@ class Sample:
         )
 
     def _locate(self, text: str) -> tuple[str, int]:
-        """GDAL-usable path and size of a local or remote file; raises if unreachable."""
-        if text.startswith("/vsi") or "://" in text:
-            gdal_path = to_vsi(text)
-            if gdal_path.startswith("/vsi"):
-                try:
-                    return gdal_path, file_size(gdal_path)
-                except TacoIOError as exc:
-                    raise TacoIOError(f"{self._where()}: path {text!r}: {exc}") from exc
-        else:
-            gdal_path = (
-                text if _is_clean_absolute(text) else os.path.abspath(os.path.expanduser(text))
-            )
-        try:
-            info = os.stat(gdal_path)
-        except OSError as exc:
-            raise TacoIOError(
-                f"{self._where()}: path {text!r} does not exist or cannot be reached: "
-                f"{exc.strerror}"
-            ) from exc
-        if not stat.S_ISREG(info.st_mode):
-            raise TacoIOError(
-                f"{self._where()}: path {text!r} is not a regular file (a FILE sample points "
-                "to one file; wrap folders in a Tortilla)"
-            )
-        # one stat per path: readability is checked when the writer opens the file
-        return gdal_path, info.st_size
+        return locate(text, self._where())
 
     def _write_temp(self, data: bytes, temp_dir: str | os.PathLike[str] | None) -> str:
         folder = os.fspath(temp_dir) if temp_dir is not None else tempfile.gettempdir()

@@ -9,7 +9,6 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 
 from taco_gdal.errors import TacoNavigationError, TacoValidationError
@@ -22,6 +21,7 @@ from taco_gdal.model._collection_rules import (
     check_text,
     check_title,
 )
+from taco_gdal.model._columns import ColumnSamples
 from taco_gdal.model._levels import Level, build_tables, walk
 from taco_gdal.model._rules import KEY_PATTERN
 from taco_gdal.model.collection import CORE_KEYS, field_schema, order_collection
@@ -222,14 +222,7 @@ class Taco:
             pit_schema(tables),
             field_schema(tables, self._field_descriptions()),
         )
-        sizes = [
-            np.fromiter(
-                (0 if s._tortilla is not None else s._size for s in level.samples),
-                dtype=np.int64,
-                count=len(level.samples),
-            )
-            for level in self._levels
-        ]
+        sizes = [level.file_sizes() for level in self._levels]
         return MetadataPackage(levels=list(tables), collection=collection, file_sizes=sizes)
 
     @property
@@ -244,6 +237,8 @@ class Taco:
                 if group._descriptions:
                     found.update(group._descriptions)
         for level in self._levels:
+            if isinstance(level.samples, ColumnSamples):
+                continue  # samples given as columns have no descriptions
             for sample in level.samples:
                 if sample._descriptions:
                     found.update(sample._descriptions)

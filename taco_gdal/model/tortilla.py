@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -15,8 +15,9 @@ from taco_gdal.errors import (
     TacoSchemaError,
     TacoValidationError,
 )
-from taco_gdal.format.names import ID, MAX_DEPTH, PATH, TYPE
+from taco_gdal.format.names import FILE, ID, MAX_DEPTH, PATH, TYPE
 from taco_gdal.model._arrow import column_from_values
+from taco_gdal.model._columns import ColumnSamples, column_samples
 from taco_gdal.model._fields import intern_fields, shared, values_of
 from taco_gdal.model._rules import check_key
 from taco_gdal.model._schema import diff_schema, merge_into
@@ -88,7 +89,7 @@ class Tortilla:
             items.extend(_padding(len(items), pad_to))
         for sample in items:
             sample._freeze()
-        self._samples = tuple(items)
+        self._samples: Sequence[Sample] = tuple(items)
         small = len(items) <= _SHARED_LENGTH
         self._id_tuple = shared(_SHARED_TUPLES, tuple(s.id for s in items)) if small else None
         self._kind_tuple = shared(_SHARED_TUPLES, tuple(s.type for s in items)) if small else None
@@ -106,18 +107,67 @@ class Tortilla:
                 f"(levels 0..{MAX_DEPTH})"
             )
 
+    @classmethod
+    def from_columns(cls, ids: Any, paths: Any, metadata: Any = None) -> Tortilla:
+        """A Tortilla of FILE samples given as columns, for datasets of millions of samples.
+
+        Writes the same bytes as ``Tortilla([Sample(id, path, **row) ...])`` with the
+        same values and Arrow types, but keeps the columns instead of a
+        :class:`Sample` per row (about 300 bytes each): a million samples cost
+        their ids, paths and metadata columns.  Each path is checked (one
+        ``stat``, GDAL for remote paths) as :class:`Sample` checks it.  Indexing
+        or iterating the Tortilla makes :class:`Sample` objects on demand.
+
+        Args:
+            ids: sample ids: a ``pyarrow`` array, NumPy array or sequence of str.
+            paths: one file path per id (local, ``s3://``, ``https://``, ``/vsi...``).
+            metadata: a ``pyarrow.Table`` or ``{column: values}`` with one row
+                per id; column types are kept as given (``float`` values are
+                ``double``, as :class:`Sample` infers them).
+
+        Raises:
+            TacoValidationError: an id breaks a rule or repeats, lengths differ, or
+                ids or paths hold nulls or non-strings.
+            TacoIOError: a path does not exist or is not a regular file.
+            TacoSchemaError: metadata of another row count, or a bad column name.
+
+        Example:
+            >>> import pyarrow as pa
+            >>> paths = pa.array(["src/s000.tif", "src/s001.tif"])
+            >>> t = Tortilla.from_columns(["a", "b"], paths, pa.table({"cloud": [0.5, 1.5]}))
+            >>> len(t), t.ids, t[1]["cloud"], t[1].type
+            (2, ('a', 'b'), 1.5, 'FILE')
+        """
+        columns = column_samples(ids, paths, metadata)
+        tortilla = cls.__new__(cls)
+        tortilla.strict_schema = True
+        tortilla.pad_to = None
+        tortilla._types = columns.types
+        tortilla._samples = columns
+        tortilla._id_tuple = tortilla._kind_tuple = None
+        tortilla._ext = _NO_EXTENSION
+        tortilla._descriptions = _NO_DESCRIPTIONS
+        tortilla._frozen = False
+        tortilla._size = int(columns.sizes.sum())
+        tortilla._depth = 0
+        return tortilla
+
     @property
     def _ids(self) -> tuple[str, ...]:
         """Sample ids; kept for small tortillas (shared), computed for large ones (8 MB
         per tuple of a million roots)."""
         if self._id_tuple is not None:
             return self._id_tuple
+        if isinstance(self._samples, ColumnSamples):
+            return tuple(self._samples.ids.to_pylist())
         return tuple(s.id for s in self._samples)
 
     @property
     def _kinds(self) -> tuple[str, ...]:
         if self._kind_tuple is not None:
             return self._kind_tuple
+        if isinstance(self._samples, ColumnSamples):
+            return (FILE,) * len(self._samples)
         return tuple(s.type for s in self._samples)
 
     # --- container protocol --------------------------------------------------------
@@ -147,8 +197,9 @@ class Tortilla:
 
     # --- properties -----------------------------------------------------------------
     @property
-    def samples(self) -> tuple[Sample, ...]:
-        """The samples in order, padding included."""
+    def samples(self) -> Sequence[Sample]:
+        """The samples in order, padding included (a tuple, or made on demand for
+        :meth:`from_columns`)."""
         return self._samples
 
     @property
@@ -198,6 +249,8 @@ class Tortilla:
             >>> Tortilla([Sample("a", b"1", k=1)]).column("k").to_pylist()
             [1]
         """
+        if isinstance(self._samples, ColumnSamples) and name in (ID, PATH):
+            return self._samples.ids if name == ID else self._samples.paths
         if name == ID:
             return pa.array(self._ids, pa.string())
         if name == TYPE:
@@ -216,6 +269,8 @@ class Tortilla:
         ext = self._ext.get(name)
         if ext is not None:
             return ext if ext.type == data_type else ext.cast(data_type)
+        if isinstance(self._samples, ColumnSamples):
+            return self._samples.column(name, data_type)
         return column_from_values(values_of(self._samples, name), data_type)
 
     def export_metadata(self) -> pa.Table:
