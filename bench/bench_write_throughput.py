@@ -10,28 +10,36 @@ files are, in interleaved rounds:
 * written as one TACO ZIP by ``taco_gdal.write.create`` in a fresh subprocess,
   which times the ``create()`` call (imports not timed) and reports its peak
   resident memory (``VmHWM``; ``ru_maxrss`` would inherit the parent's);
-* with ``--checksum ALGO[,ALGO...]``, written again with
-  ``create(..., checksum=ALGO)`` for each (the per-sample digest's overhead,
-  as ``digest run / plain run - 1`` of the same round).  The writer runs of a
-  round go in the opposite order in the next round (plain first, then digests
-  first), so whatever the position in a round costs falls on both sides.
-  ``--checksum none`` adds a second plain run per round, reported like a
-  digest: the spread of this A/A "overhead" is the noise of the measurement
-  on the machine at that time, to read every digest's figure against.
+* with ``--checksum ALGO[,ALGO...]``, for each ALGO a pair of runs back to
+  back: ``create()`` plain and ``create(..., checksum=ALGO)``, the order
+  alternating from one pair to the next and the pairs of a round reversed in
+  the next round.  ``--checksum none`` pairs a plain run with another plain
+  run: the A/A control, whose spread is the noise of the measurement on the
+  machine at that time, to read every digest's figure against.
+
+The digest's overhead is the extra wall time of the digest run over the plain
+run of its pair, median and worst over the rounds, divided by the median plain
+wall time of the set; each run also reports its CPU seconds (every thread of
+the writer's process, ``time.process_time``), whose paired difference is what
+the digest costs when nothing overlaps it.  ``--workdir /dev/shm`` writes to
+tmpfs: no disk, no fsync wait, so the extra time of the digest is measured
+without the disk's state between runs (use ``--no-cp`` there); on a disk the
+writer fsyncs, and the figure is the synced wall time users see.
 
 The sources are in the page cache for every run (each round reads them all).
-Each round gives a ratio ``cp seconds / writer seconds`` from adjacent runs, so
-a burst of load from other processes hits both sides of one ratio; the median,
-best and worst ratio over the rounds are reported with the load averages.
-Targets: median ratio >= 0.9, peak RSS < 300 MB (issue 14); digest overhead
-<= 5% on 20 x 100 MiB and on 10k small samples (issue 11).  ``--baseline DIR``
-also times the writer of another checkout (``git worktree add DIR <commit>``)
-in the same rounds (plain and with each checksum), so a change is compared with
-what it replaces on the same data under the same load.  Each run also reports
-its CPU seconds (every thread of the writer's process, ``time.process_time``).
+Each round gives a ratio ``cp seconds / writer seconds`` (the round's median
+plain run), so a burst of load from other processes hits both sides of one
+ratio; the median, best and worst ratio over the rounds are reported with the
+load averages.  Targets: median ratio >= 0.9, peak RSS < 300 MB (issue 14);
+digest overhead <= 5% on 20 x 100 MiB and on 10k small samples (issue 11).
+``--baseline DIR`` also times the plain writer of another checkout
+(``git archive <commit> taco_gdal | tar -x -C DIR``) paired with this one's in
+the same rounds, so a change is compared with what it replaces on the same
+data under the same load.
 
 Run: ``.venv/bin/python bench/bench_write_throughput.py [--sets 8x256,20x100,2x1024,10000x16k]
-[--rounds 5] [--checksum xxh3,crc32c,sha256] [--baseline DIR]``; prints a table and writes
+[--rounds 5] [--checksum none,crc32c,xxh3,sha256] [--baseline DIR] [--workdir DIR]
+[--no-cp]``; prints a table and writes
 ``bench/results/write_throughput.json``.  Data lives in a temporary folder
 (``--workdir`` to choose the disk), deleted at the end.
 """
@@ -155,23 +163,33 @@ def _summary(ratios: list[float]) -> dict[str, float]:
     }
 
 
-def _overhead(runs: list[dict[str, Any]], plain: list[dict[str, Any]]) -> dict[str, float]:
-    """Wall overhead per round; and the extra CPU seconds, alone and over the plain wall time.
+Pair = tuple[dict[str, Any], dict[str, Any]]
+"""A plain run and the variant's run next to it."""
 
-    The extra CPU is what the digest costs when nothing overlaps it: less
-    sensitive than the wall time to another process's burst or to the disk.
+
+def _paired(pairs: list[Pair], plain_wall: float) -> dict[str, Any]:
+    """Extra wall and CPU seconds of each (plain, variant) pair run back to back.
+
+    The overhead is the median (and the worst) extra wall time over the median
+    plain wall time of the set: a difference of adjacent runs, so the state of
+    the disk and the load between rounds fall on both sides.  The extra CPU
+    seconds (every thread of the writer) are what the digest costs when
+    nothing overlaps it, less sensitive to another process's burst.
     """
-    pairs = list(zip(runs, plain, strict=True))
-    overhead = [h["seconds"] / w["seconds"] - 1 for h, w in pairs]
-    extra = [h["cpu_seconds"] - w["cpu_seconds"] for h, w in pairs]
+    extra = [v["seconds"] - p["seconds"] for p, v in pairs]
+    extra_cpu = [v["cpu_seconds"] - p["cpu_seconds"] for p, v in pairs]
     return {
-        "median": round(statistics.median(overhead), 3),
-        "best": round(min(overhead), 3),
-        "worst": round(max(overhead), 3),
-        "extra_cpu_seconds_median": round(statistics.median(extra), 3),
-        "extra_cpu_over_plain_wall_median": round(
-            statistics.median(e / w["seconds"] for e, (_, w) in zip(extra, pairs, strict=True)), 3
-        ),
+        "extra_seconds": [round(e, 4) for e in extra],
+        "extra_seconds_median": round(statistics.median(extra), 4),
+        "extra_seconds_worst": round(max(extra), 4),
+        "overhead_median": round(statistics.median(extra) / plain_wall, 4),
+        "overhead_worst": round(max(extra) / plain_wall, 4),
+        "extra_cpu_seconds_median": round(statistics.median(extra_cpu), 4),
+        "extra_cpu_seconds_worst": round(max(extra_cpu), 4),
+        "cpu_seconds_median": round(statistics.median(v["cpu_seconds"] for _, v in pairs), 4),
+        "plain_cpu_seconds_median": round(statistics.median(p["cpu_seconds"] for p, _ in pairs), 4),
+        "writer_seconds": [round(v["seconds"], 4) for _, v in pairs],
+        "plain_seconds": [round(p["seconds"], 4) for p, _ in pairs],
     }
 
 
@@ -182,107 +200,110 @@ def run_set(
     rounds: int,
     checksums: list[str],
     baseline: Path | None = None,
+    cp: bool = True,
 ) -> dict[str, Any]:
-    """Interleaved rounds of cp, writer (and writer + each checksum, baseline) for one set."""
+    """Interleaved rounds of cp, then one (plain, variant) pair per variant, for one set.
+
+    A variant is each checksum (``none``: plain again, the A/A control) and,
+    with ``baseline``, the baseline checkout's plain writer.  Within a pair the
+    order alternates (plain first, then the variant first), and the pairs of a
+    round run in the opposite order in the next round.
+    """
     sources = folder / f"sources_{files}x{size}"
     total = make_sources(sources, files, size)
     subprocess.run(["sync"], check=True)
-    cp_s: list[float] = []
-    writer: list[dict[str, Any]] = []
-    hashed: dict[str, list[dict[str, Any]]] = {name: [] for name in checksums}
-    base: list[dict[str, Any]] = []
-    loads: list[float] = []
     out = folder / "out.tacozip"
-    base_hashed: dict[str, list[dict[str, Any]]] = {name: [] for name in checksums}
-    runs: list[tuple[str | None, Path]] = [(None, REPO)] + [(name, REPO) for name in checksums]
+    variants: list[tuple[str, str | None, Path]] = [(name, name, REPO) for name in checksums]
     if baseline is not None:
-        runs += [(None, baseline)] + [(name, baseline) for name in checksums]
+        variants.append(("baseline", None, baseline))
+    pairs: dict[str, list[Pair]] = {v[0]: [] for v in variants}
+    cp_s: list[float] = []
+    plain_by_round: list[list[dict[str, Any]]] = []
+    loads: list[float] = []
+    flip = False
     for round_ in range(rounds):
         loads.append(os.getloadavg()[0])
-        cp_s.append(time_cp(sources, folder / "copy"))
-        for name, repo in runs if round_ % 2 == 0 else runs[::-1]:
-            figures = time_writer(sources, out, name, repo)
-            if repo == REPO:
-                (writer if name is None else hashed[name]).append(figures)
+        if cp:
+            cp_s.append(time_cp(sources, folder / "copy"))
+        plain_runs = []
+        for label, checksum, repo in variants if round_ % 2 == 0 else variants[::-1]:
+            if flip:
+                other = time_writer(sources, out, checksum, repo)
+                plain = time_writer(sources, out, None)
             else:
-                (base if name is None else base_hashed[name]).append(figures)
+                plain = time_writer(sources, out, None)
+                other = time_writer(sources, out, checksum, repo)
+            flip = not flip
+            pairs[label].append((plain, other))
+            plain_runs.append(plain)
+        plain_by_round.append(plain_runs)
     shutil.rmtree(sources)
-    ratios = [c / w["seconds"] for c, w in zip(cp_s, writer, strict=True)]
-    everything = writer + base + [r for series in hashed.values() for r in series]
+    every_plain = [p for runs in plain_by_round for p in runs]
+    plain_wall = statistics.median(p["seconds"] for p in every_plain)
+    round_plain = [statistics.median(p["seconds"] for p in runs) for runs in plain_by_round]
+    everything = every_plain + [v for series in pairs.values() for _, v in series]
     result: dict[str, Any] = {
         "files": files,
         "file_bytes": size,
         "label": set_label(files, size),
         "total_bytes": total,
-        "cp_sync_seconds": [round(s, 3) for s in cp_s],
-        "writer_seconds": [round(w["seconds"], 3) for w in writer],
-        "writer_cpu_seconds": [round(w["cpu_seconds"], 3) for w in writer],
-        "ratio_cp_over_writer": _summary(ratios),
-        "ratio_runs": [round(r, 3) for r in ratios],
-        "writer_mib_per_s_median": round(
-            total / MIB / statistics.median(w["seconds"] for w in writer), 1
+        "workdir": str(folder),
+        "plain_seconds_median": round(plain_wall, 4),
+        "plain_seconds_worst": round(max(p["seconds"] for p in every_plain), 4),
+        "plain_cpu_seconds_median": round(
+            statistics.median(p["cpu_seconds"] for p in every_plain), 4
         ),
+        "writer_mib_per_s_median": round(total / MIB / plain_wall, 1),
         "peak_rss_mib": round(max(w["peak_rss_bytes"] for w in everything) / MIB, 1),
         "load_average_1min": [round(x, 2) for x in loads],
+        "variants": {label: _paired(series, plain_wall) for label, series in pairs.items()},
     }
+    if cp:
+        ratios = [c / w for c, w in zip(cp_s, round_plain, strict=True)]
+        result["cp_sync_seconds"] = [round(c, 3) for c in cp_s]
+        result["ratio_cp_over_writer"] = _summary(ratios)
+        result["ratio_runs"] = [round(r, 3) for r in ratios]
     if baseline is not None:
+        base = [v["seconds"] for _, v in pairs["baseline"]]
         result["baseline"] = str(baseline)
-        result["baseline_seconds"] = [round(b["seconds"], 3) for b in base]
-        result["ratio_cp_over_baseline"] = _summary(
-            [c / b["seconds"] for c, b in zip(cp_s, base, strict=True)]
-        )
-    result["checksums"] = {
-        name: {
-            "writer_seconds": [round(h["seconds"], 3) for h in series],
-            "writer_cpu_seconds": [round(h["cpu_seconds"], 3) for h in series],
-            "overhead": _overhead(series, writer),
-        }
-        for name, series in hashed.items()
-    }
-    if baseline is not None:
-        result["baseline_checksums"] = {
-            name: {
-                "writer_seconds": [round(h["seconds"], 3) for h in series],
-                "overhead": _overhead(series, base),
-            }
-            for name, series in base_hashed.items()
-        }
+        if cp:
+            result["ratio_cp_over_baseline"] = _summary(
+                [c / b for c, b in zip(cp_s, base, strict=True)]
+            )
     return result
 
 
 def _print(result: dict[str, Any]) -> None:
-    r = result["ratio_cp_over_writer"]
+    r = result
     print(
-        f"{result['label']}: cp+sync / writer median {r['median']} "
-        f"(best {r['best']}, worst {r['worst']}; target >= 0.9), writer "
-        f"{result['writer_mib_per_s_median']} MiB/s, peak RSS {result['peak_rss_mib']} MiB "
-        f"(target < 300), load {result['load_average_1min']}"
+        f"{r['label']} in {r['workdir']}: plain writer {r['plain_seconds_median']} s median "
+        f"(worst {r['plain_seconds_worst']}), CPU {r['plain_cpu_seconds_median']} s, "
+        f"{r['writer_mib_per_s_median']} MiB/s, peak RSS {r['peak_rss_mib']} MiB, "
+        f"load {r['load_average_1min']}"
     )
-    print(
-        f"    cp+sync {result['cp_sync_seconds']}  writer {result['writer_seconds']} "
-        f"(CPU {result['writer_cpu_seconds']})"
-    )
-    if "baseline" in result:
+    if "ratio_cp_over_writer" in result:
+        r = result["ratio_cp_over_writer"]
+        print(
+            f"    cp+sync / writer median {r['median']} (best {r['best']}, worst {r['worst']}; "
+            f"target >= 0.9)  cp+sync {result['cp_sync_seconds']}"
+        )
+    if "ratio_cp_over_baseline" in result:
         b = result["ratio_cp_over_baseline"]
         print(
-            f"    baseline {result['baseline']}: cp+sync / baseline median {b['median']} "
-            f"(best {b['best']}, worst {b['worst']})  {result['baseline_seconds']}"
+            f"    cp+sync / baseline {result['baseline']} median {b['median']} "
+            f"(best {b['best']}, worst {b['worst']})"
         )
-    for name, figures in result["checksums"].items():
-        o = figures["overhead"]
-        label = "plain again (A/A noise)" if name == "none" else f"checksum={name}"
-        print(
-            f"    {label}: overhead median {o['median']:+.1%} "
-            f"(best {o['best']:+.1%}, worst {o['worst']:+.1%}; target <= +5%); extra CPU "
-            f"median {o['extra_cpu_seconds_median']:+.3f} s = "
-            f"{o['extra_cpu_over_plain_wall_median']:+.1%} of the plain wall time  "
-            f"{figures['writer_seconds']} (CPU {figures['writer_cpu_seconds']})"
+    for label, o in result["variants"].items():
+        name = {"none": "plain again (A/A)", "baseline": "baseline plain"}.get(
+            label, f"checksum={label}"
         )
-    for name, figures in result.get("baseline_checksums", {}).items():
-        o = figures["overhead"]
         print(
-            f"    baseline checksum={name}: overhead median {o['median']:+.1%} "
-            f"(best {o['best']:+.1%}, worst {o['worst']:+.1%})  {figures['writer_seconds']}"
+            f"    {name}: extra {o['extra_seconds_median']:+.4f} s median "
+            f"= {o['overhead_median']:+.1%} of the plain wall "
+            f"(worst {o['extra_seconds_worst']:+.4f} s = {o['overhead_worst']:+.1%}); "
+            f"CPU {o['cpu_seconds_median']:.3f} s vs plain {o['plain_cpu_seconds_median']:.3f} s, "
+            f"extra median {o['extra_cpu_seconds_median']:+.4f} s "
+            f"(worst {o['extra_cpu_seconds_worst']:+.4f})"
         )
 
 
@@ -299,6 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--baseline", type=Path, default=None, help="another checkout to time")
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--no-cp", action="store_true", help="skip the cp + sync runs")
     args = parser.parse_args(argv)
     sets = [parse_set(item) for item in args.sets.split(",")]
     checksums = [name for name in args.checksum.split(",") if name]
@@ -306,11 +328,14 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     try:
         for files, size in sets:
-            results.append(run_set(folder, files, size, args.rounds, checksums, args.baseline))
+            results.append(
+                run_set(folder, files, size, args.rounds, checksums, args.baseline, not args.no_cp)
+            )
             _print(results[-1])
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    worst = min(r["ratio_cp_over_writer"]["median"] for r in results)
+    ratios = [r["ratio_cp_over_writer"]["median"] for r in results if "ratio_cp_over_writer" in r]
+    worst = min(ratios) if ratios else None
     write_json(
         args.output,
         {
@@ -325,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
             "target_peak_rss_mib": 300,
         },
     )
-    print(f"worst set median ratio: {worst} (target >= 0.9)")
+    if worst is not None:
+        print(f"worst set median ratio: {worst} (target >= 0.9)")
     return 0
 
 

@@ -3,8 +3,8 @@
 One module for both, used by the writers (computed on the buffers they write),
 by ``verify`` and by sample reads that check a digest.
 
-* CRC-32 (every ZIP member's): ISA-L's (``isal``, about 10 GB/s) when it is
-  installed, zlib's otherwise (about 1 GB/s); both give the same value.
+* CRC-32 (every ZIP member's): ISA-L's (``isal``, about 55 GB/s here) when it
+  is installed, zlib's otherwise (about 1 GB/s); both give the same value.
 * Digests (:data:`~taco_gdal.format.names.CHECKSUM_ALGORITHMS`): ``crc32c``
   (8 hex digits), ``xxh3`` (xxhash's XXH3-64, 16 hex digits) and ``sha256``
   (hashlib, 64 hex digits), stored as ``"<algorithm>:<lowercase hex>"``.
@@ -15,14 +15,16 @@ by ``verify`` and by sample reads that check a digest.
   (:func:`digest_value`), no hasher object.
 
 CRC-32C is ISA-L's ``crc32_iscsi`` (the ``isal`` wheel links ISA-L and exports
-it; AVX-512 here, about 36 GB/s), else google-crc32c's C library (about
-22 GB/s), both called with ctypes on the buffer in place, and checked against
-the RFC 3720 check value before use.  Measured on this machine's CPU (one core,
-256 KiB buffers in cache): CRC-32 (ISA-L) 56 GB/s, CRC-32C 36 GB/s, XXH3 5.7
-GB/s (the xxhash wheel is built for SSE2 only), SHA-256 1.3 GB/s.  Against
-the writer's copy of 100 MiB from the page cache (51 ms, 2 GB/s) that is +2.6 ms
-for CRC-32C, +18.7 ms for XXH3 and +79.2 ms for SHA-256 (inline, median of 15
-rounds at load 3.4): only CRC-32C stays within a few percent of the copy.
+it; AVX-512 here), else google-crc32c's C library (about 22 GB/s), both called
+with ctypes on the buffer in place, and checked against the RFC 3720 check
+value before use.  Measured on this machine's CPU (one core, 256 KiB buffers in
+cache): CRC-32 (ISA-L) 55 GB/s, CRC-32C 50 GB/s, XXH3 27 GB/s, SHA-256 1.8 GB/s
+(SHA-NI).  XXH3 and SHA-256 are legacy-SSE code, slowed down (XXH3 4.7x,
+SHA-256 1.3x) on a thread whose upper vector state an ISA-L call left dirty;
+their updates clear it first (:func:`_clean_vectors`).  Against the writer's
+copy of 100 MiB from the page cache (52 ms, 2 GB/s) that is about +2 ms for
+CRC-32C, +6 ms for XXH3 and +60 ms for SHA-256 inline
+(``bench/bench_digest_copy.py``): SHA-256 is slower than the copy itself.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ from __future__ import annotations
 import ctypes
 import functools
 import hashlib
+import mmap
+import platform
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -252,6 +256,80 @@ class _Crc32cFeed:
             self._crc32c._crc = self._update(self._crc32c._crc, self._address, n)
 
 
+_VZEROUPPER: Final = b"\xc5\xf8\x77\xc3"  # vzeroupper; ret
+_PROT_READ_EXEC: Final = 0x1 | 0x4
+
+
+def _nothing() -> None:
+    return None
+
+
+@functools.cache
+def _clean_vectors() -> Callable[[], None]:
+    """A call that clears the upper vector state (``vzeroupper``) of this thread; else a no-op.
+
+    ISA-L's AVX-512 CRC kernels return without ``vzeroupper``, so on the thread
+    that called them every legacy-SSE instruction afterwards pays a penalty
+    until the state is cleared.  XXH3 (the xxhash wheel is built for SSE2) and
+    SHA-256 (SHA-NI has no VEX form) are such code: measured on this machine's
+    CPU, a cached 256 KiB block after an ISA-L call took 44 us of XXH3 instead
+    of 9.4 us and 188 us of SHA-256 instead of 143 us; after ``vzeroupper``
+    they are back to the clean figures.  The instruction is four bytes on a
+    page mapped writable, then made read-only and executable (``mprotect``),
+    called without releasing the GIL (about 0.2 us).  Only on x86-64 Linux with
+    AVX (without AVX the instruction does not exist, and nothing dirties the
+    state); a system that refuses executable pages gets the no-op.
+    """
+    if platform.machine() not in ("x86_64", "AMD64") or not _cpu_has_avx():
+        return _nothing
+    try:
+        page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        page.write(_VZEROUPPER)
+        anchor = ctypes.c_char.from_buffer(page)  # keeps the page mapped while it is used
+        address = ctypes.addressof(anchor)
+        mprotect = ctypes.CDLL(None, use_errno=True).mprotect
+        mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        if mprotect(address, mmap.PAGESIZE, _PROT_READ_EXEC) != 0:
+            return _nothing  # W^X policy: no executable page
+    except (OSError, AttributeError, ValueError, TypeError):  # pragma: no cover - not Linux
+        return _nothing
+    call = ctypes.PYFUNCTYPE(None)(address)
+
+    def clean(call: Callable[[], None] = call, anchor: object = (page, anchor)) -> None:
+        call()
+
+    return clean
+
+
+def _cpu_has_avx() -> bool:
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return "avx" in line.split(":", 1)[1].split()
+    except OSError:  # pragma: no cover - no /proc: not Linux
+        return False
+    return False  # pragma: no cover - a /proc/cpuinfo without flags
+
+
+class _Clean:
+    """A legacy-SSE hasher (XXH3, SHA-256) whose every update starts with clean vector state."""
+
+    __slots__ = ("_clean", "_hasher", "_update")
+
+    def __init__(self, hasher: Hasher) -> None:
+        self._hasher = hasher
+        self._update = hasher.update
+        self._clean = _clean_vectors()
+
+    def update(self, data: Buffer, /) -> None:
+        self._clean()
+        self._update(data)
+
+    def hexdigest(self) -> str:
+        return self._hasher.hexdigest()
+
+
 def check_algorithm(algorithm: str | None) -> str | None:
     """``algorithm`` if it is None or a supported digest (a writer option), else an error.
 
@@ -284,9 +362,9 @@ def new_hasher(algorithm: str) -> Hasher:
     if algorithm == "xxh3":
         import xxhash
 
-        return xxhash.xxh3_64()
+        return _Clean(xxhash.xxh3_64())
     if algorithm == "sha256":
-        return hashlib.sha256()
+        return _Clean(hashlib.sha256())
     raise TacoFormatError(
         f"{CHECKSUM}: expected an algorithm among {list(CHECKSUM_ALGORITHMS)}, found {algorithm!r}"
     )
@@ -406,10 +484,12 @@ def _crc32c_value(data: Buffer) -> str:
 def _xxh3_value(data: Buffer) -> str:
     import xxhash
 
+    _clean_vectors()()
     return f"xxh3:{xxhash.xxh3_64_hexdigest(data)}"
 
 
 def _sha256_value(data: Buffer) -> str:
+    _clean_vectors()()
     return f"sha256:{hashlib.sha256(data).hexdigest()}"
 
 

@@ -6,17 +6,16 @@ user memory in 256 KiB blocks, each read, checksummed and written while it is
 in the CPU cache (:func:`copy_fd`), so digests and CRCs are computed on exactly
 the buffers written and the source is read once.
 
-CRC-32C and XXH3 run inline, on the block while it is in cache; SHA-256, slower
-than the copy itself, runs in a helper thread on 4 MiB segments of the copied
-bytes (:data:`_THREADED_DIGESTS`).  Moving a segment to the other core costs
-about as much as a fast digest of it: measured on one process with 15
-interleaved rounds of a 100 MiB copy (page cache to tmpfs, load 3.4), the extra
-time over the plain copy was, median, crc32c +2.6 ms inline vs +12.2 ms
-threaded, xxh3 +18.7 vs +16.6 ms, SHA-256 +79.2 vs +36.8 ms.  (Earlier, all
-three threaded at load 11: xxh3 +53% inline vs +85% threaded, crc32c +21% vs
-+107%.)  A block's CRC-32C is computed by address on the block buffer, so a
-block costs the two CRCs' compute (about 7 us each per 256 KiB) and one Python
-call each.  Remote sources are streamed through GDAL's VSI layer in 8 MiB blocks.
+CRC-32C and XXH3 run inline, on the block while it is in cache.  SHA-256,
+slower than the copy itself, of a copy of at least 4 MiB is computed by one
+helper thread per process, a block at a time, while this thread reads,
+checksums and writes the next blocks (:class:`_Ring`); moving a block to the
+other core costs about as much as a fast digest of it, so XXH3 (27 GB/s) and
+CRC-32C (50 GB/s) stay inline.  Before an XXH3 or SHA-256 update the upper
+vector state is cleared (see :data:`_THREADED_DIGESTS`): ISA-L's CRC of the
+same block leaves it dirty, which made XXH3 4.7x slower.  A block's CRC-32C is
+computed by address on the block buffer.  Remote sources are streamed through
+GDAL's VSI layer in 8 MiB blocks.
 """
 
 from __future__ import annotations
@@ -42,15 +41,26 @@ COPY_BLOCK = 256 * 1024
 """Block of a local copy through user memory: read, checksummed and written while in L2."""
 
 _THREADED_DIGESTS = frozenset({"sha256"})
-"""Digests computed by a helper thread: those slower than the copy (see the module docstring)."""
-_SEGMENT = 16 * COPY_BLOCK
-"""Bytes handed to the digest thread at once (one queue round trip per 4 MiB)."""
-_RING = 3
-"""Segments in flight between the copying thread and the digest thread (12 MiB)."""
-_THREADED_MIN = 16 * _SEGMENT
-"""Smaller copies digest inline: the thread and its first and last segments cost more than
-the overlap saves (SHA-256 of 16 MiB, 9 rounds at load 3.7: +17.1 ms threaded vs +12.8 ms
-inline; of 100 MiB, 15 rounds: +42.4 vs +80.9 ms; ``bench/bench_digest_copy.py``)."""
+"""Digests computed by the helper thread (:class:`_DigestWorker`); CRC-32C and XXH3 stay inline.
+
+XXH3 and SHA-256 are legacy-SSE code (the xxhash wheel is built for SSE2; SHA-NI
+has no VEX form).  ISA-L's AVX-512 CRCs, called on every block for the ZIP CRC-32,
+return with the upper vector state dirty, and every legacy-SSE instruction that
+follows on that thread pays for it until a ``vzeroupper``: on this machine's CPU
+XXH3 of a cached 256 KiB block took 44 us after an ISA-L call instead of 9.4 us
+(27 GB/s), SHA-256 188 us instead of 143 us.  ``format.checksum`` clears the
+state before each of their updates.  Inline, XXH3 then costs about 7 ms per
+100 MiB copied (51 ms); a block handed to the other core costs about as much.
+SHA-256 (143 us per block, more than the copy's 128 us) gains from the thread
+when the other core is free (``bench/bench_digest_copy.py``)."""
+_SEGMENT = COPY_BLOCK
+"""Bytes handed to the digest thread at once: one block, read and written in place."""
+_RING = 8
+"""Blocks in flight between a copy and the digest thread (2 MiB)."""
+_THREADED_MIN = 16 * COPY_BLOCK
+"""Copies of at least this many bytes (4 MiB) hand their blocks to the digest thread: at
+1 MiB, the hand-offs and the wait for the last block cost more than the overlap saves
+(+0.80 ms threaded vs +0.63 ms inline; 16 MiB: +8.3 vs +9.6 ms; 7 rounds at load 3.4)."""
 
 OnWritten = Callable[[int, int], None]
 """``on_written(position, n)``: ``n`` bytes were just written at ``position`` of the output."""
@@ -117,53 +127,98 @@ def _pwrite_all(fd: int, view: memoryview, position: int) -> None:
         written += os.pwrite(fd, view[written:], position + written)
 
 
-class _DigestThread:
-    """A helper thread that digests filled segments of a ring, in order, while the caller copies.
+class _DigestWorker:
+    """One helper thread per process that digests the blocks copies hand it, in order.
 
-    The caller takes a free segment (:meth:`take`), fills, checksums and writes
-    it, then hands it over (:meth:`give`); the thread digests it and frees it.
-    A segment is never refilled before its digest is done, so the digest covers
-    exactly the bytes written.  SHA-256 releases the GIL, so it runs on the
-    other core while this one copies.
+    Started on first use and again in a forked child (the thread does not
+    survive a fork).  Each job is one block of one copy's ring; jobs of
+    concurrent copies interleave, each copy's in order.
+    """
+
+    def __init__(self) -> None:
+        self.pid = os.getpid()
+        self._jobs: queue.SimpleQueue[tuple[_Ring, int, int]] = queue.SimpleQueue()
+        thread = threading.Thread(target=self._run, name="taco-digest", daemon=True)
+        thread.start()
+
+    def _run(self) -> None:
+        while True:
+            ring, index, n = self._jobs.get()
+            ring.digest_block(index, n)
+
+    def submit(self, ring: _Ring, index: int, n: int) -> None:
+        self._jobs.put((ring, index, n))
+
+
+_worker_lock = threading.Lock()
+_worker: _DigestWorker | None = None
+_spare_blocks: list[list[memoryview]] = []
+"""Rings of blocks of finished copies, reused (a fresh 2 MiB costs page faults per copy)."""
+
+
+def _digest_worker() -> _DigestWorker:
+    global _worker
+    with _worker_lock:
+        if _worker is None or _worker.pid != os.getpid():
+            _worker = _DigestWorker()
+            _spare_blocks.clear()
+        return _worker
+
+
+class _Ring:
+    """The blocks of one copy whose digest the helper thread computes.
+
+    The copy takes a free block (:meth:`take`), reads into it, hands it over
+    (:meth:`give`) and then checksums and writes it while the helper digests
+    it (both only read it).  A block is refilled only after its digest is done,
+    so the digest covers exactly the bytes written, in order.
     """
 
     def __init__(self, digest: StreamingDigest) -> None:
-        self._digest = digest
-        self._ring = [memoryview(bytearray(_SEGMENT)) for _ in range(_RING)]
-        self._todo: queue.SimpleQueue[tuple[int, int] | None] = queue.SimpleQueue()
+        self._worker = _digest_worker()
+        self._update = digest.update
+        with _worker_lock:
+            spare = _spare_blocks.pop() if _spare_blocks else None
+        self._blocks = spare or [memoryview(bytearray(_SEGMENT)) for _ in range(_RING)]
         self._free: queue.SimpleQueue[int] = queue.SimpleQueue()
         for index in range(_RING):
             self._free.put(index)
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="taco-digest", daemon=True)
-        self._thread.start()
+        self._held: int | None = None
+        """The block taken and not yet given (the copy failed while filling it?)."""
 
-    def _run(self) -> None:
-        while (item := self._todo.get()) is not None:
-            index, n = item
-            if self._error is None:
-                try:
-                    self._digest.update(self._ring[index][:n])
-                except BaseException as exc:  # handed to the caller by close()
-                    self._error = exc
-            self._free.put(index)
+    def digest_block(self, index: int, n: int) -> None:
+        """Run by the helper thread: digest block ``index``'s first ``n`` bytes, free it."""
+        if self._error is None:
+            try:
+                self._update(self._blocks[index][:n])
+            except BaseException as exc:  # handed to the copy by close()
+                self._error = exc
+        self._free.put(index)
 
     def take(self) -> tuple[int, memoryview]:
-        index = self._free.get()
-        return index, self._ring[index]
+        index = self._held = self._free.get()
+        return index, self._blocks[index]
 
     def give(self, index: int, n: int) -> None:
-        self._todo.put((index, n))
+        self._held = None
+        self._worker.submit(self, index, n)
 
     def close(self, check: bool = True) -> None:
-        """Wait for every segment given so far; re-raise the digest's error if ``check``."""
-        self._todo.put(None)
-        self._thread.join()
+        """Wait for every block given so far; re-raise the digest's error if ``check``."""
+        if self._held is not None:
+            self._free.put(self._held)
+            self._held = None
+        for _ in range(_RING):
+            self._free.get()
+        with _worker_lock:
+            if len(_spare_blocks) < 4:
+                _spare_blocks.append(self._blocks)
         if check and self._error is not None:
             raise self._error
 
 
-def _copy_threaded(
+def _copy_piped(
     src: int,
     offset: int,
     size: int,
@@ -173,26 +228,22 @@ def _copy_threaded(
     on_written: OnWritten | None,
     where: str,
 ) -> int:
-    """:func:`copy_fd` with the digest in a :class:`_DigestThread`, 4 MiB segments at a time."""
-    pipe = _DigestThread(digest)
+    """:func:`copy_fd` with the digest computed by the helper thread, a block at a time."""
+    ring = _Ring(digest)
     crc = 0
     try:
-        for first in range(0, size, _SEGMENT):
-            index, segment = pipe.take()
-            n = min(_SEGMENT, size - first)
-            for start in range(0, n, COPY_BLOCK):
-                at = first + start
-                block = segment[start : min(start + COPY_BLOCK, n)]
-                view = _read_full(src, block, offset + at, where)
-                crc = crc32(view, crc)
-                _pwrite_all(dst, view, position + at)
-                if on_written is not None:
-                    on_written(position + at, len(view))
-            pipe.give(index, n)
+        for start in range(0, size, COPY_BLOCK):
+            index, block = ring.take()
+            view = _read_full(src, block[: min(COPY_BLOCK, size - start)], offset + start, where)
+            ring.give(index, len(view))
+            crc = crc32(view, crc)
+            _pwrite_all(dst, view, position + start)
+            if on_written is not None:
+                on_written(position + start, len(view))
     except BaseException:
-        pipe.close(check=False)
+        ring.close(check=False)
         raise
-    pipe.close()
+    ring.close()
     return crc
 
 
@@ -210,8 +261,8 @@ def copy_fd(
 
     One pass: each 256 KiB block is read with ``pread``, its CRC-32 (and the
     digest, if given, fed from the same buffer) computed, and written with
-    ``pwrite``.  A SHA-256 of a copy of at least 64 MiB is computed by a helper
-    thread on 4 MiB segments of the copied bytes (see :data:`_THREADED_DIGESTS`).
+    ``pwrite``.  A SHA-256 of a copy of at least 4 MiB is computed by the helper
+    thread, block by block, while the copy goes on (see :data:`_THREADED_DIGESTS`).
 
     Args:
         src: file descriptor to read (``pread``: its position is not used).
@@ -235,7 +286,7 @@ def copy_fd(
         True
     """
     if digest is not None and digest.algorithm in _THREADED_DIGESTS and size >= _THREADED_MIN:
-        return _copy_threaded(src, offset, size, dst, position, digest, on_written, where)
+        return _copy_piped(src, offset, size, dst, position, digest, on_written, where)
     block = bytearray(min(size, COPY_BLOCK))
     buffer = memoryview(block)
     feed = None if digest is None else digest.update_from(block)

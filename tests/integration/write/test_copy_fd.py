@@ -14,10 +14,17 @@ from pathlib import Path
 import pytest
 
 from taco_gdal.errors import TacoIOError
-from taco_gdal.format.checksum import StreamingDigest
-from taco_gdal.write._copy import _THREADED_MIN, COPY_BLOCK, copy_fd
+from taco_gdal.format.checksum import StreamingDigest, digest_value
+from taco_gdal.write._copy import _RING, _THREADED_DIGESTS, _THREADED_MIN, COPY_BLOCK, copy_fd
 
-SIZES = [1, COPY_BLOCK - 1, COPY_BLOCK * 3 + 17, 4 * 1024 * 1024, 9 * 1024 * 1024 + 12345]
+SIZES = [
+    1,
+    COPY_BLOCK - 1,
+    COPY_BLOCK + 1,
+    COPY_BLOCK * 3 + 17,
+    4 * 1024 * 1024,
+    9 * 1024 * 1024 + 12345,
+]
 THREADED = _THREADED_MIN  # SHA-256 of a copy this large runs in the digest thread
 
 
@@ -64,27 +71,33 @@ def test_source_ending_early_raises(tmp_path: Path) -> None:
     assert (tmp_path / "dst").stat().st_size == 5 * 1024 * 1024  # every byte read was written
 
 
-def test_threaded_digest_source_ending_early_raises(tmp_path: Path) -> None:
-    # SHA-256 of a large copy runs in a helper thread: same error, same bytes
-    (tmp_path / "src").write_bytes(os.urandom(THREADED + 1024 * 1024))
+@pytest.mark.parametrize("algorithm", sorted(_THREADED_DIGESTS))
+def test_threaded_digest_source_ending_early_raises(tmp_path: Path, algorithm: str) -> None:
+    # a threaded digest (SHA-256 of two blocks or more) that fails mid-copy:
+    # same error, same bytes, and the thread is free for the next copy
+    size = 5 * 1024 * 1024
+    (tmp_path / "src").write_bytes(os.urandom(size))
     src = os.open(tmp_path / "src", os.O_RDONLY)
     dst = os.open(tmp_path / "dst", os.O_CREAT | os.O_WRONLY, 0o644)
     try:
-        with pytest.raises(
-            TacoIOError, match=rf"expected .* more bytes at offset {THREADED + 2**20}"
-        ):
-            copy_fd(src, 0, THREADED + 4 * 2**20, dst, 0, StreamingDigest("sha256"), where="src")
+        assert size >= THREADED
+        with pytest.raises(TacoIOError, match=rf"expected .* more bytes at offset {size}"):
+            copy_fd(src, 0, size + 4 * 2**20, dst, 0, StreamingDigest(algorithm), where="src")
+        after = StreamingDigest(algorithm)
+        copy_fd(src, 0, size, dst, 0, after)
     finally:
         os.close(src)
         os.close(dst)
-    assert (tmp_path / "dst").stat().st_size == THREADED + 1024 * 1024
+    assert (tmp_path / "dst").stat().st_size == size
+    assert after.value() == digest_value(algorithm, (tmp_path / "src").read_bytes())
 
 
-def test_threaded_digest_covers_every_segment(tmp_path: Path) -> None:
-    # more segments than the ring holds, and a last partial segment
-    data = os.urandom(THREADED + 4 * 1024 * 1024 + 777)
+@pytest.mark.parametrize("algorithm", sorted(_THREADED_DIGESTS))
+def test_threaded_digest_covers_every_segment(tmp_path: Path, algorithm: str) -> None:
+    # more blocks than the ring holds, and a last partial block
+    data = os.urandom(COPY_BLOCK * (_RING * 3 + 1) + 777)
     (tmp_path / "src").write_bytes(data)
-    digest = StreamingDigest("sha256")
+    digest = StreamingDigest(algorithm)
     src = os.open(tmp_path / "src", os.O_RDONLY)
     dst = os.open(tmp_path / "dst", os.O_CREAT | os.O_WRONLY, 0o644)
     try:
@@ -94,4 +107,38 @@ def test_threaded_digest_covers_every_segment(tmp_path: Path) -> None:
         os.close(dst)
     assert (tmp_path / "dst").read_bytes() == data
     assert crc == zlib.crc32(data)
-    assert digest.value() == f"sha256:{hashlib.sha256(data).hexdigest()}"
+    assert digest.value() == digest_value(algorithm, data)
+    if algorithm == "sha256":
+        assert digest.value() == f"sha256:{hashlib.sha256(data).hexdigest()}"
+
+
+def test_digest_thread_in_a_forked_child(tmp_path: Path) -> None:
+    # the helper thread does not survive fork: a child starts its own and gets the same digest
+    data = os.urandom(COPY_BLOCK * 5 + 3)
+    (tmp_path / "src").write_bytes(data)
+
+    def sha256_copy(name: str) -> str:
+        digest = StreamingDigest("sha256")
+        src = os.open(tmp_path / "src", os.O_RDONLY)
+        dst = os.open(tmp_path / name, os.O_CREAT | os.O_WRONLY, 0o644)
+        try:
+            copy_fd(src, 0, len(data), dst, 0, digest)
+        finally:
+            os.close(src)
+            os.close(dst)
+        return digest.value()
+
+    parent = sha256_copy("parent")  # the parent's thread is running when it forks
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            os.write(write, sha256_copy("child").encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        child = pipe.read()
+    os.waitpid(pid, 0)
+    assert parent == child == f"sha256:{hashlib.sha256(data).hexdigest()}"
+    assert (tmp_path / "child").read_bytes() == data

@@ -89,3 +89,26 @@ def test_update_from_refuses_more_than_the_buffer() -> None:
     feed = StreamingDigest("crc32c").update_from(bytearray(16))
     with pytest.raises(TacoValidationError, match="expected 0 to 16 bytes of the buffer, found 17"):
         feed(17)
+
+
+def _cpu_flags() -> set[str]:
+    with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+        return next(
+            (set(line.split(":", 1)[1].split()) for line in f if line.startswith("flags")), set()
+        )
+
+
+@pytest.mark.parametrize("algorithm", ["xxh3", "sha256"])
+def test_legacy_sse_digests_run_after_isal_with_clean_vector_state(algorithm: str) -> None:
+    # ISA-L's AVX-512 CRCs leave the upper vector state dirty (no vzeroupper); XXH3 and
+    # SHA-256 clear it before each update, and their values are unchanged
+    clean = checksum._clean_vectors()
+    if os.uname().machine == "x86_64" and "avx" in _cpu_flags():
+        assert clean is not checksum._nothing  # the vzeroupper page is in use here
+    digest = StreamingDigest(algorithm)
+    for start in range(0, len(DATA), 65_536):
+        checksum.crc32(DATA[start : start + 65_536])  # the writer's order: ZIP CRC, then digest
+        digest.update(DATA[start : start + 65_536])
+    clean()
+    assert digest.value() == independent_digest(algorithm, DATA)
+    assert isinstance(checksum.new_hasher(algorithm), checksum._Clean)
