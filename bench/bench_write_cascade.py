@@ -29,6 +29,7 @@ in a temporary folder (``--workdir``), deleted at the end.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import itertools
 import json
 import math
@@ -36,9 +37,11 @@ import os
 import platform
 import shutil
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +63,8 @@ def rss_kib():
     return int(status["VmRSS"].split()[0])
 tool, shape, files, out = sys.argv[1], sys.argv[2], Path(sys.argv[3]), sys.argv[4]
 n = int(sys.argv[5])
+columns = tool == "taco_gdal-columns"
+tool = "taco_gdal" if columns else tool
 FAN = 4
 collection = dict(id="cascade", dataset_version="1", description="metadata benchmark",
                   licenses=["CC0-1.0"], providers=[{"name": "bench"}], tasks=["other"])
@@ -80,7 +85,19 @@ else:
 import pandas  # pyarrow imports it at its first pa.array() of Python objects: an import too
 after_imports = rss_kib() * 1024
 started, cpu_started = time.perf_counter(), time.process_time()
-if shape == "flat":
+if columns:  # the same samples as Arrow columns, made without a Python object per row
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    numbers = pc.cast(pa.array(np.arange(n)), pa.string())
+    ids = pc.binary_join_element_wise("s", pc.utf8_lpad(numbers, 7, "0"), "")
+    paths = pc.binary_join_element_wise(f"{files}/f", numbers, "")
+    cloud = pa.array(np.arange(n) % 100 * 1.0)
+    del numbers
+    roots = Tortilla.from_columns(ids, paths, pa.table({"cloud": cloud}))
+    del ids, paths, cloud
+    taco = C(roots)
+elif shape == "flat":
     roots = [S(f"s{i:07d}", files / f"f{i}", cloud=float(i % 100)) for i in range(n)]
 else:
     roots, k = [], 0
@@ -93,7 +110,8 @@ else:
                 k += 1
             mids.append(S(f"s{j}", T(leaves), cloud=float(j)))
         roots.append(S(f"t{i:07d}", T(mids), cloud=float(i % 100)))
-taco = C(T(roots))
+if not columns:
+    taco = C(T(roots))
 built, cpu_built = time.perf_counter(), time.process_time()
 W(taco)
 done, cpu_done = time.perf_counter(), time.process_time()
@@ -122,6 +140,27 @@ def _shape(name: str) -> tuple[str, int, int]:
 
 BASELINE = "taco_gdal@baseline"
 """taco_gdal imported from ``--baseline`` (a checkout of an earlier commit)."""
+COLUMNS = "taco_gdal-columns"
+"""taco_gdal with the flat samples given to ``Tortilla.from_columns`` (``--columns``)."""
+
+
+def zip_digest(path: Path) -> str:
+    """sha256 of a ZIP with each member's DOS time and date zeroed (local and central).
+
+    The writer stamps the time of writing into every member; everything else
+    must be equal between two writes of the same samples.
+    """
+    data = bytearray(path.read_bytes())
+    with zipfile.ZipFile(path) as archive:
+        infos = archive.infolist()
+    for info in infos:
+        data[info.header_offset + 10 : info.header_offset + 14] = bytes(4)
+    position = data.find(b"PK\x01\x02")
+    for _ in infos:
+        data[position + 12 : position + 16] = bytes(4)
+        name, extra, comment = struct.unpack_from("<HHH", data, position + 28)
+        position += 46 + name + extra + comment
+    return hashlib.sha256(data).hexdigest()
 
 
 def run_one(
@@ -140,6 +179,7 @@ def run_one(
     figures: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
     figures["total"] = figures["build"] + figures["create"]
     figures["cpu_total"] = figures["cpu_build"] + figures["cpu_create"]
+    figures["sha256"] = zip_digest(out)
     out.unlink()
     return figures
 
@@ -166,8 +206,9 @@ def _stats(runs: list[dict[str, Any]]) -> dict[str, Any]:
             statistics.median(_above(r) for r in runs) / 2**20, 1
         ),
         "peak_above_imports_mib": round(max(_above(r) for r in runs) / 2**20, 1),
+        "sha256": sorted({r["sha256"] for r in runs}),
         "runs": [
-            {k: round(v, 3) for k, v in r.items() if not k.endswith("_bytes")}
+            {k: round(v, 3) for k, v in r.items() if not k.endswith("_bytes") and k != "sha256"}
             | {
                 "peak_rss_mib": round(r["peak_rss_bytes"] / 2**20, 1),
                 "peak_above_imports_mib": round(_above(r) / 2**20, 1),
@@ -224,6 +265,11 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="folder of the 16-byte source files, kept (made if missing): a million take minutes",
     )
+    parser.add_argument(
+        "--columns",
+        action="store_true",
+        help="flat shapes also with Tortilla.from_columns (this checkout only)",
+    )
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     shapes = args.shapes.split(",")
@@ -236,6 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         make_files(files, max(_shape(s)[2] for s in shapes))
         for shape in shapes:
             tools = ["taco_gdal"] + ([BASELINE] if args.baseline else [])
+            tools += [COLUMNS] if args.columns and shape.startswith("flat") else []
             tools += ["tacotoolbox"] if shape in reference else []
             runs: dict[str, list[dict[str, Any]]] = {t: [] for t in tools}
             loads = []
@@ -246,9 +293,11 @@ def main(argv: list[str] | None = None) -> int:
                     runs[tool].append(run_one(tool, shape, files, out, args.baseline))
             results[shape] = {t: _stats(r) for t, r in runs.items()}
             results[shape]["load_average_1min"] = loads
-            line = _describe(shape, "taco_gdal", results[shape]["taco_gdal"])
-            if BASELINE in results[shape]:
-                line += "\n" + _describe(shape, BASELINE, results[shape][BASELINE])
+            ours = [t for t in tools if t != "tacotoolbox"]
+            line = "\n".join(_describe(shape, t, results[shape][t]) for t in ours)
+            digests = {r["sha256"] for t in ours for r in runs[t]}
+            results[shape]["outputs_identical"] = len(digests) == 1
+            line += f"\n{shape:12s} outputs identical (ZIP times zeroed): {len(digests) == 1}"
             if "tacotoolbox" in results[shape]:
                 ref = results[shape]["tacotoolbox"]["total_median"]
                 ratio = ref / results[shape]["taco_gdal"]["total_median"]
