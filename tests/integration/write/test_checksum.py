@@ -188,3 +188,38 @@ def test_export_keeps_or_recomputes_digests(tmp_path: Path, suffix: str) -> None
         for k, v in sources.items()
     }
     assert _by_path(level_tables(fresh)) == expected
+
+
+@pytest.mark.parametrize("algorithm", CHECKSUM_ALGORITHMS)
+def test_small_samples_digested_by_the_read_ahead_threads(tmp_path: Path, algorithm: str) -> None:
+    # several read-ahead batches of small files, each digested beside the writing thread
+    folder = tmp_path / "src"
+    folder.mkdir()
+    samples = []
+    for i in range(70):
+        (folder / f"s{i:02d}").write_bytes(os.urandom(i * 997 % LOCAL_BLOCK + 1))
+        samples.append(Sample(f"s{i:02d}", folder / f"s{i:02d}"))
+    taco = Taco(
+        Tortilla(samples), id="small", dataset_version="1", description="small samples",
+        licenses=["CC0-1.0"], providers=[{"name": "t"}], tasks=["other"],
+    )  # fmt: skip
+    out = create(taco, tmp_path / "out.tacozip", checksum=algorithm, quiet=True)[0]
+    table = level_tables(out)[0]
+    expected = [
+        independent_digest(algorithm, (folder / i).read_bytes())
+        for i in table.column("id").to_pylist()
+    ]
+    assert table.column(CHECKSUM).to_pylist() == expected
+
+
+def test_a_precomputed_digest_of_another_algorithm_is_refused() -> None:
+    import io
+
+    from taco_gdal.errors import TacoFormatError
+    from taco_gdal.write.zipstream import ZipWriter
+
+    writer = ZipWriter(io.BytesIO())
+    info = writer.add_bytes("a", b"abc", "crc32c", value="crc32c:364b3fb7")
+    assert info.digest == "crc32c:364b3fb7"  # taken as given, not computed again
+    with pytest.raises(TacoFormatError, match=r"member 'b': expected a sha256 digest"):
+        writer.add_bytes("b", b"abc", "sha256", value="crc32c:364b3fb7")
