@@ -22,7 +22,8 @@ A session is rebuilt, from the state alone, when:
 
 * the process is not the one that built it (after ``fork``: the child never
   uses, closes or frees the parent's DuckDB objects, it builds its own
-  database; see :mod:`taco_gdal._fork`), or the state was unpickled;
+  database; see :mod:`taco_gdal._fork`; DuckDB's default connection is kept
+  unfreed too, see :mod:`taco_gdal.read._forksafe`), or the state was unpickled;
 * its database was retired: a query raised a DuckDB fatal or internal error
   (DuckDB then refuses every later query on that database: "database has been
   invalidated").  The failing query is retried once on a fresh database (it
@@ -58,19 +59,22 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-# DuckDB is imported with this module, not at the first query, although loading a
-# dataset and ``.data`` may never run one: a forked child of a process that used
-# Arrow's thread pool before importing DuckDB, then queried, hangs or aborts when
-# it exits (in DuckDB's clean-up; seen with duckdb 1.5.5 and pyarrow 26).
-import duckdb
 import pyarrow as pa
 
 from taco_gdal import _fork
 from taco_gdal.errors import TacoFormatError, TacoQueryError
+from taco_gdal.read import _forksafe
 from taco_gdal.read.query import level_view_sql, quote_ident, sql_string
 from taco_gdal.read.state import LevelTables, RowSet, Step, level_view
+
+if TYPE_CHECKING:
+    # DuckDB (about 50 ms) is imported by the first query, not with this module:
+    # ``load`` and ``.data`` of most datasets never run one.  Whatever the order of
+    # imports, a forked child never destroys a database it inherited (see
+    # :mod:`taco_gdal.read._forksafe`).
+    import duckdb
 
 __all__ = [
     "Session",
@@ -89,7 +93,6 @@ T = TypeVar("T")
 
 _LOCK = threading.Lock()
 _SESSION_IDS = itertools.count(1)
-_FATAL = (duckdb.FatalException, duckdb.InternalException)
 _MISSING_SPATIAL = "exists in the spatial extension"
 
 
@@ -120,6 +123,8 @@ def spatial_extension_path() -> pathlib.Path:
         >>> spatial_extension_path().name
         'spatial.duckdb_extension'
     """
+    import duckdb
+
     spec = importlib.util.find_spec("duckdb_extension_spatial")
     if spec is None or not spec.submodule_search_locations:
         raise TacoQueryError(
@@ -138,6 +143,8 @@ def spatial_extension_path() -> pathlib.Path:
 
 
 def _open_database(external_access: bool, spatial: bool) -> Database:
+    import duckdb
+
     config: dict[str, str | bool | int | float | list[str]] = {}
     if not external_access:
         config["python_enable_replacements"] = False
@@ -315,6 +322,9 @@ def run(
     Raises:
         TacoQueryError: DuckDB refused or failed the query (names the dataset).
     """
+    import duckdb
+
+    fatal = (duckdb.FatalException, duckdb.InternalException)
     spatial = spatial or any(step.spatial for step in steps)
     for attempt in (1, 2):
         try:
@@ -334,7 +344,7 @@ def run(
             with session.lock:
                 session.ensure(steps)
                 return action(session)
-        except _FATAL as exc:
+        except fatal as exc:
             _retire(session.database)
             log.warning("%s: DuckDB failed (%s); database replaced", base.where, _message(exc))
             if attempt == 2:
@@ -393,6 +403,8 @@ def release(base: LevelTables) -> None:
     with _LOCK:
         session = _sessions.pop(base, None)
     if session is not None and session.pid == os.getpid():
+        import duckdb
+
         with session.lock, contextlib.suppress(duckdb.Error):
             session.conn.close()
 
@@ -444,12 +456,16 @@ def _close_at_exit() -> None:
         _sessions.clear()
         _databases.clear()
     me = os.getpid()
-    for conn in [s.conn for s in sessions if s.pid == me] + [
-        d.conn for d in databases if d.pid == me
-    ]:
+    mine = [s.conn for s in sessions if s.pid == me] + [d.conn for d in databases if d.pid == me]
+    if not mine:  # no query ran here: DuckDB may not even be imported
+        return
+    import duckdb
+
+    for conn in mine:
         with contextlib.suppress(duckdb.Error):
             conn.close()
 
 
 _fork.after_fork_in_child(_forget_parent_state)
+_forksafe.install()
 atexit.register(_close_at_exit)

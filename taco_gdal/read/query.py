@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -200,6 +199,8 @@ def single_query(query: str, where: str) -> str:
         >>> single_query("SELECT * FROM data;", "x.tacozip")
         'SELECT * FROM data'
     """
+    import duckdb  # at the first query, not with the reader (see taco_gdal.read._forksafe)
+
     try:
         statements = duckdb.extract_statements(query)
     except duckdb.Error as exc:
