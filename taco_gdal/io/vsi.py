@@ -141,6 +141,11 @@ class VSIFile:
             if self.remote and self.mode != "rb":  # we changed it: its old pin is void
                 pinning.pins.forget(pinning.container_of(self.path))
 
+    @property
+    def is_local(self) -> bool:
+        """Read by the operating system (a plain local file opened ``"rb"``), not by GDAL."""
+        return self._fd is not None
+
     def size(self) -> int:
         """Size of the file in bytes (seek to the end)."""
         if self._fd is not None:

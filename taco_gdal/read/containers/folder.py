@@ -13,7 +13,11 @@ import pyarrow as pa
 from taco_gdal.format import vsi
 from taco_gdal.format.names import COLLECTION_FILE, DATA_DIR, MAX_DEPTH, METADATA_DIR, level_file
 from taco_gdal.io.vsi import read_all
-from taco_gdal.read.containers._parse import collection_depth, parse_collection, parse_level
+from taco_gdal.read.containers._parse import (
+    collection_depth,
+    parse_collection,
+    parse_level_file,
+)
 from taco_gdal.read.containers._paths import check_folder_paths
 from taco_gdal.read.containers.base import OpenedContainer, Probe, VsiRule, path_exists
 
@@ -29,7 +33,7 @@ def read_level_files(folder: str, depth: int | None) -> tuple[list[pa.Table], li
         path = vsi.join(folder, level_file(level))
         if depth is None and level > 0 and not path_exists(path):
             break
-        levels.append(parse_level(read_all(path), path))
+        levels.append(parse_level_file(path, path))
         sources.append(path)
     return levels, sources
 

@@ -34,7 +34,7 @@ from taco_gdal.format.names import (
 from taco_gdal.format.tacocat import MAGIC, TACOCAT_HEADER_SIZE, TacoCatHeader
 from taco_gdal.io.vsi import VSIFile, file_size
 from taco_gdal.read.containers._limits import check_ranges
-from taco_gdal.read.containers._parse import parse_metadata, read_entries
+from taco_gdal.read.containers._parse import STREAM_BYTES, parse_metadata, read_entries
 from taco_gdal.read.containers._paths import escape_reason, symlink_on_path
 from taco_gdal.read.containers.base import OpenedContainer, Probe, VsiRule, path_exists
 from taco_gdal.read.containers.folder import read_folder
@@ -59,8 +59,9 @@ def _read_binary(probe: Probe) -> tuple[list[pa.Table], dict[str, Any], list[str
                 )
         labels = [f"{level_file(i)} (__TACOCAT__ slot {i})" for i in range(len(header.levels))]
         labels.append(f"{COLLECTION_FILE} (__TACOCAT__ slot 6)")
-        buffers = read_entries(f, [*header.levels, header.collection], labels)
-    return parse_metadata(buffers, labels, path)
+        entries = [*header.levels, header.collection]
+        buffers = read_entries(f, entries, labels, stream_from=STREAM_BYTES)
+        return parse_metadata(buffers, labels, path)
 
 
 def _check_sources(
