@@ -29,7 +29,14 @@ from taco_gdal.format.names import CURRENT_ID, GDAL_VSI, GEOMETRY_COLUMNS, SOURC
 if TYPE_CHECKING:
     from taco_gdal.read.state import QueryState
 
-__all__ = ["FOOTPRINT", "VISIBLE_INTERNAL", "footprint_column", "footprints_for_rows", "visible"]
+__all__ = [
+    "FOOTPRINT",
+    "VISIBLE_INTERNAL",
+    "footprint_column",
+    "footprints_for_rows",
+    "hidden_internal",
+    "visible",
+]
 
 FOOTPRINT: Final = "geometry"
 """Name of the active geometry column (EPSG:4326 footprints)."""
@@ -90,6 +97,16 @@ def footprints_for_rows(
     return compute_footprints(table, column).geometries
 
 
+def hidden_internal(name: object) -> bool:
+    """Whether :func:`visible` hides column ``name`` (``internal:current_id`` becomes the index).
+
+    Example:
+        >>> hidden_internal("internal:offset"), hidden_internal("internal:gdal_vsi")
+        (True, False)
+    """
+    return str(name).startswith(_INTERNAL) and name not in VISIBLE_INTERNAL and name != CURRENT_ID
+
+
 def visible(frame: pd.DataFrame, internal: bool) -> pd.DataFrame:
     """``frame`` with ``internal:*`` hidden (unless ``internal``) and ids as the index.
 
@@ -101,11 +118,7 @@ def visible(frame: pd.DataFrame, internal: bool) -> pd.DataFrame:
     """
     if internal:
         return frame
-    hidden = [
-        c
-        for c in frame.columns
-        if str(c).startswith(_INTERNAL) and c not in VISIBLE_INTERNAL and c != CURRENT_ID
-    ]
+    hidden = [c for c in frame.columns if hidden_internal(c)]
     out = frame.drop(columns=hidden)
     if CURRENT_ID in out.columns:
         out = out.set_index(CURRENT_ID)

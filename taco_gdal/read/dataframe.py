@@ -28,7 +28,13 @@ import pyarrow as pa
 from taco_gdal.errors import TacoFormatError, TacoQueryError
 from taco_gdal.format.names import GDAL_VSI
 from taco_gdal.read._footprints import WGS84
-from taco_gdal.read._geoframe import FOOTPRINT, footprint_column, footprints_for_rows, visible
+from taco_gdal.read._geoframe import (
+    FOOTPRINT,
+    footprint_column,
+    footprints_for_rows,
+    hidden_internal,
+    visible,
+)
 from taco_gdal.read._lazygeom import LazyGeometryArray, RowGeometries
 from taco_gdal.read._lazystr import LazyStringArray, RowStrings, string_dtype
 from taco_gdal.read.query import is_hidden
@@ -262,6 +268,11 @@ def _binary_as_arrow(kind: pa.DataType) -> pd.ArrowDtype | None:
     return None
 
 
+def _shown_positions(names: Sequence[str]) -> list[int]:
+    """Positions of the columns :func:`visible` keeps (hidden ones are never converted)."""
+    return [i for i, name in enumerate(names) if not hidden_internal(name)]
+
+
 def footprints_of_rows(
     table: pa.Table, column: str, state: QueryState | None, level: int, where: str
 ) -> RowGeometries:
@@ -306,7 +317,8 @@ def to_frame(
     dtype = None if paths is None else string_dtype()
     if paths is not None and dtype is None:  # strings as Python objects: build them now
         table = table.append_column(GDAL_VSI, paths(None))
-    plain = table.to_pandas(types_mapper=_binary_as_arrow)
+    shown = table if internal else table.select(_shown_positions(table.column_names))
+    plain = shown.to_pandas(types_mapper=_binary_as_arrow)
     if paths is not None and dtype is not None:
         lazy = LazyStringArray.lazy(paths, table.num_rows, dtype)
         plain[GDAL_VSI] = pd.Series(lazy, index=plain.index, copy=False)
@@ -320,6 +332,8 @@ def to_frame(
         )
         name = FOOTPRINT if FOOTPRINT not in plain.columns else f"{FOOTPRINT}_4326"
         plain[name] = gpd.GeoSeries(footprints, index=plain.index)
-        frame = TacoGeoDataFrame(visible(plain, internal), geometry=name, crs=WGS84)  # type: ignore[call-overload]
+        frame = TacoGeoDataFrame(  # type: ignore[call-overload]
+            visible(plain, internal), geometry=name, crs=WGS84, copy=False
+        )
     object.__setattr__(frame, "_taco", context)
     return frame
