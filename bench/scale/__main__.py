@@ -46,6 +46,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("bbox + datetime filter, warm", "warm", "filter", "time"),
     ("navigation: read() of a FOLDER", "nav", "nav", "time"),
     ("peak RSS above imports (load + .data)", "rss", "peak_above_imports_mb", "memory"),
+    ("peak RSS above a 3k-row warm-up (load + .data)", "rss_warm", "peak_above_warm_mb", "memory"),
 ]
 
 
@@ -73,6 +74,7 @@ def _measures(size: int, big: bool, args: argparse.Namespace) -> list[tuple[str,
         ("warm", flat, repeat),
         ("nav", datasets.cascade(size), ["--repeat", str(args.nav_calls)]),
         ("rss", flat, []),
+        ("rss_warm", flat, ["--warm-up", str(datasets.flat(3000))]),
     ]
     return [m for m in every if m[0] in args.measures.split(",")]
 
@@ -292,7 +294,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--nav-calls", type=int, default=30)
-    parser.add_argument("--measures", default="cold,warm,nav,rss", help="a subset to re-run")
+    parser.add_argument(
+        "--measures", default="cold,warm,nav,rss,rss_warm", help="a subset to re-run"
+    )
     parser.add_argument("--tree", type=Path, default=ROOT)
     parser.add_argument("--label", default="")
     args = parser.parse_args()

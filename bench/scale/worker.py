@@ -16,6 +16,10 @@ Run by :mod:`bench.scale.__main__` as
 * ``rss``: the reader and pyarrow, pandas, geopandas, shapely and DuckDB are
   imported first; peak RSS (``ru_maxrss``) after ``load`` + ``.data`` minus
   the RSS after the imports.
+* ``rss_warm``: as ``rss``, but ``load`` + ``.data`` + ``head()`` of a small
+  dataset (``--warm-up``) run first, so that modules either reader imports on
+  first use count as imports; the peak (``VmHWM``, reset after the warm-up)
+  minus the RSS after the warm-up.
 """
 
 from __future__ import annotations
@@ -138,13 +142,44 @@ def rss(reader: str, path: str) -> dict[str, Any]:
     }
 
 
+def _reset_peak() -> None:
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # Linux: reset VmHWM to the current RSS
+
+
+def _hwm_mb() -> float:
+    with open("/proc/self/status") as f:
+        line = next(line for line in f if line.startswith("VmHWM"))
+    return int(line.split()[1]) / 1024
+
+
+def rss_warm(reader: str, path: str, warm_up: str) -> dict[str, Any]:
+    import duckdb  # noqa: F401
+    import geopandas  # noqa: F401
+    import pandas  # noqa: F401
+    import pyarrow.parquet  # noqa: F401
+    import shapely  # noqa: F401
+
+    module = _reader(reader)
+    small = module.load(warm_up).data
+    small.head()
+    del small
+    gc.collect()
+    base = _rss_mb()
+    _reset_peak()
+    frame = module.load(path).data
+    peak = _hwm_mb()
+    return {"warm_mb": base, "peak_above_warm_mb": peak - base, "rows": len(frame)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("measure", choices=["cold", "warm", "nav", "rss"])
+    parser.add_argument("measure", choices=["cold", "warm", "nav", "rss", "rss_warm"])
     parser.add_argument("reader", choices=["taco_gdal", "tacoreader"])
     parser.add_argument("path")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--ops", default="load,data,filter")
+    parser.add_argument("--warm-up", default="", help="rss_warm: the small dataset loaded first")
     args = parser.parse_args()
     if args.measure == "cold":
         result = cold(args.reader, args.path)
@@ -152,8 +187,10 @@ def main() -> None:
         result = warm(args.reader, args.path, args.repeat, args.ops.split(","))
     elif args.measure == "nav":
         result = nav(args.reader, args.path, args.repeat)
-    else:
+    elif args.measure == "rss":
         result = rss(args.reader, args.path)
+    else:
+        result = rss_warm(args.reader, args.path, args.warm_up)
     result["module"] = sys.modules[args.reader].__file__
     print(json.dumps(result))
 
