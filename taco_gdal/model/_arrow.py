@@ -16,7 +16,17 @@ import pyarrow as pa
 
 from taco_gdal.errors import TacoSchemaError
 
-__all__ = ["column_from_values", "infer_type", "is_null_type", "string_array", "type_name"]
+__all__ = [
+    "column_from_values",
+    "flags",
+    "from_numpy",
+    "infer_type",
+    "int64_values",
+    "is_null_type",
+    "string_array",
+    "string_scalar",
+    "type_name",
+]
 
 _NAIVE_TIMESTAMP: Final = pa.timestamp("us")
 _INT64_MIN: Final = -(2**63)
@@ -67,6 +77,113 @@ def infer_type(value: Any) -> pa.DataType:
         ) from exc
 
 
+# Writing without pandas.  pyarrow imports pandas (36 MB of RSS, 0.3 s) the first
+# time ``pa.array``, ``pa.scalar`` or ``Array.to_numpy`` runs, even on NumPy
+# input; a writer needs none of it.  The helpers below build and read the
+# columns a writer makes (NumPy numbers and booleans, strings, Python floats
+# and ints) through Arrow buffers instead; other types still go through
+# ``pa.array``.
+_NUMPY_TYPES: Final[dict[str, pa.DataType]] = {
+    "int64": pa.int64(),
+    "int32": pa.int32(),
+    "uint64": pa.uint64(),
+    "float64": pa.float64(),
+    "float32": pa.float32(),
+}
+_PYTHON_COLUMNS: Final[dict[pa.DataType, tuple[type, str]]] = {
+    pa.float64(): (float, "float64"),
+    pa.int64(): (int, "int64"),
+}
+
+
+def from_numpy(values: np.ndarray[Any, Any]) -> pa.Array:
+    """An Arrow array over a 1-d NumPy array of numbers or booleans (no pandas import).
+
+    Numbers share the NumPy buffer; booleans are packed into bits.
+
+    Example:
+        >>> from_numpy(np.array([True, False])).to_pylist()
+        [True, False]
+    """
+    if values.dtype == np.bool_:
+        bits = np.packbits(values, bitorder="little")
+        return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(bits)])
+    data_type = _NUMPY_TYPES.get(values.dtype.name)
+    if data_type is None or values.ndim != 1:
+        return pa.array(values)
+    values = np.ascontiguousarray(values)
+    return pa.Array.from_buffers(data_type, len(values), [None, pa.py_buffer(values)])
+
+
+def int64_values(array: pa.Array | pa.ChunkedArray) -> np.ndarray[Any, np.dtype[np.int64]]:
+    """The values of an int64 column without nulls as NumPy (a view when in one chunk).
+
+    Example:
+        >>> int64_values(pa.chunked_array([[1, 2], [3]])).tolist()
+        [1, 2, 3]
+    """
+    if isinstance(array, pa.ChunkedArray):
+        array = array.chunk(0) if array.num_chunks == 1 else array.combine_chunks()
+    if array.type != pa.int64() or array.null_count:
+        return np.asarray(array.to_numpy(zero_copy_only=False), dtype=np.int64)
+    data = array.buffers()[1]
+    if data is None:
+        return np.zeros(0, dtype=np.int64)
+    return np.frombuffer(data, dtype=np.int64, count=len(array), offset=array.offset * 8)
+
+
+def flags(mask: pa.Array | pa.ChunkedArray) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """A boolean Arrow column as NumPy, null as False (no pandas import).
+
+    Example:
+        >>> flags(pa.array([True, None, False])).tolist()
+        [True, False, False]
+    """
+    if isinstance(mask, pa.ChunkedArray):
+        mask = mask.combine_chunks()
+    n = len(mask)
+    if n == 0:
+        return np.zeros(0, dtype=np.bool_)
+    validity, data = mask.buffers()[:2]
+
+    def bits(buffer: pa.Buffer) -> np.ndarray[Any, np.dtype[np.bool_]]:
+        raw = np.frombuffer(buffer, dtype=np.uint8)
+        unpacked = np.unpackbits(raw, bitorder="little", count=mask.offset + n)
+        return unpacked[mask.offset :].astype(np.bool_)
+
+    out = bits(data)
+    if validity is not None and mask.null_count:
+        out &= bits(validity)
+    return out
+
+
+def string_scalar(text: str) -> pa.Scalar:
+    """A ``string`` scalar (``pa.scalar`` would import pandas).
+
+    Example:
+        >>> string_scalar("/").as_py()
+        '/'
+    """
+    return string_array([text])[0]
+
+
+def _python_column(values: Sequence[Any], data_type: pa.DataType) -> pa.Array | None:
+    """``values`` as a double/int64 column when each is a plain float/int or None; else None."""
+    kind, dtype = _PYTHON_COLUMNS[data_type]
+    valid = np.fromiter((v is not None for v in values), np.bool_, len(values))
+    nulls = len(values) - int(np.count_nonzero(valid))
+    present = values if not nulls else [v for v in values if v is not None]
+    if not all(type(v) is kind for v in present):
+        return None
+    try:
+        numbers = np.zeros(len(values), dtype=dtype)
+        numbers[valid] = np.fromiter(present, dtype=dtype, count=len(present))
+    except OverflowError:  # an int past int64: pa.array says so
+        return None
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+    return pa.Array.from_buffers(data_type, len(values), [bitmap, pa.py_buffer(numbers)], nulls)
+
+
 def column_from_values(values: Sequence[Any], data_type: pa.DataType) -> pa.Array:
     """One Arrow array of ``data_type`` from Python values (``None`` is null).
 
@@ -76,10 +193,16 @@ def column_from_values(values: Sequence[Any], data_type: pa.DataType) -> pa.Arra
         >>> column_from_values([1, None], pa.int8()).to_pylist()
         [1, None]
     """
+    if data_type in _PYTHON_COLUMNS:
+        column = _python_column(values, data_type)
+        if column is not None:
+            return column
+    if is_null_type(data_type):
+        return pa.nulls(len(values))
     if isinstance(data_type, pa.BaseExtensionType):
         storage = pa.array(values, type=data_type.storage_type)
         return pa.ExtensionArray.from_storage(data_type, storage)
-    if data_type == pa.string() and len(values) > _STRING_CHUNK:
+    if data_type == pa.string():
         return string_array(values)
     return pa.array(values, type=data_type)
 

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from taco_gdal.errors import TacoSchemaError, TacoValidationError
+from taco_gdal.model._arrow import flags, string_array
 from taco_gdal.model._fields import FieldMap, intern_fields
 from taco_gdal.model._rules import check_key, check_sample_id
 from taco_gdal.model.sample import Sample, locate
@@ -96,7 +97,12 @@ class ColumnSamples(Sequence[Sample]):
 def _strings(values: object, what: str) -> pa.StringArray:
     """``values`` (Arrow, NumPy or a sequence of str) as one ``string`` array without nulls."""
     try:
-        array = values if isinstance(values, pa.Array | pa.ChunkedArray) else pa.array(values)
+        if isinstance(values, pa.Array | pa.ChunkedArray):
+            array = values
+        elif isinstance(values, list | tuple):
+            array = string_array(values)
+        else:
+            array = pa.array(values)
         if isinstance(array, pa.ChunkedArray):
             array = array.combine_chunks()
         if not pa.types.is_string(array.type):
@@ -106,7 +112,7 @@ def _strings(values: object, what: str) -> pa.StringArray:
             f"Tortilla.from_columns: {what}: expected strings: {exc}"
         ) from exc
     if array.null_count:
-        first = int(np.flatnonzero(array.is_null().to_numpy(zero_copy_only=False))[0])
+        first = int(np.flatnonzero(flags(array.is_null()))[0])
         raise TacoValidationError(
             f"Tortilla.from_columns: {what}: expected no nulls, found {array.null_count} "
             f"(first at row {first})"
@@ -117,7 +123,7 @@ def _strings(values: object, what: str) -> pa.StringArray:
 def _check_ids(ids: pa.StringArray) -> None:
     bad = pc.match_substring_regex(ids, _BAD_ID)
     if pc.any(bad).as_py():
-        row = int(np.flatnonzero(bad.to_numpy(zero_copy_only=False))[0])
+        row = int(np.flatnonzero(flags(bad))[0])
         check_sample_id(ids[row].as_py())  # raises with the rule's own message
     if pc.count_distinct(ids).as_py() != len(ids):
         counts = pc.value_counts(ids)
@@ -145,7 +151,7 @@ def _locate_all(
             located.append(path)
         if located != texts:
             changed = True
-            given = pa.array(located, pa.string())
+            given = string_array(located)
         chunks.append(given)
     if not changed:
         return paths, sizes

@@ -26,7 +26,7 @@ from taco_gdal.format.names import (
     RELATIVE_PATH,
     TYPE,
 )
-from taco_gdal.model._arrow import column_from_values, string_array
+from taco_gdal.model._arrow import column_from_values, from_numpy, string_array, string_scalar
 from taco_gdal.model._columns import ColumnSamples
 from taco_gdal.model._fields import values_of
 from taco_gdal.model.sample import Sample
@@ -134,9 +134,9 @@ def _relative_paths(
     ids: pa.Array, folder: pa.Array, parent_paths: pa.Array | None, parent_ids: pa.Array
 ) -> pa.Array:
     """``{parent path}{id}`` plus ``/`` for a FOLDER, computed by Arrow (no string per row)."""
-    suffix = pc.if_else(folder, pa.scalar("/"), pa.scalar(""))
+    suffix = pc.if_else(folder, string_scalar("/"), string_scalar(""))
     parts = [ids, suffix] if parent_paths is None else [parent_paths.take(parent_ids), ids, suffix]
-    return pc.binary_join_element_wise(*parts, "")
+    return pc.binary_join_element_wise(*parts, string_scalar(""))
 
 
 def build_tables(levels: list[Level]) -> list[pa.Table]:
@@ -154,16 +154,16 @@ def build_tables(levels: list[Level]) -> list[pa.Table]:
     for level in levels:
         samples = level.samples
         ids = level.ids()
-        folder = pa.array(level.folder_mask())
-        kinds = pc.if_else(folder, pa.scalar(FOLDER), pa.scalar(FILE))
+        folder = from_numpy(level.folder_mask())
+        kinds = pc.if_else(folder, string_scalar(FOLDER), string_scalar(FILE))
         fields: list[tuple[str, pa.DataType]] = [(ID, pa.string()), (TYPE, pa.string())]
         arrays: list[pa.Array] = [ids, kinds]
         for name, data_type in level.types.items():
             fields.append((name, data_type))
             arrays.append(level.column(name, data_type))
-        parent_ids = pa.array(level.parent_ids())
+        parent_ids = from_numpy(level.parent_ids())
         fields += [(CURRENT_ID, pa.int64()), (PARENT_ID, pa.int64())]
-        arrays += [pa.array(np.arange(len(samples), dtype=np.int64)), parent_ids]
+        arrays += [from_numpy(np.arange(len(samples), dtype=np.int64)), parent_ids]
         paths = _relative_paths(ids, folder, parent_paths, parent_ids)
         if level.index > 0:
             fields.append((RELATIVE_PATH, pa.string()))

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from taco_gdal.errors import TacoPITError, TacoSchemaError
 from taco_gdal.format.names import CURRENT_ID, FOLDER, ID, PARENT_ID, TYPE
+from taco_gdal.model._arrow import string_scalar
 from taco_gdal.model._levels import Level, folder_path
 from taco_gdal.model._schema import diff_schema, merge_into
 from taco_gdal.model.tortilla import Tortilla
@@ -162,7 +163,7 @@ def _patterns(table: pa.Table, parents: pa.Table, folder_ids: list[str]) -> list
     """One pattern per folder id: all rows of ``table`` under parents with that id."""
     patterns = []
     for folder_id in folder_ids:
-        matching = parents.filter(pc.equal(parents.column(ID), folder_id))
+        matching = parents.filter(pc.equal(parents.column(ID), string_scalar(folder_id)))
         if matching.num_rows == 0:
             continue
         mask = pc.is_in(table.column(PARENT_ID), value_set=matching.column(CURRENT_ID))

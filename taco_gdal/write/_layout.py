@@ -36,6 +36,7 @@ from taco_gdal.format.names import (
     RELATIVE_PATH,
     TYPE,
 )
+from taco_gdal.model._arrow import flags, from_numpy, int64_values, string_array, string_scalar
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._tables import local_columns
 
@@ -101,7 +102,7 @@ def _check_relative_paths(paths: pa.Array, level: int) -> None:
     """:func:`check_relative_path` over a whole column: Arrow finds suspects, Python judges."""
     trimmed = pc.utf8_rtrim(paths, characters="/")
     suspect = pc.or_(
-        pc.or_(pc.equal(pc.binary_length(trimmed), 0), pc.starts_with(paths, "/")),
+        pc.or_(pc.equal(trimmed, string_scalar("")), pc.starts_with(paths, "/")),
         pc.or_(
             pc.or_(pc.match_substring(paths, "\\"), pc.match_substring(paths, "\x00")),
             pc.match_substring_regex(trimmed, r"//|(^|/)\.\.?(/|$)"),
@@ -113,8 +114,7 @@ def _check_relative_paths(paths: pa.Array, level: int) -> None:
 
 def _flags(mask: pa.Array | pa.ChunkedArray) -> BoolArray:
     """A boolean Arrow column as NumPy (null is False)."""
-    filled = pc.fill_null(mask, False)
-    return np.asarray(filled.to_numpy(zero_copy_only=False), dtype=np.bool_)
+    return flags(mask)
 
 
 def _strings(table: pa.Table, name: str) -> pa.Array:
@@ -163,7 +163,8 @@ class Layout:
         self.levels = package.levels
         self.counts_per_level: list[int] = [t.num_rows for t in self.levels]
         types = [_strings(t, TYPE) for t in self.levels]
-        self.folder: list[BoolArray] = [_flags(pc.equal(t, FOLDER)) for t in types]
+        folder = string_scalar(FOLDER)
+        self.folder: list[BoolArray] = [_flags(pc.equal(t, folder)) for t in types]
         """Per level, True where the row is a FOLDER."""
         self.rel: list[pa.Array] = [self._relative_paths(k) for k in range(len(self.levels))]
         """Per level, each row's path under ``DATA/`` (FOLDERs end with ``/``)."""
@@ -174,7 +175,7 @@ class Layout:
         self.starts: list[IntArray] = []
         self.counts: list[IntArray] = []
         for k in range(1, len(self.levels)):
-            parent = np.asarray(self.levels[k].column(PARENT_ID).to_numpy(), dtype=np.int64)
+            parent = int64_values(self.levels[k].column(PARENT_ID))
             starts, counts = _child_slices(parent, self.levels[k - 1].num_rows, k)
             self.starts.append(starts)
             self.counts.append(counts)
@@ -198,7 +199,11 @@ class Layout:
         if level == 0:
             ids = _strings(table, ID)
             paths = (
-                pc.if_else(pa.array(self.folder[0]), pc.binary_join_element_wise(ids, "/", ""), ids)
+                pc.if_else(
+                    from_numpy(self.folder[0]),
+                    pc.binary_join_element_wise(ids, string_scalar("/"), string_scalar("")),
+                    ids,
+                )
                 if self.folder[0].any()
                 else ids  # FILE rows: the path is the id, no copy
             )
@@ -214,7 +219,7 @@ class Layout:
 
     def _check_types(self, types: list[pa.Array]) -> None:
         for k, kinds in enumerate(types):
-            known = _flags(pc.is_in(kinds, value_set=pa.array([FILE, FOLDER])))
+            known = _flags(pc.is_in(kinds, value_set=string_array([FILE, FOLDER])))
             is_dir = _flags(pc.ends_with(self.rel[k], "/"))
             bad = ~known | (is_dir != self.folder[k])
             if k == self.depth:
@@ -246,11 +251,13 @@ class Layout:
         """
         names: list[pa.Array] = []
         for k in range(len(self.levels)):
-            folder = pa.array(self.folder[k])
+            folder = from_numpy(self.folder[k])
             names.append(self.rel[k].filter(pc.invert(folder)))
             metas = self.rel[k].filter(folder)
             if len(metas):
-                names.append(pc.binary_join_element_wise(metas, LOCAL_META, ""))
+                names.append(
+                    pc.binary_join_element_wise(metas, string_scalar(LOCAL_META), string_scalar(""))
+                )
         every = pa.concat_arrays(names) if len(names) > 1 else names[0]
         del names
         if len(every) < 2:
@@ -344,7 +351,7 @@ class Layout:
             for k in np.unique(batch_levels).tolist():
                 where = np.flatnonzero(batch_levels == k)
                 chosen = batch_rows[where]
-                taken = pa.array(chosen)
+                taken = from_numpy(chosen)
                 column = self.sources[k]
                 level_sources = (
                     [None] * where.size if column is None else column.take(taken).to_pylist()

@@ -23,10 +23,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from taco_gdal.errors import TacoValidationError
+from taco_gdal.model._arrow import from_numpy
 
 __all__ = [
     "LEVEL_OPTIONS",
@@ -141,7 +143,8 @@ def parquet_options(
             f"write_table such as compression, compression_level, row_group_size"
         )
     try:
-        parquet_bytes(pa.table({"probe": [1]}), merged)
+        probe = from_numpy(np.ones(1, dtype=np.int64))  # pa.table({...}) imports pandas
+        parquet_bytes(pa.Table.from_arrays([probe], names=["probe"]), merged)
     except (pa.ArrowException, TypeError, ValueError) as exc:
         raise TacoValidationError(f"invalid parquet options {given}: {exc}") from exc
     return merged

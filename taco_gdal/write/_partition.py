@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from taco_gdal.errors import TacoValidationError
 from taco_gdal.format.names import CURRENT_ID, PARENT_ID, PIT_SCHEMA_KEY
+from taco_gdal.model._arrow import from_numpy
 from taco_gdal.model.extent import extent_of_tables
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.model.pit import pit_schema
@@ -179,13 +180,15 @@ def _subset_levels(layout: Layout, rows0: IntArray) -> list[pa.Table]:
             parents = np.repeat(np.arange(len(rows), dtype=np.int64), counts)
             first = np.repeat(np.cumsum(counts) - counts, counts)
             rows = np.repeat(starts, counts) + (np.arange(int(counts.sum())) - first)
-        subset = table.take(pa.array(rows, pa.int64()))
+        subset = table.take(from_numpy(np.asarray(rows, dtype=np.int64)))
         n = subset.num_rows
         subset = subset.set_column(
-            subset.schema.get_field_index(CURRENT_ID), CURRENT_ID, pa.array(np.arange(n))
+            subset.schema.get_field_index(CURRENT_ID),
+            CURRENT_ID,
+            from_numpy(np.arange(n, dtype=np.int64)),
         )
         subset = subset.set_column(
-            subset.schema.get_field_index(PARENT_ID), PARENT_ID, pa.array(parents)
+            subset.schema.get_field_index(PARENT_ID), PARENT_ID, from_numpy(parents)
         )
         tables.append(subset)
     return tables

@@ -24,6 +24,7 @@ from taco_gdal.format.names import (
     SIZE,
     TYPE,
 )
+from taco_gdal.model._arrow import from_numpy, string_array
 
 __all__ = ["local_columns", "stored_level", "with_checksums", "with_offsets"]
 
@@ -66,7 +67,7 @@ def with_checksums(table: pa.Table, checksums: Sequence[str | None] | None) -> p
         return table
     if CHECKSUM in table.column_names:
         table = table.drop_columns([CHECKSUM])
-    return table.append_column(CHECKSUM, pa.array(checksums, pa.string()))
+    return table.append_column(CHECKSUM, string_array(checksums))
 
 
 def with_offsets(
@@ -80,8 +81,9 @@ def with_offsets(
     ``checksums`` (one ``"<algorithm>:<hex>"`` or None per row) adds the digest column.
     """
     extra = with_checksums(table, checksums)
-    extra = extra.append_column(OFFSET, pa.array(offsets, pa.int64()))
-    extra = extra.append_column(SIZE, pa.array(sizes, pa.int64()))
+    # copies: the writer keeps filling its own arrays (pa.array would import pandas)
+    extra = extra.append_column(OFFSET, from_numpy(np.array(offsets, dtype=np.int64)))
+    extra = extra.append_column(SIZE, from_numpy(np.array(sizes, dtype=np.int64)))
     return extra.select(_ordered(extra.column_names))
 
 

@@ -18,7 +18,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from taco_gdal.errors import TacoValidationError
@@ -31,6 +30,7 @@ from taco_gdal.format.names import (
     RESERVED_OUTPUT_NAMES,
     level_file,
 )
+from taco_gdal.model._arrow import from_numpy
 from taco_gdal.model.collection import collection_json_bytes
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import atomic_directory
@@ -62,7 +62,7 @@ def check_folder_name(target: Path) -> None:
 def _make_dirs(root: Path, layout: Layout) -> None:
     (root / DATA_DIR).mkdir()
     for level in range(layout.depth):
-        for path in layout.rel[level].filter(pa.array(layout.folder[level])).to_pylist():
+        for path in layout.rel[level].filter(from_numpy(layout.folder[level])).to_pylist():
             (root / DATA_DIR / path).mkdir()
 
 

@@ -32,6 +32,7 @@ from taco_gdal.format.names import (
     level_member,
 )
 from taco_gdal.format.vsi import to_vsi
+from taco_gdal.model._arrow import from_numpy
 from taco_gdal.model.collection import collection_json_bytes
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import atomic_file
@@ -281,7 +282,7 @@ def _write_local_meta(
         paths = layout.rel[level]
         for first in range(0, folders.size, _NAMES_BATCH):
             rows = folders[first : first + _NAMES_BATCH]
-            names = paths.take(pa.array(rows)).to_pylist()
+            names = paths.take(from_numpy(rows)).to_pylist()
             for row, path, blob in zip(rows.tolist(), names, blobs, strict=False):
                 info = writer.add_bytes(f"{DATA_DIR}/{path}{LOCAL_META}", blob)
                 measured.record_at(level, row, info)
