@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from taco_gdal._memory import RELEASE_BYTES, release_memory
 from taco_gdal.errors import TacoQueryError
 from taco_gdal.format.names import CURRENT_ID, FIELD_SCHEMA_KEY, PARENT_ID, PIT_SCHEMA_KEY
 from taco_gdal.read import _duck, filters
@@ -110,6 +111,8 @@ class TacoDataset(AnalystMixin):
         levels = repair_level_offsets(container.levels, container.vsi_rule, container.path)
         tables = prepare_tables(levels, container.sources, container.vsi_rule, container.path)
         base = LevelTables(tables, container.vsi_rule, container.path, sql_external_access)
+        if base.nbytes >= RELEASE_BYTES:
+            release_memory()  # the decode's and the checks' freed buffers, before .data's
         if not all(_duck.keeps_arrow_types(table.schema) for table in tables):
             # Types DuckDB may refuse: build the views now, so such a table fails load.
             _duck.columns(base, (), "level0")

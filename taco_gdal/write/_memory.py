@@ -1,44 +1,7 @@
-"""Give memory freed by one phase of a write back to the system before the next.
-
-A write builds large temporary Arrow buffers and NumPy arrays in phases
-(level tables, layout, ``__meta__`` tables, level Parquet).  Both allocators
-keep what was freed for reuse: Arrow's mimalloc pool and glibc's heap (whose
-mmap threshold rises after large frees, so later large blocks come from a heap
-that is trimmed only at its top).  What they keep counts in the process's
-resident size, and the next phase's own temporaries then stack on top of it:
-on a 20k/80k/320k cascade about 60 MB of the peak was memory already freed.
-Releasing it costs a few milliseconds per phase.
-"""
+"""The writer's name for :mod:`taco_gdal._memory` (shared with the reader)."""
 
 from __future__ import annotations
 
-import ctypes
-import functools
-from collections.abc import Callable
-
-import pyarrow as pa
+from taco_gdal._memory import release_memory
 
 __all__ = ["release_memory"]
-
-
-@functools.cache
-def _malloc_trim() -> Callable[[int], int] | None:
-    try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):  # not glibc
-        return None
-    trim.argtypes = [ctypes.c_size_t]
-    trim.restype = ctypes.c_int
-    return trim  # type: ignore[no-any-return]
-
-
-def release_memory() -> None:
-    """Return free pages of Arrow's pool and of the C heap to the system.
-
-    Example:
-        >>> release_memory()
-    """
-    pa.default_memory_pool().release_unused()
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
