@@ -38,7 +38,7 @@ import math
 import os
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final
@@ -211,58 +211,50 @@ def _forget_worker_after_fork() -> None:
 os.register_at_fork(after_in_child=_forget_worker_after_fork)
 
 
-def _transform(transformer: Any, coords: np.ndarray, crs: str, where: str) -> np.ndarray:
-    """``(n, 2)`` lon/lat of ``(n, 2)`` coordinates in ``crs`` (one pyproj call per thread).
+def _in_halves(transformer: Any, crs: str, count: int, step: Callable[[Any, slice], Any]) -> None:
+    """``step(transformer, rows)`` over rows ``[0, count)``, in two halves at once when large.
 
-    Large arrays are split in two halves reprojected at once, the second by
-    the process's helper thread with its own transformer
-    (:func:`wgs84_transformer` keeps one per thread, so the helper builds it
-    once per CRS): the same numbers, in about half the time on two cores.
+    From :data:`PARALLEL_POINTS` on, the second half runs on the process's
+    helper thread with that thread's own transformer (:func:`wgs84_transformer`
+    keeps one per thread, so the helper builds it once per CRS): the same
+    numbers, in about half the time on two cores.
     """
-    out = np.empty((len(coords), 2), dtype=np.float64)
-    if len(coords) >= PARALLEL_POINTS:
-        half = len(coords) // 2
-        other = _worker().submit(_transform_into, None, coords[half:], out[half:], crs)
-        _transform_into(transformer, coords[:half], out[:half], crs)
-        other.result()
-    else:
-        _transform_into(transformer, coords, out, crs)
-    if not np.isfinite(out).all():
+    mine = wgs84_transformer(crs) if transformer is None else transformer
+    if count < PARALLEL_POINTS:
+        step(mine, slice(0, count))
+        return
+    half = count // 2
+    other = _worker().submit(lambda: step(wgs84_transformer(crs), slice(half, count)))
+    step(mine, slice(0, half))
+    other.result()
+
+
+def _check_finite(finite: bool, crs: str, where: str) -> None:
+    if not finite:
         raise TacoQueryError(
             f"{where}: a vertex in {crs} has no finite {WGS84} position (outside the CRS's "
             "area of use?)"
         )
+
+
+def _transform(transformer: Any, coords: np.ndarray, crs: str, where: str) -> np.ndarray:
+    """``(n, 2)`` lon/lat of ``(n, 2)`` coordinates in ``crs`` (see :func:`_in_halves`)."""
+    out = np.empty((len(coords), 2), dtype=np.float64)
+
+    def step(used: Any, rows: slice) -> None:
+        out[rows, 0], out[rows, 1] = used.transform(coords[rows, 0], coords[rows, 1])
+
+    _in_halves(transformer, crs, len(coords), step)
+    _check_finite(bool(np.isfinite(out).all()), crs, where)
     return out
 
 
 def _transform_xy(transformer: Any, x: np.ndarray, y: np.ndarray, crs: str, where: str) -> None:
-    """Contiguous float64 ``x`` and ``y`` in ``crs`` become lon and lat, in place.
-
-    The same split as :func:`_transform` from :data:`PARALLEL_POINTS` on.
-    """
-    if len(x) >= PARALLEL_POINTS:
-        half = len(x) // 2
-        other = _worker().submit(_transform_in_place, None, x[half:], y[half:], crs)
-        _transform_in_place(transformer, x[:half], y[:half], crs)
-        other.result()
-    else:
-        _transform_in_place(transformer, x, y, crs)
-    if not (np.isfinite(x).all() and np.isfinite(y).all()):
-        raise TacoQueryError(
-            f"{where}: a vertex in {crs} has no finite {WGS84} position (outside the CRS's "
-            "area of use?)"
-        )
-
-
-def _transform_in_place(transformer: Any, x: np.ndarray, y: np.ndarray, crs: str) -> None:
-    used = wgs84_transformer(crs) if transformer is None else transformer
-    used.transform(x, y, inplace=True)
-
-
-def _transform_into(transformer: Any, coords: np.ndarray, out: np.ndarray, crs: str) -> None:
-    used = wgs84_transformer(crs) if transformer is None else transformer
-    lon, lat = used.transform(coords[:, 0], coords[:, 1])
-    out[:, 0], out[:, 1] = lon, lat
+    """Contiguous float64 ``x`` and ``y`` in ``crs`` become lon and lat, in place."""
+    _in_halves(
+        transformer, crs, len(x), lambda used, rows: used.transform(x[rows], y[rows], inplace=True)
+    )
+    _check_finite(bool(np.isfinite(x).all() and np.isfinite(y).all()), crs, where)
 
 
 def _bent(moved: np.ndarray, mids: np.ndarray, index: np.ndarray, count: int) -> np.ndarray:
