@@ -30,7 +30,7 @@ _CHILD_TIMEOUT = 60
 _SUBPROCESS_TIMEOUT = 180
 
 REPRODUCER = """
-import argparse, ctypes, io, os, sys, time
+import argparse, ctypes, os, sys, time
 p = argparse.ArgumentParser()
 p.add_argument("--order", default="arrow-first", choices=["arrow-first", "duck-first", "no-arrow"])
 p.add_argument("--threads", type=int, default=0, help="DuckDB threads (default: one per core)")
@@ -40,9 +40,9 @@ import pyarrow as pa, pyarrow.parquet as pq
 
 def arrow_work():
     t = pa.table({f"c{i}": pa.array(range(200_000)) for i in range(4)})
-    buf = io.BytesIO()
-    pq.write_table(t, buf, row_group_size=20_000)
-    pq.read_table(io.BytesIO(buf.getvalue()), use_threads=True)
+    sink = pa.BufferOutputStream()  # Arrow's memory: a Python-owned buffer released by an
+    pq.write_table(t, sink, row_group_size=20_000)  # Arrow thread at exit aborts (arrow#33975)
+    pq.read_table(pa.BufferReader(sink.getvalue()), use_threads=True)
 
 if a.order == "duck-first":
     import duckdb
@@ -76,15 +76,15 @@ print("child exit", os.waitstatus_to_exitcode(done[1]))
 """
 
 _TACO = """
-import io, os, sys, time
+import os, sys, time
 order, path, threads, query = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 import pyarrow as pa, pyarrow.parquet as pq
 
 def arrow_work():
     t = pa.table({f"c{i}": pa.array(range(200_000)) for i in range(4)})
-    buf = io.BytesIO()
-    pq.write_table(t, buf, row_group_size=20_000)
-    pq.read_table(io.BytesIO(buf.getvalue()), use_threads=True)
+    sink = pa.BufferOutputStream()  # Arrow's memory: a Python-owned buffer released by an
+    pq.write_table(t, sink, row_group_size=20_000)  # Arrow thread at exit aborts (arrow#33975)
+    pq.read_table(pa.BufferReader(sink.getvalue()), use_threads=True)
 
 if order == "duck-first":
     import duckdb
