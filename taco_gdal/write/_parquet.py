@@ -40,6 +40,7 @@ __all__ = [
     "local_meta_options",
     "parquet_bytes",
     "parquet_options",
+    "parquet_view",
     "supports_cdc",
 ]
 
@@ -158,6 +159,16 @@ def parquet_bytes(table: pa.Table, options: Mapping[str, Any]) -> bytes:
         >>> data[:4]
         b'PAR1'
     """
+    return bytes(parquet_view(table, options))
+
+
+def parquet_view(table: pa.Table, options: Mapping[str, Any]) -> memoryview:
+    """:func:`parquet_bytes` as a view of Arrow's buffer (no copy: 11 MB for a 1M-row level).
+
+    Example:
+        >>> parquet_view(pa.table({"id": ["a"]}), LOCAL_META_OPTIONS)[:4].tobytes()
+        b'PAR1'
+    """
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, **options)
-    return bytes(sink.getvalue())
+    return memoryview(sink.getvalue())

@@ -44,6 +44,7 @@ from taco_gdal.write._parquet import (
     local_meta_options,
     parquet_bytes,
     parquet_options,
+    parquet_view,
 )
 from taco_gdal.write._progress import progress_bar
 from taco_gdal.write._tables import local_columns, stored_level, with_offsets
@@ -301,7 +302,7 @@ def _write_levels(
             measured.sizes[level],
             measured.checksums(level),
         )
-        info = writer.add_bytes(level_member(level), parquet_bytes(stored, options))
+        info = writer.add_bytes(level_member(level), parquet_view(stored, options))
         entries.append(HeaderEntry(info.data_offset, info.size))
         del stored
         release_memory()  # the compressor's buffers, before the next (larger) level
