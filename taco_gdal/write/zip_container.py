@@ -301,6 +301,7 @@ def _write_levels(
             measured.offsets[level],
             measured.sizes[level],
             measured.checksums(level),
+            copy=False,  # every row is measured: the arrays are final
         )
         info = writer.add_bytes(level_member(level), parquet_view(stored, options))
         entries.append(HeaderEntry(info.data_offset, info.size))
