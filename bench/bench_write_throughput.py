@@ -201,11 +201,14 @@ def run_set(
     checksums: list[str],
     baseline: Path | None = None,
     cp: bool = True,
+    baseline_digests: bool = False,
 ) -> dict[str, Any]:
     """Interleaved rounds of cp, then one (plain, variant) pair per variant, for one set.
 
     A variant is each checksum (``none``: plain again, the A/A control) and,
-    with ``baseline``, the baseline checkout's plain writer.  Within a pair the
+    with ``baseline``, the baseline checkout's plain writer (and, with
+    ``baseline_digests``, its writer with each checksum), always paired with
+    this tree's plain writer.  Within a pair the
     order alternates (plain first, then the variant first), and the pairs of a
     round run in the opposite order in the next round.
     """
@@ -216,6 +219,8 @@ def run_set(
     variants: list[tuple[str, str | None, Path]] = [(name, name, REPO) for name in checksums]
     if baseline is not None:
         variants.append(("baseline", None, baseline))
+        if baseline_digests:
+            variants += [(f"baseline:{n}", n, baseline) for n in checksums if n != "none"]
     pairs: dict[str, list[Pair]] = {v[0]: [] for v in variants}
     cp_s: list[float] = []
     plain_by_round: list[list[dict[str, Any]]] = []
@@ -295,7 +300,7 @@ def _print(result: dict[str, Any]) -> None:
         )
     for label, o in result["variants"].items():
         name = {"none": "plain again (A/A)", "baseline": "baseline plain"}.get(
-            label, f"checksum={label}"
+            label, f"checksum={label}".replace("checksum=baseline:", "baseline checksum=")
         )
         print(
             f"    {name}: extra {o['extra_seconds_median']:+.4f} s median "
@@ -321,6 +326,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--output", type=Path, default=RESULTS)
     parser.add_argument("--no-cp", action="store_true", help="skip the cp + sync runs")
+    parser.add_argument(
+        "--baseline-digests", action="store_true", help="also the baseline's checksum runs"
+    )
     args = parser.parse_args(argv)
     sets = [parse_set(item) for item in args.sets.split(",")]
     checksums = [name for name in args.checksum.split(",") if name]
@@ -329,7 +337,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for files, size in sets:
             results.append(
-                run_set(folder, files, size, args.rounds, checksums, args.baseline, not args.no_cp)
+                run_set(
+                    folder,
+                    files,
+                    size,
+                    args.rounds,
+                    checksums,
+                    args.baseline,
+                    not args.no_cp,
+                    args.baseline_digests,
+                )
             )
             _print(results[-1])
     finally:

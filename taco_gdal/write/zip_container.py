@@ -22,7 +22,7 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from taco_gdal.errors import TacoIOError, TacoValidationError
-from taco_gdal.format.checksum import check_algorithm, digest_value
+from taco_gdal.format.checksum import check_algorithm
 from taco_gdal.format.header import HeaderEntry
 from taco_gdal.format.names import (
     COLLECTION_FILE,
@@ -122,9 +122,8 @@ _PREFETCH_THREADS = 8
 _PREFETCH_BATCH = 16
 _PREFETCH_BATCHES_AHEAD = 8
 
-Prefetched = bytes | tuple[bytes, str] | OSError | None
-"""A read-ahead file: its bytes (and their digest, when asked), the error reading it raised,
-or None (not read ahead)."""
+Prefetched = bytes | OSError | None
+"""A read-ahead file: its bytes, the error reading it raised, or None (not read ahead)."""
 
 
 def _read_small(source: str, limit: int) -> bytes | None:
@@ -146,27 +145,21 @@ def _is_local(source: str | None) -> bool:
     return source is not None and source[:1] == "/" and source[:4] != "/vsi"
 
 
-def _read_batch(sources: Sequence[str | None], digest: str | None) -> list[Prefetched]:
-    """Small local files of one batch, read in order; an unreadable file gives its error.
-
-    The digest, if asked, is computed here, beside the writing thread, on the
-    bytes that will be written.
-    """
+def _read_batch(sources: Sequence[str | None]) -> list[Prefetched]:
+    """Small local files of one batch, read in order; an unreadable file gives its error."""
     out: list[Prefetched] = []
     for source in sources:
         if source is None or not _is_local(source):
             out.append(None)
             continue
         try:
-            data = _read_small(source, LOCAL_BLOCK)
+            out.append(_read_small(source, LOCAL_BLOCK))
         except OSError as exc:
             out.append(exc)
-            continue
-        out.append(data if data is None or digest is None else (data, digest_value(digest, data)))
     return out
 
 
-def _prefetched(sources: Sequence[str | None], digest: str | None) -> Iterator[Prefetched]:
+def _prefetched(sources: Sequence[str | None]) -> Iterator[Prefetched]:
     """Small local files read ahead by a few threads, in order (None: not prefetched).
 
     Reading many small files one by one waits for the disk once per file when
@@ -184,8 +177,7 @@ def _prefetched(sources: Sequence[str | None], digest: str | None) -> Iterator[P
         def submit() -> None:
             start = next(starts, None)
             if start is not None:
-                batch = sources[start : start + _PREFETCH_BATCH]
-                pending.append(pool.submit(_read_batch, batch, digest))
+                pending.append(pool.submit(_read_batch, sources[start : start + _PREFETCH_BATCH]))
 
         for _ in range(_PREFETCH_BATCHES_AHEAD):
             submit()
@@ -203,15 +195,13 @@ def _write_files(
         sources = batch.sources
         rows = zip(batch.levels, batch.rows, batch.paths, sources, batch.padding, strict=True)
         for (level, row, path, source, padding), data in zip(
-            rows, _prefetched(sources, digest), strict=True
+            rows, _prefetched(sources), strict=True
         ):
             name = f"{DATA_DIR}/{path}"
             if source is None:  # zero bytes; padding rows get no digest (null in the column)
                 info = writer.add_bytes(name, b"", None if padding else digest)
             elif isinstance(data, bytes):
                 info = writer.add_bytes(name, data, digest)
-            elif isinstance(data, tuple):  # read ahead and digested by a prefetch thread
-                info = writer.add_bytes(name, data[0], digest, value=data[1])
             elif data is not None:
                 raise TacoIOError(f"cannot copy {source!r} into member {name!r}: {data}") from data
             else:

@@ -331,11 +331,7 @@ class ZipWriter:
         )
 
     def add_bytes(
-        self,
-        name: str,
-        data: bytes | memoryview,
-        digest: str | None = None,
-        value: str | None = None,
+        self, name: str, data: bytes | memoryview, digest: str | None = None
     ) -> MemberInfo:
         """Append a member whose bytes are in memory (metadata, small files).
 
@@ -344,16 +340,9 @@ class ZipWriter:
             data: its bytes.
             digest: also compute this per-sample digest (``"crc32c"``, ``"xxh3"``,
                 ``"sha256"``); it is returned in :attr:`MemberInfo.digest`.
-            value: the stored form of ``data``'s ``digest``, already computed by
-                the caller on these bytes (a read-ahead thread): not computed again.
         """
         crc = crc32(data)
-        if check_algorithm(digest) is None:
-            value = None
-        elif value is None:
-            value = digest_value(digest or "", data)
-        elif not value.startswith(f"{digest}:"):
-            raise TacoFormatError(f"member {name!r}: expected a {digest} digest, found {value!r}")
+        value = None if check_algorithm(digest) is None else digest_value(digest or "", data)
         lfh, lfh_offset = self._begin(name, len(data), crc)
         self._f.write(data)
         if self._on_bytes:
