@@ -210,3 +210,31 @@ def test_many_small_samples_read_ahead(tmp_path: Path, algorithm: str) -> None:
         for i in table.column("id").to_pylist()
     ]
     assert table.column(CHECKSUM).to_pylist() == expected
+
+
+def test_digest_column_compressed_at_its_own_level_other_columns_unchanged() -> None:
+    import io
+
+    from taco_gdal.write._parquet import LEVEL_OPTIONS, parquet_bytes, parquet_options
+
+    options = parquet_options(LEVEL_OPTIONS)
+    n = 3000
+    table = pa.table({
+        "id": [f"s{i}" for i in range(n)],
+        "nested": [{"a": i, "b": [float(i), 2.0]} for i in range(n)],
+        CHECKSUM: [independent_digest("sha256", i.to_bytes(4, "little")) for i in range(n)],
+    })  # fmt: skip
+    written = parquet_bytes(table, options)
+    at_one_level = io.BytesIO()
+    pq.write_table(table, at_one_level, **options)
+    ours = pq.ParquetFile(pa.BufferReader(written))
+    theirs = pq.ParquetFile(at_one_level).metadata.row_group(0)
+    chunks = {ours.metadata.row_group(0).column(i).path_in_schema: i for i in range(4)}
+    assert set(chunks) == {"id", "nested.a", "nested.b.list.element", CHECKSUM}
+    for path, i in chunks.items():  # every leaf but the digests: the same level, the same bytes
+        size = ours.metadata.row_group(0).column(i).total_compressed_size
+        assert (size == theirs.column(i).total_compressed_size) == (path != CHECKSUM)
+    assert ours.read().equals(table)
+    no_digest, direct = table.drop_columns([CHECKSUM]), io.BytesIO()
+    pq.write_table(no_digest, direct, **options)  # without digests: written exactly as asked
+    assert parquet_bytes(no_digest, options) == direct.getvalue()
