@@ -14,7 +14,7 @@ Run by :mod:`bench.scale.__main__` as
 * ``nav``: ``frame = ds.data`` once, then ``frame.read(i)`` of FOLDER rows
   spread over the level, ``repeat`` calls; median seconds per call.
 * ``rss``: the reader and pyarrow, pandas, geopandas, shapely and DuckDB are
-  imported first; peak RSS (``ru_maxrss``) after ``load`` + ``.data`` minus
+  imported first; peak RSS (``VmHWM``) after ``load`` + ``.data`` minus
   the RSS after the imports.
 * ``rss_warm``: as ``rss``, but ``load`` + ``.data`` + ``head()`` of a small
   dataset (``--warm-up``) run first, so that modules either reader imports on
@@ -54,7 +54,15 @@ def _rss_mb() -> float:
 
 
 def _peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    """Peak RSS of this process in MiB: ``VmHWM``, not ``ru_maxrss``.
+
+    Linux carries ``ru_maxrss`` across ``exec``, so a worker would report at
+    least its parent's RSS at the fork; ``VmHWM`` belongs to this process's
+    own address space.
+    """
+    with open("/proc/self/status") as f:
+        line = next(line for line in f if line.startswith("VmHWM"))
+    return int(line.split()[1]) / 1024
 
 
 def _median(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
@@ -147,12 +155,6 @@ def _reset_peak() -> None:
         f.write("5")  # Linux: reset VmHWM to the current RSS
 
 
-def _hwm_mb() -> float:
-    with open("/proc/self/status") as f:
-        line = next(line for line in f if line.startswith("VmHWM"))
-    return int(line.split()[1]) / 1024
-
-
 def rss_warm(reader: str, path: str, warm_up: str) -> dict[str, Any]:
     import duckdb  # noqa: F401
     import geopandas  # noqa: F401
@@ -168,7 +170,7 @@ def rss_warm(reader: str, path: str, warm_up: str) -> dict[str, Any]:
     base = _rss_mb()
     _reset_peak()
     frame = module.load(path).data
-    peak = _hwm_mb()
+    peak = _peak_mb()
     return {"warm_mb": base, "peak_above_warm_mb": peak - base, "rows": len(frame)}
 
 
