@@ -35,6 +35,7 @@ p = argparse.ArgumentParser()
 p.add_argument("--order", default="arrow-first", choices=["arrow-first", "duck-first", "no-arrow"])
 p.add_argument("--threads", type=int, default=0, help="DuckDB threads (default: one per core)")
 p.add_argument("--shelter", action="store_true", help="keep the default connection unfreed")
+p.add_argument("--idle-child", action="store_true", help="the child starts no Arrow threads")
 a = p.parse_args()
 import pyarrow as pa, pyarrow.parquet as pq
 
@@ -62,7 +63,8 @@ if a.shelter:
 sys.stdout.flush()
 pid = os.fork()
 if pid == 0:
-    arrow_work()  # Arrow restarts its thread pool in the child
+    if not a.idle_child:
+        arrow_work()  # Arrow restarts its thread pool in the child (the hang needs it)
     sys.exit(0)  # a normal exit: DuckDB's module clean-up frees the default connection
 deadline = time.monotonic() + float(os.environ.get("CHILD_TIMEOUT", "60"))
 while not (done := os.waitpid(pid, os.WNOHANG))[0]:
@@ -163,7 +165,7 @@ def test_reproducer_without_the_shelter_still_fails(tmp_path: Path) -> None:
     its fork clean-up and ``_forksafe`` can be reconsidered)."""
     script = tmp_path / "fork_exit_repro.py"
     script.write_text(REPRODUCER)
-    done = _run([str(script), "--order", "no-arrow", "--threads", "4"])
+    done = _run([str(script), "--order", "no-arrow", "--threads", "4", "--idle-child"])
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() in ("child exit -11", "child exit -6", "child hung"), done.stdout
 
