@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import tempfile
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -43,8 +44,8 @@ from taco_gdal.write._parquet import (
     MetaOptions,
     local_meta_options,
     parquet_bytes,
+    parquet_file,
     parquet_options,
-    parquet_view,
 )
 from taco_gdal.write._progress import progress_bar
 from taco_gdal.write._tables import local_columns, stored_level, with_offsets
@@ -281,8 +282,14 @@ def _write_local_meta(
 
 
 def _write_levels(
-    writer: ZipWriter, layout: Layout, measured: _Measured, options: Mapping[str, Any]
+    writer: ZipWriter,
+    layout: Layout,
+    measured: _Measured,
+    options: Mapping[str, Any],
+    folder: Path,
 ) -> list[HeaderEntry]:
+    """The ``METADATA/levelN.parquet`` members; each level goes through a temporary
+    file in ``folder`` (the output's), not an in-memory sink that grows by doubling."""
     measured.check_complete()
     entries = []
     for level, table in enumerate(layout.levels):
@@ -293,7 +300,9 @@ def _write_levels(
             measured.checksums(level),
             copy=False,  # every row is measured: the arrays are final
         )
-        info = writer.add_bytes(level_member(level), parquet_view(stored, options))
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".taco-level-") as spool:
+            parquet_file(stored, spool.name, options)
+            info = writer.add_file(level_member(level), spool.name)
         entries.append(HeaderEntry(info.data_offset, info.size))
         del stored
         release_memory()  # the compressor's buffers, before the next (larger) level
@@ -368,7 +377,7 @@ def write_layout(
         release_memory()
         _write_local_meta(writer, layout, measured, meta_options, bar)
         release_memory()
-        entries = _write_levels(writer, layout, measured, level_options)
+        entries = _write_levels(writer, layout, measured, level_options, target.parent)
         info = writer.add_bytes(COLLECTION_FILE, collection_json_bytes(package.collection))
         entries.append(HeaderEntry(info.data_offset, info.size))
         writer.set_header_entries(entries)
