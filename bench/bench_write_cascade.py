@@ -298,8 +298,8 @@ def main(argv: list[str] | None = None) -> int:
             loads = []
             for round_ in range(args.rounds):
                 loads.append(round(os.getloadavg()[0], 2))
-                # the first tool of a round is rotated: going first cost about 6 s
-                # of a 35 s cascade run, every round, whichever tree it was
+                # the first tool of a round is rotated, so that whatever going first
+                # costs (caches the previous run left) falls on each tree in turn
                 shift = round_ % len(tools)
                 for tool in tools[shift:] + tools[:shift]:
                     out = folder / "out.tacozip"
