@@ -20,6 +20,8 @@ module only, so what it exports is what an out-of-tree plugin can rely on:
 * byte access through GDAL: :class:`VSIFile`, :func:`read_all`,
   :func:`read_range`, :func:`file_size`, :func:`to_vsi`, :func:`join_vsi`, :func:`parent_vsi`,
   :func:`build_subfile`;
+* Parquet bytes for Arrow's threaded readers: :func:`owned_reader` (a copy in Arrow's
+  memory: a buffer that wraps Python bytes can abort the process at exit);
 * writing: :func:`atomic_file` (a file that appears complete or not at all);
 * formats without TACO metadata: :func:`derived_collection`, :func:`described_collection`,
   :func:`core_fields`,
@@ -71,6 +73,7 @@ from taco_gdal.format.names import (
 from taco_gdal.format.vsi import build_subfile, to_vsi
 from taco_gdal.format.vsi import join as join_vsi
 from taco_gdal.format.vsi import parent as parent_vsi
+from taco_gdal.io.arrowbuf import owned_reader
 from taco_gdal.io.vsi import VSIFile, file_size, read_all, read_range
 from taco_gdal.read.containers.base import (
     PROBE_BYTES,
@@ -124,6 +127,7 @@ __all__ = [
     "described_collection",
     "file_size",
     "join_vsi",
+    "owned_reader",
     "parent_vsi",
     "path_exists",
     "read_all",

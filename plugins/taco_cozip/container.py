@@ -54,6 +54,7 @@ from taco_gdal.containers import (
     derived_collection,
     described_collection,
     join_vsi,
+    owned_reader,
     parent_vsi,
     read_all,
 )
@@ -106,7 +107,7 @@ def parse_parquet(data: bytes, where: str) -> pa.Table:
         CozipFormatError: not a parquet file.
     """
     try:
-        return pq.ParquetFile(pa.BufferReader(data)).read()
+        return pq.ParquetFile(owned_reader(data)).read()
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise CozipFormatError(f"{where}: expected a parquet file, cannot parse it: {exc}") from exc
 

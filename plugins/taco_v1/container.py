@@ -48,6 +48,7 @@ from taco_gdal.containers import (
     build_subfile,
     core_fields,
     described_collection,
+    owned_reader,
 )
 from taco_v1.layout import (
     DATA_START,
@@ -82,7 +83,7 @@ def read_footer(f: VSIFile, start: int, header: V1Header, where: str) -> pa.Tabl
 
 def _parse_footer(data: bytes, where: str) -> pa.Table:
     try:
-        table = pq.ParquetFile(pa.BufferReader(data)).read()
+        table = pq.ParquetFile(owned_reader(data)).read()
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise V1FormatError(f"{where}: expected a parquet footer, cannot parse it: {exc}") from exc
     table = table.drop_columns([c for c in table.column_names if c.startswith("__index_level")])

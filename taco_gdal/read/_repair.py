@@ -35,6 +35,7 @@ import pyarrow.parquet as pq
 from taco_gdal.errors import TacoFormatError, TacoWarning
 from taco_gdal.format import vsi
 from taco_gdal.format.names import FOLDER, ID, OFFSET, RELATIVE_PATH, SIZE, SOURCE_FILE, TYPE
+from taco_gdal.io.arrowbuf import owned_reader
 from taco_gdal.io.vsi import VSIFile
 from taco_gdal.read.containers.base import VsiRule
 
@@ -130,7 +131,7 @@ def _read_metas(folders: Sequence[_Folder]) -> dict[tuple[str, str], pa.Table]:
 def _parse_meta(chunk: pa.Buffer, folder: _Folder) -> pa.Table:
     where = f"{folder.archive}: __meta__ of {folder.path!r} at byte {folder.offset}"
     try:
-        table = pq.read_table(pa.BufferReader(chunk), columns=[ID, OFFSET, SIZE])
+        table = pq.read_table(owned_reader(chunk), columns=[ID, OFFSET, SIZE])
     except (pa.ArrowInvalid, OSError, KeyError) as exc:
         raise TacoFormatError(
             f"{where}: expected a parquet file with columns {ID}, {OFFSET}, {SIZE}: {exc}"

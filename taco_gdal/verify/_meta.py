@@ -16,6 +16,7 @@ from taco_gdal.format.names import (
     RELATIVE_PATH,
     SOURCE_FILE,
 )
+from taco_gdal.io.arrowbuf import owned_reader
 from taco_gdal.verify import codes
 from taco_gdal.verify._rows import Collector, Row
 
@@ -37,7 +38,7 @@ def _children(table: pa.Table) -> dict[int, list[int]]:
 
 def _parse(data: bytes) -> pa.Table | None:
     try:
-        return pq.ParquetFile(pa.BufferReader(data)).read()
+        return pq.ParquetFile(owned_reader(data)).read()
     except (pa.ArrowException, OSError, ValueError):
         return None
 

@@ -25,6 +25,7 @@ from taco_gdal.format.names import (
     level_file,
 )
 from taco_gdal.format.vsi import join, to_vsi
+from taco_gdal.io.arrowbuf import owned_reader
 from taco_gdal.io.vsi import VSIFile, read_all
 
 __all__ = [
@@ -65,7 +66,7 @@ def _parse_collection(data: bytes, where: str) -> dict[str, Any]:
 
 def _parquet(data: bytes, where: str) -> pa.Table:
     try:
-        return pq.read_table(pa.BufferReader(data))
+        return pq.read_table(owned_reader(data))
     except (pa.ArrowInvalid, OSError) as exc:
         raise TacoFormatError(f"{where}: not a readable parquet file: {exc}") from exc
 

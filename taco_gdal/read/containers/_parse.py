@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 from taco_gdal.errors import TacoFormatError
 from taco_gdal.format.header import HeaderEntry
 from taco_gdal.format.names import ID, MAX_DEPTH, PIT_SCHEMA_KEY, TYPE
+from taco_gdal.io.arrowbuf import owned_reader
 from taco_gdal.io.vsi import VSIFile
 from taco_gdal.read.containers._limits import (
     check_column_count,
@@ -197,7 +198,9 @@ def column_groups(parquet: pq.ParquetFile, budget: int = GROUP_BYTES) -> list[li
     return [sorted(group, key=names.index) for group in groups if group]
 
 
-def decode_parquet(parquet: pq.ParquetFile, budget: int = GROUP_BYTES) -> pa.Table:
+def decode_parquet(
+    parquet: pq.ParquetFile, budget: int = GROUP_BYTES, *, use_threads: bool = True
+) -> pa.Table:
     """The whole table of ``parquet``, decoded a column group at a time.
 
     The same table as ``parquet.read()`` (schema, metadata, one chunk per
@@ -217,14 +220,14 @@ def decode_parquet(parquet: pq.ParquetFile, budget: int = GROUP_BYTES) -> pa.Tab
     schema = parquet.schema_arrow
     names = schema.names
     if len(set(names)) != len(names):
-        return parquet.read()  # check_columns names the duplicate
+        return parquet.read(use_threads=use_threads)  # check_columns names the duplicate
     groups = column_groups(parquet, budget)
-    if len(groups) == 1:
-        return parquet.read()  # one chunk per column: takes of a few rows stay O(rows taken)
+    if len(groups) == 1:  # one chunk per column: takes of a few rows stay O(rows taken)
+        return parquet.read(use_threads=use_threads)
     columns: dict[str, pa.ChunkedArray] = {}
     pool = pa.default_memory_pool()
     for group in groups:
-        part = parquet.read(columns=group)
+        part = parquet.read(columns=group, use_threads=use_threads)
         columns.update(zip(part.column_names, part.columns, strict=True))
         del part
         pool.release_unused()  # the group's freed buffers go back before the next group grows
@@ -238,10 +241,11 @@ def parse_level(data: LevelSource | bytes, where: str) -> pa.Table:
         TacoFormatError: not parquet, or a required column is missing.
     """
     try:
-        source = data if isinstance(data, pa.NativeFile) else pa.BufferReader(data)
-        parquet = pq.ParquetFile(source)
+        streamed = isinstance(data, pa.NativeFile)
+        parquet = pq.ParquetFile(data if streamed else owned_reader(data))
         check_column_count(parquet.metadata.num_columns, where)  # before reading any column
-        table = decode_parquet(parquet)
+        # a file Python reads returns Python-owned buffers: decoded on this thread only
+        table = decode_parquet(parquet, use_threads=not streamed)
         table.validate(full=True)  # e.g. invalid UTF-8 in a string column
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise TacoFormatError(f"{where}: expected a parquet file, cannot parse it: {exc}") from exc
