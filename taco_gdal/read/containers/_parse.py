@@ -55,6 +55,10 @@ STREAM_BYTES = 32 * 1024 * 1024
 GROUP_BYTES = 48 * 1024 * 1024
 """Columns are decoded in groups of about this many uncompressed bytes (:func:`column_groups`)."""
 
+MAX_GROUPS = 8
+"""At most this many groups: each group's read walks every row group's footer entries again
+(a 10M-row level in 48 MiB groups loaded 35% slower than in 8 groups, for 2% less peak)."""
+
 LevelSource: TypeAlias = pa.Buffer | pa.NativeFile
 """The bytes of a level parquet file, in memory or as a file over its range."""
 
@@ -165,7 +169,8 @@ def column_groups(parquet: pq.ParquetFile, budget: int = GROUP_BYTES) -> list[li
 
     Columns are dealt, largest first (uncompressed bytes in the footer), to the
     group that holds the fewest bytes, with as many groups as ``budget``
-    divides the whole into; a table under ``budget`` is one group.  Each group
+    divides the whole into (at most :data:`MAX_GROUPS`); a table under
+    ``budget`` is one group.  Each group
     is decoded with Arrow's threads, so groups of several columns keep both
     cores busy while memory holds one group's transients at a time.  The sizes
     only shape the groups: a footer that lies about them costs memory, never
@@ -188,7 +193,8 @@ def column_groups(parquet: pq.ParquetFile, budget: int = GROUP_BYTES) -> list[li
             top = chunk.path_in_schema.split(".", 1)[0]
             if top in sizes:
                 sizes[top] += max(chunk.total_uncompressed_size, 0)
-    count = min(len(names), max(1, -(-sum(sizes.values()) // max(budget, 1))))
+    wanted = -(-sum(sizes.values()) // max(budget, 1))
+    count = min(len(names), MAX_GROUPS, max(1, wanted))
     groups: list[list[str]] = [[] for _ in range(count)]
     held = [0] * count
     for name in sorted(names, key=lambda n: -sizes[n]):
