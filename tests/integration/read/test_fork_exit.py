@@ -26,10 +26,24 @@ import pytest
 
 from tests.datasets import write_dataset
 
+_WAIT_FOR_CHILD = """
+deadline = time.monotonic() + float(os.environ.get("CHILD_TIMEOUT", "60"))
+while not (done := os.waitpid(pid, os.WNOHANG))[0]:
+    if time.monotonic() > deadline:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        print("child hung")
+        sys.exit(0)
+    time.sleep(0.02)
+print("child exit", os.waitstatus_to_exitcode(done[1]))
+"""
+"""The parent's side of both scripts: wait for the forked child, kill it if it hangs."""
+
 _CHILD_TIMEOUT = 60
 _SUBPROCESS_TIMEOUT = 180
 
-REPRODUCER = """
+REPRODUCER = (
+    """
 import argparse, ctypes, os, sys, time
 p = argparse.ArgumentParser()
 p.add_argument("--order", default="arrow-first", choices=["arrow-first", "duck-first", "no-arrow"])
@@ -66,18 +80,12 @@ if pid == 0:
     if not a.idle_child:
         arrow_work()  # Arrow restarts its thread pool in the child (the hang needs it)
     sys.exit(0)  # a normal exit: DuckDB's module clean-up frees the default connection
-deadline = time.monotonic() + float(os.environ.get("CHILD_TIMEOUT", "60"))
-while not (done := os.waitpid(pid, os.WNOHANG))[0]:
-    if time.monotonic() > deadline:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-        print("child hung")
-        sys.exit(0)
-    time.sleep(0.02)
-print("child exit", os.waitstatus_to_exitcode(done[1]))
 """
+    + _WAIT_FOR_CHILD
+)
 
-_TACO = """
+_TACO = (
+    """
 import os, sys, time
 order, path, threads, query = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 import pyarrow as pa, pyarrow.parquet as pq
@@ -108,16 +116,9 @@ if pid == 0:
     assert ids == ["s001", "s002"], ids
     arrow_work()
     sys.exit(0)
-deadline = time.monotonic() + float(os.environ["CHILD_TIMEOUT"])
-while not (done := os.waitpid(pid, os.WNOHANG))[0]:
-    if time.monotonic() > deadline:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-        print("child hung")
-        sys.exit(0)
-    time.sleep(0.02)
-print("child exit", os.waitstatus_to_exitcode(done[1]))
 """
+    + _WAIT_FOR_CHILD
+)
 
 
 def _run(args: list[str]) -> subprocess.CompletedProcess[str]:
