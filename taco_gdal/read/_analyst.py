@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from matplotlib.axes import Axes
 
+    from taco_gdal.read._direct import DirectRows
     from taco_gdal.read.dataframe import TacoDataFrame
     from taco_gdal.read.dataset import TacoDataset
     from taco_gdal.read.state import QueryState
@@ -42,7 +43,7 @@ class AnalystMixin:
     def _column_names(self, relation: str) -> list[str]:  # pragma: no cover - overridden
         raise NotImplementedError
 
-    def _current_rows(self, what: str) -> pa.Table:  # pragma: no cover - overridden
+    def _current_rows(self, what: str) -> DirectRows:  # pragma: no cover - overridden
         raise NotImplementedError
 
     @property
@@ -124,9 +125,16 @@ class AnalystMixin:
         """
         from taco_gdal.read.dataframe import FrameContext, to_frame
 
-        table, paths = self._current_rows(what=".frame()")
+        rows = self._current_rows(what=".frame()")
         context = FrameContext(self._state, 0)
-        return to_frame(table, context, self._state.path, internal=internal, paths=paths)
+        return to_frame(
+            rows.table,
+            context,
+            self._state.path,
+            internal=internal,
+            paths=rows.paths,
+            lazy=rows.lazy,
+        )
 
     # --- statistics -----------------------------------------------------------------
     def _stats_kind(self, level: int) -> bool | None:

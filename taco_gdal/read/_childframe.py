@@ -167,7 +167,7 @@ def _template(
     state: QueryState, level: int, internal: bool
 ) -> tuple[TacoDataFrame, pa.Table] | None:
     """``to_frame`` of no rows of ``level``, and the stored table (None: take ``to_frame``)."""
-    table = state.base.tables[level]
+    table = state.base.table(level)
     names = table.column_names
     if (table.schema.metadata or {}).get(b"pandas") is not None or len(set(names)) != len(names):
         return None
@@ -326,7 +326,7 @@ def _paths(
         text = pa.large_string() if isinstance(shape.vsi_dtype, pd.StringDtype) else pa.string()
         array = pa.array(gdal_vsi_python(rule, values), text)
     else:
-        table = base.tables[shape.level]
+        table = base.table(shape.level)
         inputs = _vsi_inputs(rule, table)
         array = gdal_vsi_arrow(rule, table.select(inputs).take(taken), where)
     return _from_arrow(array, shape.vsi_dtype)
@@ -398,7 +398,7 @@ def frame_of_rows(
     """
     shape = level_shape(state, level, internal)
     context = FrameContext(state, level)
-    table = state.base.tables[level]
+    table = state.base.table(level)
     where = f"{what}: level {level} of {state.path}"
     if shape is None:
         taken_table = table.take(pa.array(rows, pa.int64()))
@@ -451,7 +451,7 @@ def _geo_frame(
     rest = arrays[:position] + arrays[position + 1 :]
     plain = _assemble(rest, shape.columns.delete(position), index)
     state, level = context.state, context.level
-    ids = state.base.tables[level].select([CURRENT_ID, shape.footprints])
+    ids = state.base.table(level).select([CURRENT_ID, shape.footprints])
     compute = footprints_of_rows(
         ids.take(pa.array(rows, pa.int64())), shape.footprints, state, level, state.path
     )

@@ -51,7 +51,7 @@ def _index(base: LevelTables, level: int) -> ChildIndex:
         known = _INDEXES.setdefault(base, {})
         index = known.get(level)
     if index is None:  # built outside the lock; two threads may both build it, once each
-        index = child_index(base.tables[level], base.tables[level - 1].num_rows)
+        index = child_index(base.light(level), base.rows[level - 1])
         with _LOCK:
             known[level] = index
     return index
@@ -124,7 +124,7 @@ def children_table(state: QueryState, level: int, parent: int, *, what: str) -> 
     """
     base = state.base
     rows = child_rows(state, level, parent)
-    taken = base.tables[level].take(pa.array(rows, pa.int64()))
+    taken = base.table(level).take(pa.array(rows, pa.int64()))
     where = f"{what}: level {level} of {state.path}"
     paths = gdal_vsi_arrow(base.rule, taken, where)
     if GDAL_VSI in taken.column_names:

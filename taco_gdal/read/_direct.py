@@ -28,12 +28,14 @@ import pyarrow.compute as pc
 
 from taco_gdal.format.names import CURRENT_ID, GDAL_VSI
 from taco_gdal.read import _duck
+from taco_gdal.read._lazyarrow import RowArrays
 from taco_gdal.read._lazystr import RowStrings
+from taco_gdal.read.containers._deferred import LoadedLevels
 from taco_gdal.read.containers.base import VsiRule
 from taco_gdal.read.query import gdal_vsi_arrow, not_padding_mask, quote_ident
 from taco_gdal.read.state import LevelTables, QueryState, RowSet, level_view
 
-__all__ = ["DirectRows", "filtered_rows", "level_rows"]
+__all__ = ["DirectRows", "LazyColumn", "filtered_rows", "level_rows"]
 
 _cache: weakref.WeakKeyDictionary[LevelTables, dict[int, _Level | None]] = (
     weakref.WeakKeyDictionary()
@@ -42,41 +44,85 @@ _lock = threading.Lock()
 
 
 @dataclass(frozen=True)
+class LazyColumn:
+    """A column a frame computes for the rows it shows: a deferred binary column.
+
+    ``compute(rows)`` gives its values at positions of the rows it belongs to
+    (``None``: all); it goes before the first of ``before`` present in the frame
+    (none: last, before ``internal:gdal_vsi``).
+    """
+
+    name: str
+    type: pa.DataType
+    before: tuple[str, ...]
+    compute: RowArrays
+
+
+@dataclass(frozen=True)
 class DirectRows:
     """Rows of a level taken from memory: the stored columns and their GDAL paths.
 
     ``table`` has the columns of ``SELECT * FROM level<k>`` except
-    ``internal:gdal_vsi`` (DuckDB's types, padding hidden); ``paths(rows)``
-    gives that column for some of its rows (``None``: all), as DuckDB would.
+    ``internal:gdal_vsi`` and the ``lazy`` ones (DuckDB's types, padding
+    hidden); ``paths(rows)`` gives ``internal:gdal_vsi`` for some of its rows
+    (``None``: all), as DuckDB would, and each of ``lazy`` its column.
     """
 
     table: pa.Table
-    paths: RowStrings
+    paths: RowStrings | None
+    lazy: tuple[LazyColumn, ...] = ()
 
     def to_table(self) -> pa.Table:
-        """The rows with ``internal:gdal_vsi`` computed and last: what DuckDB answers."""
-        return self.table.append_column(GDAL_VSI, self.paths(None))
+        """The rows with every column computed, ``internal:gdal_vsi`` last: what DuckDB answers."""
+        table = self.table
+        for column in self.lazy:
+            position = next(
+                (table.column_names.index(n) for n in column.before if n in table.column_names),
+                table.num_columns,
+            )
+            table = table.add_column(position, column.name, column.compute(None))
+        return table if self.paths is None else table.append_column(GDAL_VSI, self.paths(None))
 
 
 @dataclass(frozen=True)
 class _Level:
     every: pa.Table
     """Every stored row (padding too): positions index it.  No ``internal:gdal_vsi``
-    column unless the paths are stored (rule ``stored``), then it is the last."""
+    column unless the paths are stored (rule ``stored``), then it is the last; no
+    column still deferred."""
     shown: np.ndarray
     """The stored positions of the rows ``level<k>`` shows (padding hidden), sorted."""
     rule: VsiRule
     where: str
+    deferred: tuple[tuple[str, pa.DataType, tuple[str, ...]], ...] = ()
+    """Columns left in the file: name, type and the stored columns after it."""
+    levels: LoadedLevels | None = None
+    level: int = 0
 
     def rows(self, positions: np.ndarray | None) -> DirectRows:
         """The rows at these stored positions (``None``: the rows the level shows)."""
         stored = self.shown if positions is None else positions
-        if positions is None and len(stored) == self.every.num_rows:
-            table = self.every
-        else:
-            table = self.every.take(pa.array(stored, pa.int64()))
+        whole = positions is None and len(stored) == self.every.num_rows
+        table = self.every if whole else self.every.take(pa.array(stored, pa.int64()))
         shown = table.drop_columns([GDAL_VSI]) if GDAL_VSI in table.column_names else table
-        return DirectRows(shown, self._paths(table))
+        lazy = tuple(
+            LazyColumn(name, kind, before, self._deferred(name, None if whole else stored))
+            for name, kind, before in self.deferred
+        )
+        return DirectRows(shown, self._paths(table), lazy)
+
+    def _deferred(self, name: str, stored: np.ndarray | None) -> RowArrays:
+        levels, level = self.levels, self.level
+        assert levels is not None
+
+        def values(rows: np.ndarray | None) -> pa.ChunkedArray:
+            column = levels.column(level, name)  # decoded on the first call, once
+            if rows is None and stored is None:
+                return column
+            chosen = stored if rows is None else rows if stored is None else stored[rows]
+            return column.take(pa.array(chosen, pa.int64()))
+
+        return values
 
     def _paths(self, table: pa.Table) -> RowStrings:
         rule, where = self.rule, self.where
@@ -149,12 +195,10 @@ def _level(state: QueryState, level: int) -> _Level | None:
 
 def _build(state: QueryState, level: int) -> _Level | None:
     base = state.base
-    table = base.tables[level]
-    stored = table.drop_columns([GDAL_VSI]) if GDAL_VSI in table.column_names else table
-    with_paths = pa.schema([pa.field(f.name, f.type) for f in stored.schema]).append(
-        pa.field(GDAL_VSI, pa.string())
-    )
-    if _duck.keeps_arrow_types(stored.schema):
+    schema = base.schema(level)  # deferred columns included, none decoded
+    fields = [pa.field(f.name, f.type) for f in schema if f.name != GDAL_VSI]
+    with_paths = pa.schema(fields).append(pa.field(GDAL_VSI, pa.string()))
+    if _duck.keeps_arrow_types(pa.schema(fields)):
         expected = with_paths  # what DuckDB would answer, known without asking it
     else:
         expected = _duck.fetch(
@@ -165,12 +209,22 @@ def _build(state: QueryState, level: int) -> _Level | None:
         ).schema
     if not with_paths.equals(expected, check_metadata=False):
         return None  # a type DuckDB converts differently: let DuckDB answer
-    every = pa.Table.from_arrays(stored.columns, schema=expected.remove(len(expected) - 1))
+    table = base.light(level)  # after any query above, which decodes every column
+    pending = base.pending(level)
+    names = [f.name for f in fields if f.name not in pending]
+    every = pa.Table.from_arrays(
+        [table.column(name) for name in names], schema=pa.schema([expected.field(n) for n in names])
+    )
     if base.rule.kind == "stored":  # the paths are a column of the table: keep it, last
         every = every.append_column(GDAL_VSI, table.column(GDAL_VSI))
+    order = [f.name for f in fields]
+    deferred = tuple(
+        (name, schema.field(name).type, tuple(order[order.index(name) + 1 :])) for name in pending
+    )
     keep = not_padding_mask(every)
     if pc.all(keep).as_py():
         shown = np.arange(every.num_rows, dtype=np.int64)
     else:
         shown = np.flatnonzero(pc.fill_null(keep, False).to_numpy(zero_copy_only=False))
-    return _Level(every, shown, base.rule, f"{base.where}: level {level}")
+    where = f"{base.where}: level {level}"
+    return _Level(every, shown, base.rule, where, deferred, base.loaded_levels, level)

@@ -81,20 +81,30 @@ def footprints_for_rows(
         state is not None
         and CURRENT_ID in table.column_names
         and level <= state.max_depth
-        and column in state.base.tables[level].column_names
+        and column in state.base.schema(level).names
         and table.column(CURRENT_ID).null_count == 0
     ):
         ids = np.asarray(table.column(CURRENT_ID).to_numpy(zero_copy_only=False), dtype=np.int64)
-        size = state.base.tables[level].num_rows
+        size = state.base.rows[level]
         cached = cached_footprints(state, level, column)
         if cached is None and 2 * len(ids) >= size:
             cached = footprints_of(state, level, column)
         if ids.size == 0 or (ids.min() >= 0 and ids.max() < size):
             if cached is not None:
                 return cached.take(ids)
-            rows = state.base.tables[level].take(pa.array(ids))  # stored CRS columns too
-            return compute_footprints(rows, column).geometries
+            return compute_footprints(_level_rows(state, level, ids, column), column).geometries
     return compute_footprints(table, column).geometries
+
+
+def _level_rows(state: QueryState, level: int, ids: np.ndarray, column: str) -> pa.Table:
+    """Rows ``ids`` of the stored level (its CRS columns too); of the columns still deferred,
+    only ``column`` is decoded."""
+    taken = pa.array(ids, pa.int64())
+    base = state.base
+    if column not in base.pending(level):
+        return base.table(level).take(taken)
+    values = base.column(level, column).take(taken)
+    return base.light(level).take(taken).append_column(column, values)
 
 
 def hidden_internal(name: object) -> bool:

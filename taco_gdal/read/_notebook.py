@@ -136,7 +136,7 @@ def summarise(state: QueryState, fetch: Any, columns_of: Any, *, map_width: int 
             break
         count = fetch(f"SELECT count(*) AS n FROM ({sql})").column("n")[0].as_py()
         rows.append(int(count))
-        table = state.base.tables[level]
+        table = state.base.table(level)
         column = footprint_column(table)
         if (
             shapes is None

@@ -79,9 +79,9 @@ def geometry_column(state: QueryState, level: int, requested: str) -> str:
         >>> geometry_column(ds.state, 0, "auto")  # dataset.tacozip: STAC only
         'stac:centroid'
     """
-    table = state.base.tables[level]
+    schema = state.base.schema(level)
     viewed = dict(_duck.columns(state.base, state.steps, state.relation(level)))
-    names = [c for c in viewed if c in table.column_names]
+    names = [c for c in viewed if c in schema.names]
     visible = [c for c in viewed if not is_hidden(c)]
     if requested == "auto":
         found = next((c for c in GEOMETRY_COLUMNS if c in names), None)
@@ -96,7 +96,7 @@ def geometry_column(state: QueryState, level: int, requested: str) -> str:
             f"{state.path}: geometry column {requested!r} not found at level {level}; the level "
             f"has columns {visible}"
         )
-    kind = table.schema.field(requested).type
+    kind = schema.field(requested).type
     if not (pa.types.is_binary(kind) or pa.types.is_large_binary(kind)):
         raise TacoQueryError(
             f"{state.path}: geometry column {requested!r} at level {level} has type "
@@ -124,13 +124,13 @@ def footprints_of(state: QueryState, level: int, column: str) -> Footprints:
         cached = _CACHE.get(base, {}).get(key)
     if cached is not None:
         return cached
-    table = base.tables[level]
     points = None
-    if column in LONLAT_POINTS and column in table.column_names:
-        points = decode_points(table.column(column))  # lon/lat points: no shapely per row
+    if column in LONLAT_POINTS and column in base.schema(level).names:
+        points = decode_points(base.column(level, column))  # lon/lat points: no shapely per row
     if points is not None:
         computed = Footprints.of_points(column, *points)
     else:
+        table = base.table(level)
         computed = compute_footprints(table, column, where=f"{state.path} level {level}")
     with _LOCK:
         return _CACHE.setdefault(base, {}).setdefault(key, computed)

@@ -35,6 +35,7 @@ from taco_gdal.read._geoframe import (
     hidden_internal,
     visible,
 )
+from taco_gdal.read._lazyarrow import LazyArrowArray
 from taco_gdal.read._lazygeom import LazyGeometryArray, RowGeometries
 from taco_gdal.read._lazystr import LazyStringArray, RowStrings, string_dtype
 from taco_gdal.read.query import is_hidden
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from rasterio.io import DatasetReader
 
+    from taco_gdal.read._direct import LazyColumn
     from taco_gdal.read.state import QueryState
 
 __all__ = ["FrameContext", "TacoDataFrame", "TacoGeoDataFrame", "to_frame"]
@@ -308,17 +310,24 @@ def _row_range_index(table: pa.Table) -> pd.RangeIndex | None:
 
 
 def footprints_of_rows(
-    table: pa.Table, column: str, state: QueryState | None, level: int, where: str
+    table: pa.Table,
+    column: str,
+    state: QueryState | None,
+    level: int,
+    where: str,
+    source: LazyColumn | None = None,
 ) -> RowGeometries:
     """The function a :class:`LazyGeometryArray` calls: footprints of some rows of ``table``.
 
-    ``table`` needs the WKB ``column`` and, to reuse the level's cached
-    footprints, ``internal:current_id``; a bad value raises
-    :class:`TacoFormatError` naming ``where`` when the footprint is first used.
+    ``table`` needs the WKB ``column`` (or ``source`` computes it) and, to
+    reuse the level's cached footprints, ``internal:current_id``; a bad value
+    raises :class:`TacoFormatError` naming ``where`` when the footprint is first used.
     """
 
     def compute(rows: np.ndarray | None) -> np.ndarray:
         chosen = table if rows is None else table.take(pa.array(rows, pa.int64()))
+        if source is not None and column not in chosen.column_names:
+            chosen = chosen.append_column(column, source.compute(rows))
         try:
             return footprints_for_rows(chosen, column, state, level)
         except TacoQueryError as exc:
@@ -334,6 +343,7 @@ def to_frame(
     *,
     internal: bool = True,
     paths: RowStrings | None = None,
+    lazy: Sequence[LazyColumn] = (),
 ) -> TacoDataFrame:
     """Arrow result -> TacoDataFrame / TacoGeoDataFrame (see :mod:`taco_gdal.read._geoframe`).
 
@@ -344,10 +354,14 @@ def to_frame(
     ``internal`` (``internal:current_id`` becomes the index).  ``paths``, when
     given, computes the ``internal:gdal_vsi`` column ``table`` lacks: it
     becomes the last column, a :class:`LazyStringArray` (paths are built for
-    the rows that are looked at).
+    the rows that are looked at).  Each of ``lazy`` (a column ``table`` lacks,
+    still in the dataset's file) becomes a :class:`LazyArrowArray` in its
+    stored place.
     """
     table = table.drop_columns([c for c in table.column_names if is_hidden(c)])
-    column = footprint_column(table)
+    lazy = [c for c in lazy if not is_hidden(c.name)]
+    extra = pa.schema([pa.field(c.name, c.type) for c in lazy])
+    column = footprint_column(pa.unify_schemas([table.schema, extra]).empty_table())
     dtype = None if paths is None else string_dtype()
     if paths is not None and dtype is None:  # strings as Python objects: build them now
         table = table.append_column(GDAL_VSI, paths(None))
@@ -356,16 +370,26 @@ def to_frame(
     plain = shown.to_pandas(types_mapper=_binary_as_arrow)
     if index is not None:
         plain.index = index
+    for deferred in lazy:
+        if not internal and hidden_internal(deferred.name):
+            continue
+        values = LazyArrowArray.lazy(deferred.compute, table.num_rows, deferred.type)
+        before = [plain.columns.get_loc(n) for n in deferred.before if n in plain.columns]
+        place = before[0] if before else len(plain.columns)
+        plain.insert(place, deferred.name, pd.Series(values, index=plain.index, copy=False))
     if paths is not None and dtype is not None:
-        lazy = LazyStringArray.lazy(paths, table.num_rows, dtype)
-        plain[GDAL_VSI] = pd.Series(lazy, index=plain.index, copy=False)
+        vsi = LazyStringArray.lazy(paths, table.num_rows, dtype)
+        plain[GDAL_VSI] = pd.Series(vsi, index=plain.index, copy=False)
     frame: TacoDataFrame
     if column is None:
         frame = TacoDataFrame(visible(plain, internal))
     else:
         state, level = (context.state, context.level) if context is not None else (None, 0)
+        source = next((c for c in lazy if c.name == column), None)
         footprints = LazyGeometryArray(
-            footprints_of_rows(table, column, state, level, where), table.num_rows, crs=WGS84
+            footprints_of_rows(table, column, state, level, where, source),
+            table.num_rows,
+            crs=WGS84,
         )
         name = FOOTPRINT if FOOTPRINT not in plain.columns else f"{FOOTPRINT}_4326"
         plain[name] = gpd.GeoSeries(footprints, index=plain.index)

@@ -27,10 +27,10 @@ from taco_gdal.errors import TacoQueryError
 from taco_gdal.format.names import CURRENT_ID, FIELD_SCHEMA_KEY, PARENT_ID, PIT_SCHEMA_KEY
 from taco_gdal.read import _duck, filters
 from taco_gdal.read._analyst import AnalystMixin
-from taco_gdal.read._direct import filtered_rows
+from taco_gdal.read._direct import DirectRows, filtered_rows
 from taco_gdal.read._html import dataset_html, dataset_text
-from taco_gdal.read._lazystr import RowStrings
 from taco_gdal.read._repair import repair_level_offsets
+from taco_gdal.read.containers._deferred import LoadedLevels
 from taco_gdal.read.containers.base import Container, VsiRule
 from taco_gdal.read.dataframe import FrameContext, TacoDataFrame, to_frame
 from taco_gdal.read.frames import PitSchema, to_polars
@@ -110,10 +110,11 @@ class TacoDataset(AnalystMixin):
         # Hook: level1+ offsets misplaced by tacotoolbox are fixed from __meta__ (warns once).
         levels = repair_level_offsets(container.levels, container.vsi_rule, container.path)
         tables = prepare_tables(levels, container.sources, container.vsi_rule, container.path)
-        base = LevelTables(tables, container.vsi_rule, container.path, sql_external_access)
+        loaded = LoadedLevels(tables, getattr(container, "deferred", ()))  # plugins may lack it
+        base = LevelTables(loaded, container.vsi_rule, container.path, sql_external_access)
         if base.nbytes >= RELEASE_BYTES:
             release_memory()  # the decode's and the checks' freed buffers, before .data's
-        if not all(_duck.keeps_arrow_types(table.schema) for table in tables):
+        if not all(_duck.keeps_arrow_types(base.schema(k)) for k in range(base.depth)):
             # Types DuckDB may refuse: build the views now, so such a table fails load.
             _duck.columns(base, (), "level0")
         return cls(QueryState(base, container.collection, container.format))
@@ -158,22 +159,25 @@ class TacoDataset(AnalystMixin):
         base = state.base
         if base.sql_external_access == enabled:
             return self
-        opened = LevelTables(base.tables, base.rule, base.where, enabled)
+        opened = base.with_external_access(enabled)
         return TacoDataset(state.with_base(opened))
 
     def _fetch(self, sql: str, what: str) -> pa.Table:
         return _duck.fetch(self._state.base, self._state.steps, sql, what=what)
 
-    def _current_rows(self, what: str) -> tuple[pa.Table, RowStrings | None]:
-        """Every row of the current level-0 view, and their GDAL paths when computed apart.
+    def _current_rows(self, what: str) -> DirectRows:
+        """Every row of the current level-0 view.
 
         From memory when only filters made the view (see :mod:`taco_gdal.read._direct`):
-        the table then lacks ``internal:gdal_vsi`` and the function gives it.
+        the table then lacks ``internal:gdal_vsi`` and columns still deferred, which
+        functions give.  Otherwise DuckDB's answer, whole (``paths`` is ``None``).
         """
         rows = filtered_rows(self._state)
         if rows is not None:
-            return rows.table, rows.paths
-        return self._fetch(f"SELECT * FROM {quote_ident(self._state.view)}", what=what), None
+            return rows
+        return DirectRows(
+            self._fetch(f"SELECT * FROM {quote_ident(self._state.view)}", what=what), None
+        )
 
     def _column_names(self, relation: str) -> list[str]:
         return [n for n, _ in _duck.columns(self._state.base, self._state.steps, relation)]
@@ -384,9 +388,11 @@ class TacoDataset(AnalystMixin):
             >>> [c for c in ds.data.columns if c.startswith("internal:")]
             ['internal:gdal_vsi']
         """
-        table, paths = self._current_rows(what=".data")
+        rows = self._current_rows(what=".data")
         context = FrameContext(self._state, 0)
-        return to_frame(table, context, self._state.path, internal=False, paths=paths)
+        return to_frame(
+            rows.table, context, self._state.path, internal=False, paths=rows.paths, lazy=rows.lazy
+        )
 
     def to_arrow(self, level: int = 0) -> pa.Table:
         """The rows of the current state at ``level``, as Arrow (exact types, no pandas).

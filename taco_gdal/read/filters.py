@@ -211,9 +211,9 @@ def _time_rows(
     exactly DuckDB's (nulls never match, naive values are UTC, aware ones
     compare as instants).
     """
-    if level != 0 or not state.only_filters or column not in state.base.tables[0].column_names:
+    if level != 0 or not state.only_filters or column not in state.base.schema(0).names:
         return None
-    values = state.base.tables[0].column(column)
+    values = state.base.column(0, column)
     if pa.types.is_date32(values.type):
         values = pc.cast(values, pa.timestamp("us"))
     kind_of = values.type

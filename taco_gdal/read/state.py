@@ -31,6 +31,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from taco_gdal.read.containers._deferred import LoadedLevels
 from taco_gdal.read.containers.base import VsiRule
 
 __all__ = ["LevelTables", "QueryState", "RowSet", "Step", "level_view", "new_view_name"]
@@ -55,7 +56,11 @@ def level_view(level: int) -> str:
 class LevelTables:
     """The prepared level tables of one load (level 0 first) and how to build GDAL paths.
 
-    Compared by identity: every dataset derived from one load shares this object.
+    Compared by identity: every dataset derived from one load shares this
+    object.  ``loaded`` may hold a large level without its binary columns,
+    decoded on first need (see :mod:`taco_gdal.read.containers._deferred`):
+    :meth:`table` and :attr:`tables` give whole levels, :meth:`light` what is
+    decoded so far, :meth:`schema` and :meth:`column` decode only what they must.
 
     Example:
         >>> import pyarrow as pa
@@ -64,20 +69,65 @@ class LevelTables:
         (1,)
     """
 
-    tables: tuple[pa.Table, ...]
+    loaded: LoadedLevels | tuple[pa.Table, ...]
     rule: VsiRule
     where: str
     sql_external_access: bool = False
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.loaded, LoadedLevels):
+            object.__setattr__(self, "loaded", LoadedLevels(tuple(self.loaded)))
+
+    @property
+    def loaded_levels(self) -> LoadedLevels:
+        """The tables and their deferred columns (shared by every dataset of one load)."""
+        levels = self.loaded
+        assert isinstance(levels, LoadedLevels)  # __post_init__ made it one
+        return levels
+
+    @property
+    def depth(self) -> int:
+        """Number of levels."""
+        return len(self.loaded_levels)
+
+    @property
+    def tables(self) -> tuple[pa.Table, ...]:
+        """Every level whole (deferred columns are decoded now)."""
+        return tuple(self.table(level) for level in range(self.depth))
+
+    def table(self, level: int) -> pa.Table:
+        """Level ``level`` whole (its deferred columns are decoded now if they were not)."""
+        return self.loaded_levels.table(level)
+
+    def light(self, level: int) -> pa.Table:
+        """Level ``level`` as decoded so far (without columns still deferred)."""
+        return self.loaded_levels.light(level)
+
+    def pending(self, level: int) -> tuple[str, ...]:
+        """Columns of ``level`` still in the file."""
+        return self.loaded_levels.pending(level)
+
+    def schema(self, level: int) -> pa.Schema:
+        """Level ``level``'s whole schema, decoding nothing."""
+        return self.loaded_levels.schema(level)
+
+    def column(self, level: int, name: str) -> pa.ChunkedArray:
+        """One column of ``level`` (decodes the deferred ones only when ``name`` is one)."""
+        return self.loaded_levels.column(level, name)
+
+    def with_external_access(self, enabled: bool) -> LevelTables:
+        """The same tables (decoded once for both) with ``sql_external_access`` set."""
+        return replace(self, sql_external_access=enabled)
+
     @property
     def rows(self) -> tuple[int, ...]:
         """Rows of each level table (padding included)."""
-        return tuple(t.num_rows for t in self.tables)
+        return tuple(self.light(level).num_rows for level in range(self.depth))
 
     @property
     def nbytes(self) -> int:
-        """Bytes of the level tables: what pickling a dataset sends."""
-        return sum(t.nbytes for t in self.tables)
+        """Bytes of the level tables in memory: what pickling a dataset sends."""
+        return self.loaded_levels.nbytes
 
 
 @dataclass(frozen=True)
@@ -165,7 +215,7 @@ class QueryState:
     @property
     def max_depth(self) -> int:
         """Index of the deepest level."""
-        return len(self.base.tables) - 1
+        return self.base.depth - 1
 
     @property
     def views(self) -> dict[int, str]:

@@ -1,18 +1,21 @@
 """Shared by the containers: coalesced range reads, parquet and JSON from bytes.
 
 A large level of a local file is not read into memory whole: the parquet
-reader gets a file over the level's byte range (:class:`_EntryFile`) and
+reader gets a file over the level's byte range (:class:`StreamedLevel`) and
 decodes the columns a group at a time (:func:`decode_parquet`), so that a
 level's peak memory is its decoded table plus one group's compressed bytes and
 buffers, not the whole compressed file beside every column's buffers (at 1M
 rows: about 320 MiB above the imports for load + .data instead of 470).
+Such a level's binary columns (WKB, blobs) are not decoded at all until asked
+for (:func:`parse_level_deferring`, :mod:`taco_gdal.read.containers._deferred`).
 """
 
 from __future__ import annotations
 
-import io
 import logging
+import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 import pyarrow as pa
@@ -23,6 +26,7 @@ from taco_gdal.format.header import HeaderEntry
 from taco_gdal.format.names import ID, MAX_DEPTH, PIT_SCHEMA_KEY, TYPE
 from taco_gdal.io.arrowbuf import owned_reader
 from taco_gdal.io.vsi import VSIFile
+from taco_gdal.read.containers._deferred import DeferredColumns, RangeFile, deferrable
 from taco_gdal.read.containers._limits import (
     check_column_count,
     check_columns,
@@ -34,14 +38,19 @@ __all__ = [
     "GROUP_BYTES",
     "STREAM_BYTES",
     "LevelSource",
+    "StreamedLevel",
     "collection_depth",
     "column_groups",
     "decode_parquet",
     "parse_collection",
     "parse_level",
+    "parse_level_deferring",
     "parse_level_file",
+    "parse_level_file_deferring",
     "parse_metadata",
+    "parse_metadata_deferring",
     "read_entries",
+    "stream_bytes",
 ]
 
 log = logging.getLogger(__name__)
@@ -50,7 +59,14 @@ _MAX_GAP = 4 * 1024 * 1024
 """Entries further apart than this are read separately rather than in one range."""
 
 STREAM_BYTES = 32 * 1024 * 1024
-"""A level of a local file at least this large is decoded from the file, not from a copy."""
+"""A level of a local file at least this large is decoded from the file, not from a copy,
+and its binary columns are deferred (tests lower it to exercise that path on small files)."""
+
+
+def stream_bytes() -> int:
+    """:data:`STREAM_BYTES`, read when called (so that a test may lower it)."""
+    return STREAM_BYTES
+
 
 GROUP_BYTES = 48 * 1024 * 1024
 """Columns are decoded in groups of about this many uncompressed bytes (:func:`column_groups`)."""
@@ -59,42 +75,30 @@ MAX_GROUPS = 8
 """At most this many groups: each group's read walks every row group's footer entries again
 (a 10M-row level in 48 MiB groups loaded 35% slower than in 8 groups, for 2% less peak)."""
 
-LevelSource: TypeAlias = pa.Buffer | pa.NativeFile
-"""The bytes of a level parquet file, in memory or as a file over its range."""
+
+@dataclass(frozen=True)
+class StreamedLevel:
+    """A level in ``[offset, offset + length)`` of an open local file, decoded from the file.
+
+    Parse it (:func:`parse_level`) before ``file`` closes.
+    """
+
+    file: VSIFile
+    offset: int
+    length: int
+
+    def open(self) -> pa.NativeFile:
+        """A file object over the level's bytes, for the parquet reader."""
+        return pa.PythonFile(RangeFile(self.file, self.offset, self.length), mode="r")
+
+    def defer(self, schema: pa.Schema, names: list[str], rows: int, where: str) -> DeferredColumns:
+        """Where columns ``names`` of this level are, to decode them later."""
+        path = os.path.abspath(self.file.path)
+        return DeferredColumns.of(path, self.offset, self.length, schema, names, rows, where)
 
 
-class _EntryFile(io.RawIOBase):
-    """A read-only file over ``[offset, offset + length)`` of an open :class:`VSIFile`."""
-
-    def __init__(self, f: VSIFile, offset: int, length: int) -> None:
-        super().__init__()
-        self._f, self._offset, self._length, self._pos = f, offset, length, 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def tell(self) -> int:
-        return self._pos
-
-    def seek(self, pos: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._length}[whence]
-        self._pos = min(max(base + pos, 0), self._length)
-        return self._pos
-
-    def read(self, size: int | None = -1) -> bytes:
-        left = self._length - self._pos
-        size = left if size is None or size < 0 else min(size, left)
-        data = self._f.read_at(self._offset + self._pos, size)
-        self._pos += len(data)
-        return data
-
-    def readinto(self, buffer: Any) -> int:
-        data = self.read(len(buffer))
-        memoryview(buffer).cast("B")[: len(data)] = data
-        return len(data)
+LevelSource: TypeAlias = pa.Buffer | StreamedLevel
+"""The bytes of a level parquet file: in memory, or a range of a local file."""
 
 
 def _groups(entries: Sequence[HeaderEntry]) -> list[list[int]]:
@@ -124,7 +128,7 @@ def read_entries(
     come back from one read; each entry is a zero-copy slice of it.  With
     ``stream_from`` (callers pass :data:`STREAM_BYTES`), a level (every entry
     but the last, which is COLLECTION.json) of at least that many bytes in a
-    local file comes back as a file over its range instead: parse it before
+    local file comes back as a :class:`StreamedLevel` instead: parse it before
     ``f`` closes.
 
     Raises:
@@ -142,7 +146,7 @@ def read_entries(
     if stream_from is not None and f.is_local:
         for i, entry in enumerate(entries[:-1]):
             if entry.length >= stream_from:
-                out[i] = pa.PythonFile(_EntryFile(f, entry.offset, entry.length), mode="r")
+                out[i] = StreamedLevel(f, entry.offset, entry.length)
     pending = [i for i in range(len(entries)) if out[i] is None]
     for picked in _groups([entries[i] for i in pending]):
         group = [pending[i] for i in picked]
@@ -164,8 +168,10 @@ def read_entries(
     return [b for b in out if b is not None]
 
 
-def column_groups(parquet: pq.ParquetFile, budget: int = GROUP_BYTES) -> list[list[str]]:
-    """The top-level columns of ``parquet`` in groups to decode one after the other.
+def column_groups(
+    parquet: pq.ParquetFile, budget: int = GROUP_BYTES, columns: Sequence[str] | None = None
+) -> list[list[str]]:
+    """The top-level columns of ``parquet`` (or ``columns`` of them) in groups to decode in turn.
 
     Columns are dealt, largest first (uncompressed bytes in the footer), to the
     group that holds the fewest bytes, with as many groups as ``budget``
@@ -183,7 +189,7 @@ def column_groups(parquet: pq.ParquetFile, budget: int = GROUP_BYTES) -> list[li
         >>> column_groups(pq.ParquetFile(pa.BufferReader(sink.getvalue())))
         [['a', 'b']]
     """
-    names = parquet.schema_arrow.names
+    names = parquet.schema_arrow.names if columns is None else list(columns)
     meta = parquet.metadata
     sizes = dict.fromkeys(names, 0)
     for group in range(meta.num_row_groups):
@@ -205,9 +211,13 @@ def column_groups(parquet: pq.ParquetFile, budget: int = GROUP_BYTES) -> list[li
 
 
 def decode_parquet(
-    parquet: pq.ParquetFile, budget: int = GROUP_BYTES, *, use_threads: bool = True
+    parquet: pq.ParquetFile,
+    budget: int = GROUP_BYTES,
+    *,
+    use_threads: bool = True,
+    columns: Sequence[str] | None = None,
 ) -> pa.Table:
-    """The whole table of ``parquet``, decoded a column group at a time.
+    """The whole table of ``parquet`` (or its ``columns``), decoded a column group at a time.
 
     The same table as ``parquet.read()`` (schema, metadata, one chunk per
     column), with a lower peak: see :func:`column_groups`.  Between groups the
@@ -227,31 +237,61 @@ def decode_parquet(
     names = schema.names
     if len(set(names)) != len(names):
         return parquet.read(use_threads=use_threads)  # check_columns names the duplicate
-    groups = column_groups(parquet, budget)
+    if columns is not None:
+        names = list(columns)
+        schema = pa.schema([schema.field(name) for name in names], schema.metadata)
+    groups = column_groups(parquet, budget, names)
     if len(groups) == 1:  # one chunk per column: takes of a few rows stay O(rows taken)
-        return parquet.read(use_threads=use_threads)
-    columns: dict[str, pa.ChunkedArray] = {}
+        return parquet.read(columns=columns, use_threads=use_threads)
+    decoded: dict[str, pa.ChunkedArray] = {}
     pool = pa.default_memory_pool()
     for group in groups:
         part = parquet.read(columns=group, use_threads=use_threads)
-        columns.update(zip(part.column_names, part.columns, strict=True))
+        decoded.update(zip(part.column_names, part.columns, strict=True))
         del part
         pool.release_unused()  # the group's freed buffers go back before the next group grows
-    return pa.Table.from_arrays([columns[name] for name in names], schema=schema)
+    return pa.Table.from_arrays([decoded[name] for name in names], schema=schema)
 
 
 def parse_level(data: LevelSource | bytes, where: str) -> pa.Table:
-    """A level table from parquet bytes (or a file over them); ``id`` and ``type`` must be there.
+    """A level table from parquet bytes or a local file's range; ``id`` and ``type`` required.
 
     Raises:
         TacoFormatError: not parquet, or a required column is missing.
     """
+    return parse_level_deferring(data, where, defer=False)[0]
+
+
+def parse_level_deferring(
+    data: LevelSource | bytes, where: str, *, defer: bool = True
+) -> tuple[pa.Table, DeferredColumns | None]:
+    """:func:`parse_level`, leaving a streamed level's binary columns in the file.
+
+    With ``defer`` and a :class:`StreamedLevel` holding binary columns besides
+    others, the table lacks them and the :class:`DeferredColumns` says where
+    they are (see :mod:`taco_gdal.read.containers._deferred`); otherwise the
+    table is whole and the deferral ``None``.  The schema is checked whole
+    either way.
+
+    Raises:
+        TacoFormatError: not parquet, or a required column is missing.
+    """
+    streamed = isinstance(data, StreamedLevel)
     try:
-        streamed = isinstance(data, pa.NativeFile)
-        parquet = pq.ParquetFile(data if streamed else owned_reader(data))
-        check_column_count(parquet.metadata.num_columns, where)  # before reading any column
+        source = data.open() if isinstance(data, StreamedLevel) else owned_reader(data)
+        parquet = pq.ParquetFile(source)
+        schema = parquet.schema_arrow
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise TacoFormatError(f"{where}: expected a parquet file, cannot parse it: {exc}") from exc
+    check_column_count(parquet.metadata.num_columns, where)  # before reading any column
+    check_columns(schema.empty_table(), where)  # names and spec types, deferred columns too
+    later = [f.name for f in schema if deferrable(f)] if defer and streamed else []
+    kept = [name for name in schema.names if name not in later]
+    if not kept:
+        later = []
+    try:
         # a file Python reads returns Python-owned buffers: decoded on this thread only
-        table = decode_parquet(parquet, use_threads=not streamed)
+        table = decode_parquet(parquet, use_threads=not streamed, columns=kept if later else None)
         table.validate(full=True)  # e.g. invalid UTF-8 in a string column
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise TacoFormatError(f"{where}: expected a parquet file, cannot parse it: {exc}") from exc
@@ -262,18 +302,30 @@ def parse_level(data: LevelSource | bytes, where: str) -> pa.Table:
             f"{where}: required column {missing[0]!r} is missing; the table has columns "
             f"{table.column_names}"
         )
-    return table
+    if not later:
+        return table, None
+    assert isinstance(data, StreamedLevel)
+    return table, data.defer(schema, later, table.num_rows, where)
 
 
-def parse_level_file(path: str, where: str, stream_from: int = STREAM_BYTES) -> pa.Table:
+def parse_level_file(path: str, where: str, stream_from: int | None = None) -> pa.Table:
     """:func:`parse_level` of a whole file; a local one of ``stream_from`` bytes or more is
     decoded from the file rather than from a copy of it."""
+    return parse_level_file_deferring(path, where, stream_from, defer=False)[0]
+
+
+def parse_level_file_deferring(
+    path: str, where: str, stream_from: int | None = None, *, defer: bool = True
+) -> tuple[pa.Table, DeferredColumns | None]:
+    """:func:`parse_level_deferring` of a whole file (streamed when local and at least
+    ``stream_from`` bytes, default :data:`STREAM_BYTES`)."""
+    threshold = stream_bytes() if stream_from is None else stream_from
     with VSIFile(path) as f:
         size = f.size()
-        if f.is_local and size >= stream_from:
-            return parse_level(pa.PythonFile(_EntryFile(f, 0, size), mode="r"), where)
+        if f.is_local and size >= threshold:
+            return parse_level_deferring(StreamedLevel(f, 0, size), where, defer=defer)
         data = f.read_exact(0, size, "whole file")
-    return parse_level(data, where)
+    return parse_level_deferring(data, where, defer=defer)
 
 
 def parse_collection(data: pa.Buffer | bytes, where: str) -> dict[str, Any]:
@@ -307,14 +359,29 @@ def parse_metadata(
         TacoFormatError: a level is not parquet or lacks ``id``/``type``, or the
             collection is not a JSON object.
     """
+    levels, collection, sources, _ = parse_metadata_deferring(buffers, labels, path, defer=False)
+    return levels, collection, sources
+
+
+def parse_metadata_deferring(
+    buffers: Sequence[LevelSource], labels: Sequence[str], path: str, *, defer: bool = True
+) -> tuple[list[pa.Table], dict[str, Any], list[str], list[DeferredColumns | None]]:
+    """:func:`parse_metadata`, leaving streamed levels' binary columns in the file.
+
+    Returns:
+        As :func:`parse_metadata`, then each level's :class:`DeferredColumns` (or ``None``).
+    """
     sources = [f"{path}: {label}" for label in labels]
-    levels = [
-        parse_level(buffer, where) for buffer, where in zip(buffers[:-1], sources[:-1], strict=True)
+    parsed = [
+        parse_level_deferring(buffer, where, defer=defer)
+        for buffer, where in zip(buffers[:-1], sources[:-1], strict=True)
     ]
     collection = buffers[-1]
-    if isinstance(collection, pa.NativeFile):  # read_entries never streams the last entry
+    if isinstance(collection, StreamedLevel):  # read_entries never streams the last entry
         raise TypeError(f"{sources[-1]}: COLLECTION.json must come as bytes")
-    return levels, parse_collection(collection, sources[-1]), sources[:-1]
+    levels = [table for table, _ in parsed]
+    deferred = [later for _, later in parsed]
+    return levels, parse_collection(collection, sources[-1]), sources[:-1], deferred
 
 
 def collection_depth(collection: dict[str, Any], where: str) -> int | None:

@@ -31,6 +31,7 @@ from taco_gdal.format import vsi
 from taco_gdal.io.vsi import VSIFile, is_plain_local
 
 if TYPE_CHECKING:
+    from taco_gdal.read.containers._deferred import DeferredColumns
     from taco_gdal.verify.report import Failure
 
 __all__ = [
@@ -222,6 +223,9 @@ class OpenedContainer:
     collection: dict[str, Any]
     vsi_rule: VsiRule
     sources: Sequence[str]
+    deferred: Sequence[DeferredColumns | None] = ()
+    """Per level, the columns ``levels`` lacks because they stay in the file until asked
+    (see :mod:`taco_gdal.read.containers._deferred`); empty: none."""
 
     def verify(self, level: str) -> Sequence[Failure]:
         """The verify hook: what is wrong with this container's bytes at ``level``.

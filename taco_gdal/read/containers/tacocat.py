@@ -17,7 +17,7 @@ base defaults to the folder holding the TACOCAT and ``base_path`` overrides it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -34,17 +34,21 @@ from taco_gdal.format.names import (
 from taco_gdal.format.tacocat import MAGIC, TACOCAT_HEADER_SIZE, TacoCatHeader
 from taco_gdal.io.vsi import VSIFile, file_size
 from taco_gdal.read.containers._limits import check_ranges
-from taco_gdal.read.containers._parse import STREAM_BYTES, parse_metadata, read_entries
+from taco_gdal.read.containers._parse import (
+    parse_metadata_deferring,
+    read_entries,
+    stream_bytes,
+)
 from taco_gdal.read.containers._paths import escape_reason, symlink_on_path
 from taco_gdal.read.containers.base import OpenedContainer, Probe, VsiRule, path_exists
-from taco_gdal.read.containers.folder import read_folder
+from taco_gdal.read.containers.folder import Metadata, read_folder_deferring
 
 __all__ = ["TacoCatContainer"]
 
 _NESTED = f"{TACOCAT_DIR}/{COLLECTION_FILE}"
 
 
-def _read_binary(probe: Probe) -> tuple[list[pa.Table], dict[str, Any], list[str]]:
+def _read_binary(probe: Probe) -> Metadata:
     path = probe.path
     with VSIFile(path) as f:
         head = probe.head()
@@ -60,8 +64,8 @@ def _read_binary(probe: Probe) -> tuple[list[pa.Table], dict[str, Any], list[str
         labels = [f"{level_file(i)} (__TACOCAT__ slot {i})" for i in range(len(header.levels))]
         labels.append(f"{COLLECTION_FILE} (__TACOCAT__ slot 6)")
         entries = [*header.levels, header.collection]
-        buffers = read_entries(f, entries, labels, stream_from=STREAM_BYTES)
-        return parse_metadata(buffers, labels, path)
+        buffers = read_entries(f, entries, labels, stream_from=stream_bytes())
+        return parse_metadata_deferring(buffers, labels, path)
 
 
 def _check_sources(
@@ -133,14 +137,16 @@ class TacoCatContainer(OpenedContainer):
         path = probe.path
         exists, is_dir = probe.stat()
         if probe.name == TACOCAT_FILE or (exists and not is_dir):
-            levels, collection, sources = _read_binary(probe)
+            levels, collection, sources, deferred = _read_binary(probe)
             default_base = vsi.parent(path)
         elif probe.name.endswith(TACOCAT_DIR):
-            levels, collection, sources = read_folder(path)
+            levels, collection, sources, deferred = read_folder_deferring(path)
             default_base = vsi.parent(path)
         else:
-            levels, collection, sources = read_folder(vsi.join(path, TACOCAT_DIR))
+            folder = vsi.join(path, TACOCAT_DIR)
+            levels, collection, sources, deferred = read_folder_deferring(folder)
             default_base = path
         base = default_base if base_path is None else vsi.to_vsi(base_path).rstrip("/")
         _check_sources(levels, sources, base, path)
-        return cls(path, levels, collection, VsiRule("source_file", base), sources)
+        rule = VsiRule("source_file", base)
+        return cls(path, levels, collection, rule, sources, deferred)

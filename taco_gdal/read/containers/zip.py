@@ -16,7 +16,11 @@ from taco_gdal.format.names import COLLECTION_FILE, ZIP_SUFFIXES, level_member
 from taco_gdal.format.zip import LFH_SIGNATURE
 from taco_gdal.io.vsi import VSIFile
 from taco_gdal.read.containers._limits import check_ranges
-from taco_gdal.read.containers._parse import STREAM_BYTES, parse_metadata, read_entries
+from taco_gdal.read.containers._parse import (
+    parse_metadata_deferring,
+    read_entries,
+    stream_bytes,
+)
 from taco_gdal.read.containers.base import OpenedContainer, Probe, VsiRule
 
 __all__ = ["ZipContainer"]
@@ -83,9 +87,9 @@ class ZipContainer(OpenedContainer):
                 )
             labels = [f"{level_member(i)} (TACO_HEADER entry {i})" for i in range(len(entries))]
             labels[-1] = f"{COLLECTION_FILE} (TACO_HEADER entry {len(entries) - 1})"
-            buffers = read_entries(f, entries, labels, stream_from=STREAM_BYTES)
+            buffers = read_entries(f, entries, labels, stream_from=stream_bytes())
             size = f.size()
-            levels, collection, sources = parse_metadata(buffers, labels, path)
+            levels, collection, sources, deferred = parse_metadata_deferring(buffers, labels, path)
         for table, source in zip(levels, sources, strict=True):
             check_ranges(table, size, source, path)
-        return cls(path, levels, collection, VsiRule("subfile", path), sources)
+        return cls(path, levels, collection, VsiRule("subfile", path), sources, deferred)

@@ -19,6 +19,7 @@ from taco_gdal.errors import TacoFormatError
 from taco_gdal.format.header import HeaderEntry
 from taco_gdal.io.vsi import VSIFile, read_all
 from taco_gdal.read.containers._parse import (
+    StreamedLevel,
     column_groups,
     decode_parquet,
     parse_level,
@@ -102,7 +103,7 @@ def test_streamed_levels_equal_levels_read_into_memory(tmp_path: Path) -> None:
     with VSIFile(str(path)) as f:
         copied = parse_metadata(read_entries(f, entries, labels), labels, str(path))
         sources = read_entries(f, entries, labels, stream_from=1)
-        assert all(isinstance(s, pa.NativeFile) for s in sources[:-1])
+        assert all(isinstance(s, StreamedLevel) for s in sources[:-1])
         assert isinstance(sources[-1], pa.Buffer)  # COLLECTION.json always comes as bytes
         streamed = parse_metadata(sources, labels, str(path))
     assert len(streamed[0]) == 3
