@@ -20,20 +20,35 @@ GDAL's VSI layer in 8 MiB blocks.
 
 from __future__ import annotations
 
+import functools
+import mmap
 import os
 import queue
 import shutil
 import threading
+import weakref
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from taco_gdal.errors import TacoIOError
-from taco_gdal.format.checksum import StreamingDigest, check_algorithm, crc32
+from taco_gdal.format.checksum import Buffer, StreamingDigest, check_algorithm, crc32, digest_value
 from taco_gdal.format.vsi import SUBFILE_PREFIX, parse_subfile, to_vsi
 from taco_gdal.io.vsi import VSIFile, file_size
 
-__all__ = ["BLOCK_SIZE", "COPY_BLOCK", "Copied", "copy_fd", "copy_sample", "source_size"]
+__all__ = [
+    "BLOCK_SIZE",
+    "COPY_BLOCK",
+    "Copied",
+    "LateDigest",
+    "LateDigests",
+    "copy_fd",
+    "copy_sample",
+    "settle_digests",
+    "source_size",
+]
 
 BLOCK_SIZE = 8 * 1024 * 1024
 """Block of a remote (VSI) copy."""
@@ -127,27 +142,31 @@ def _pwrite_all(fd: int, view: memoryview, position: int) -> None:
         written += os.pwrite(fd, view[written:], position + written)
 
 
+Job = Callable[[], None]
+"""Work for the digest thread: digest one block, one member, or a batch of small members."""
+
+
 class _DigestWorker:
-    """One helper thread per process that digests the blocks copies hand it, in order.
+    """One helper thread per process that runs digest jobs, in the order they are submitted.
 
     Started on first use and again in a forked child (the thread does not
-    survive a fork).  Each job is one block of one copy's ring; jobs of
-    concurrent copies interleave, each copy's in order.
+    survive a fork).  A job is one block of one copy's ring (:class:`_Ring`) or
+    members already written (:class:`LateDigests`); jobs of concurrent writers
+    interleave, each writer's in order.
     """
 
     def __init__(self) -> None:
         self.pid = os.getpid()
-        self._jobs: queue.SimpleQueue[tuple[_Ring, int, int]] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
         thread = threading.Thread(target=self._run, name="taco-digest", daemon=True)
         thread.start()
 
     def _run(self) -> None:
         while True:
-            ring, index, n = self._jobs.get()
-            ring.digest_block(index, n)
+            self._jobs.get()()
 
-    def submit(self, ring: _Ring, index: int, n: int) -> None:
-        self._jobs.put((ring, index, n))
+    def submit(self, job: Job) -> None:
+        self._jobs.put(job)
 
 
 _worker_lock = threading.Lock()
@@ -202,7 +221,7 @@ class _Ring:
 
     def give(self, index: int, n: int) -> None:
         self._held = None
-        self._worker.submit(self, index, n)
+        self._worker.submit(functools.partial(self.digest_block, index, n))
 
     def close(self, check: bool = True) -> None:
         """Wait for every block given so far; re-raise the digest's error if ``check``."""
@@ -216,6 +235,251 @@ class _Ring:
                 _spare_blocks.append(self._blocks)
         if check and self._error is not None:
             raise self._error
+
+
+_LATE_WINDOW = 16 * 1024 * 1024
+"""Bytes of the output mapped at once when a member written earlier is read back."""
+_LATE_SLICE = 1024 * 1024
+"""Bytes per digest update when a member is read back (each update releases the GIL)."""
+_LATE_BACKLOG = 16 * 1024 * 1024
+"""Bytes waiting for the digest thread (not started) above which a writer digests inline
+(:attr:`LateDigests.busy`): the other core is busy, so both share the digests."""
+_LATE_BATCH_BYTES = 1024 * 1024
+_LATE_BATCH_COUNT = 64
+"""Small members handed to the digest thread together: one hand-off per batch, not per member."""
+
+
+class LateDigest:
+    """The digest of one member, finished by the digest thread after the writer moved on.
+
+    :meth:`value` waits for it (and for every digest submitted before it by
+    the same :class:`LateDigests`).
+    """
+
+    __slots__ = ("_owner", "_result")
+
+    def __init__(self, owner: LateDigests) -> None:
+        self._owner = owner
+        self._result: str | Exception | None = None
+
+    def value(self) -> str:
+        """``"<algorithm>:<hex>"``, once computed.
+
+        Raises:
+            TacoIOError: the member could not be read back from the output.
+        """
+        if self._result is None:
+            self._owner.wait()
+        result = self._result
+        if isinstance(result, Exception):
+            raise TacoIOError(f"cannot digest a member written earlier: {result}") from result
+        if result is None:  # pragma: no cover - wait() returns after every job ran
+            raise TacoIOError("a digest job ended without a value")
+        return result
+
+    def __repr__(self) -> str:
+        return f"LateDigest({self._result!r})"
+
+
+class LateDigests:
+    """Digests of members already written, computed by the digest thread while the writer goes on.
+
+    A member copied into the output (:meth:`of_range`) is read back from the
+    output's pages (mapped, in the page cache: no second read of the source,
+    no copy into user memory), so its digest covers exactly the bytes written;
+    a member written from memory (:meth:`of_bytes`) is digested from those
+    bytes, small ones in batches.  The writer's thread only hands jobs over:
+    the digest of member ``i`` runs on the other core while members ``i + 1``,
+    ``i + 2``... are copied, and is needed only when the digest column is
+    written (:meth:`LateDigest.value`).  The jobs run on the process's one
+    digest thread (restarted after a fork, like the copy ring's); a
+    ``LateDigests`` made before a fork cannot be waited for in the child.
+
+    Args:
+        algorithm: one of ``crc32c``, ``xxh3``, ``sha256``.
+        output: a descriptor of the output open for reading (duplicated here
+            on the first :meth:`of_range`, closed by :meth:`close`); None when
+            only :meth:`of_bytes` is used.
+
+    Example:
+        >>> fd = os.open("late.bin", os.O_CREAT | os.O_RDWR, 0o644)
+        >>> _ = os.pwrite(fd, b"abc", 0)
+        >>> late = LateDigests("sha256", fd)
+        >>> a, b = late.of_range(0, 3), late.of_bytes(b"abc")
+        >>> a.value() == b.value() == digest_value("sha256", b"abc")
+        True
+        >>> late.close(); os.close(fd)
+    """
+
+    def __init__(self, algorithm: str, output: int | None) -> None:
+        self.algorithm = check_algorithm(algorithm) or ""
+        self._output = output
+        self._fd: int | None = None
+        self._worker = _digest_worker()
+        self._batch: list[tuple[LateDigest, Buffer]] = []
+        self._batch_bytes = 0
+        self._jobs: deque[tuple[int, Job]] = deque()
+        """Jobs not started yet, with their bytes: the digest thread runs them in order,
+        :meth:`wait` helps."""
+        self._lock = threading.Lock()
+        self._backlog = 0
+        """Bytes of the jobs not started yet."""
+        self._close_fd: weakref.finalize[[Job], LateDigests] | None = None
+
+    @property
+    def readable(self) -> bool:
+        """True when members written to the output can be read back (:meth:`of_range`)."""
+        return self._output is not None
+
+    @property
+    def busy(self) -> bool:
+        """True when the digest thread is behind (16 MiB or more not started).
+
+        The writer then computes the next digest itself, inline, so the two
+        cores share the digests instead of the writer running ahead alone.
+        """
+        return self._backlog >= _LATE_BACKLOG
+
+    def of_bytes(self, data: bytes) -> LateDigest:
+        """The digest of ``data`` (kept, unchanged, until it is computed)."""
+        late = LateDigest(self)
+        self._batch.append((late, data))
+        self._batch_bytes += len(data)
+        if self._batch_bytes >= _LATE_BATCH_BYTES or len(self._batch) >= _LATE_BATCH_COUNT:
+            self.flush()
+        return late
+
+    def of_range(self, position: int, size: int) -> LateDigest:
+        """The digest of the ``size`` bytes written at ``position`` of the output."""
+        self.flush()
+        if self._output is None:
+            raise TacoIOError("no output descriptor to read the written bytes back from")
+        if self._fd is None:
+            fd = self._fd = os.dup(self._output)
+            # a writer abandoned mid-way: the descriptor is closed after its last job
+            self._close_fd = weakref.finalize(
+                self, self._worker.submit, functools.partial(os.close, fd)
+            )
+        late = LateDigest(self)
+        job = functools.partial(_digest_range, self._fd, position, size, self.algorithm, late)
+        self._submit(size, job)
+        return late
+
+    def flush(self) -> None:
+        """Hand the batch of small members to the digest thread."""
+        if self._batch:
+            batch, size = self._batch, self._batch_bytes
+            self._batch, self._batch_bytes = [], 0
+            self._submit(size, functools.partial(_digest_batch, batch, self.algorithm))
+
+    def _submit(self, size: int, job: Job) -> None:
+        with self._lock:
+            self._jobs.append((size, job))
+            self._backlog += size
+        self._worker.submit(self._run_one)
+
+    def _take(self) -> Job | None:
+        """The oldest job not started, now started; None when there is none."""
+        with self._lock:
+            if not self._jobs:
+                return None
+            size, job = self._jobs.popleft()
+            self._backlog -= size
+        return job
+
+    def _run_one(self) -> None:
+        """Run by the digest thread: the oldest job not started (none if :meth:`wait` took it)."""
+        job = self._take()
+        if job is not None:
+            job()
+
+    def wait(self) -> None:
+        """Wait until every digest submitted so far is computed, computing some of them.
+
+        The calling thread has nothing else to do until then, so it takes the
+        jobs the digest thread has not started (at the end of a write of large
+        SHA-256 samples, the last few members are digested on both cores).
+        """
+        if self._worker.pid != os.getpid():
+            raise TacoIOError(
+                f"digests started in process {self._worker.pid} cannot be awaited in "
+                f"process {os.getpid()} (forked while writing?)"
+            )
+        self.flush()
+        while (job := self._take()) is not None:
+            job()
+        done = threading.Event()
+        self._worker.submit(done.set)
+        done.wait()
+
+    def close(self) -> None:
+        """Wait for every digest, then close the duplicated descriptor."""
+        self.wait()
+        if self._close_fd is not None and self._close_fd.detach() is not None:
+            os.close(cast(int, self._fd))
+        self._fd = self._close_fd = None
+
+
+def settle_digests(values: list[str | LateDigest | None]) -> list[str | None]:
+    """``values`` with every :class:`LateDigest` replaced by its value, in place.
+
+    Example:
+        >>> settle_digests(["xxh3:00", None])
+        ['xxh3:00', None]
+    """
+    for i, value in enumerate(values):
+        if isinstance(value, LateDigest):
+            values[i] = value.value()
+    return cast(list[str | None], values)
+
+
+def _digest_batch(batch: list[tuple[LateDigest, Buffer]], algorithm: str) -> None:
+    for late, data in batch:
+        try:
+            late._result = digest_value(algorithm, data)
+        except Exception as exc:  # handed to the writer by value()
+            late._result = exc
+
+
+def _digest_range(fd: int, position: int, size: int, algorithm: str, late: LateDigest) -> None:
+    try:
+        digest = StreamingDigest(algorithm)
+        _feed_range(fd, position, size, digest.update, f"output descriptor {fd}")
+        late._result = digest.value()
+    except Exception as exc:  # handed to the writer by value()
+        late._result = exc
+
+
+def _feed_range(
+    fd: int, position: int, size: int, update: Callable[[Buffer], None], where: str
+) -> None:
+    """Feed ``size`` bytes of ``fd`` from ``position`` to ``update``, from mapped pages.
+
+    Mapped, the bytes go from the page cache to the digest without a copy
+    (``pread`` into a buffer cost SHA-256 about 15% more CPU); a descriptor
+    that cannot be mapped is read with ``pread``.
+    """
+    start, end = position, position + size
+    while start < end:
+        base = start - start % mmap.ALLOCATIONGRANULARITY
+        length = min(end - base, _LATE_WINDOW)
+        try:
+            mapped = mmap.mmap(fd, length, mmap.MAP_SHARED, mmap.PROT_READ, offset=base)
+        except (OSError, ValueError):
+            _feed_read(fd, start, end - start, update, where)
+            return
+        with mapped, memoryview(mapped) as view:
+            for at in range(start - base, length, _LATE_SLICE):
+                update(view[at : min(at + _LATE_SLICE, length)])
+        start = base + length
+
+
+def _feed_read(
+    fd: int, position: int, size: int, update: Callable[[Buffer], None], where: str
+) -> None:
+    buffer = memoryview(bytearray(min(size, COPY_BLOCK)))
+    for start in range(0, size, COPY_BLOCK):
+        update(_read_full(fd, buffer[: min(COPY_BLOCK, size - start)], position + start, where))
 
 
 def _copy_piped(
@@ -256,6 +520,7 @@ def copy_fd(
     digest: StreamingDigest | None = None,
     on_written: OnWritten | None = None,
     where: str = "source",
+    threaded: bool = True,
 ) -> int:
     """Copy ``size`` bytes of ``src`` from ``offset`` to ``dst`` at ``position``; the CRC-32.
 
@@ -273,6 +538,8 @@ def copy_fd(
         digest: also feed the copied bytes, in order, to this digest.
         on_written: called after each block is written (progress, write-back).
         where: the source's name, for error messages.
+        threaded: False computes a SHA-256 on this thread whatever the size
+            (the digest thread is busy with a writer's late digests).
 
     Example:
         >>> src = os.open("src/s000.tif", os.O_RDONLY)
@@ -285,7 +552,12 @@ def copy_fd(
         >>> d.value() == again.value()
         True
     """
-    if digest is not None and digest.algorithm in _THREADED_DIGESTS and size >= _THREADED_MIN:
+    if (
+        threaded
+        and digest is not None
+        and digest.algorithm in _THREADED_DIGESTS
+        and size >= _THREADED_MIN
+    ):
         return _copy_piped(src, offset, size, dst, position, digest, on_written, where)
     block = bytearray(min(size, COPY_BLOCK))
     buffer = memoryview(block)

@@ -37,6 +37,7 @@ from taco_gdal.model._arrow import from_numpy
 from taco_gdal.model.collection import collection_json_bytes
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import atomic_file
+from taco_gdal.write._copy import LateDigest, settle_digests
 from taco_gdal.write._layout import Layout
 from taco_gdal.write._memory import release_memory
 from taco_gdal.write._parquet import (
@@ -65,7 +66,7 @@ class _Measured:
         rows = layout.counts_per_level
         self.offsets: list[IntArray] = [np.full(n, -1, np.int64) for n in rows]
         self.sizes: list[IntArray] = [np.full(n, -1, np.int64) for n in rows]
-        self.digests: list[list[str | None]] | None = (
+        self.digests: list[list[str | LateDigest | None]] | None = (
             None if digest is None else [[None] * n for n in rows]
         )
 
@@ -76,7 +77,8 @@ class _Measured:
             self.digests[level][row] = info.digest
 
     def checksums(self, level: int) -> Sequence[str | None] | None:
-        return None if self.digests is None else self.digests[level]
+        # a late digest (SHA-256, finished by the digest thread) is waited for here
+        return None if self.digests is None else settle_digests(self.digests[level])
 
     def check_complete(self) -> None:
         for level, offsets in enumerate(self.offsets):
@@ -371,7 +373,7 @@ def write_layout(
         progress_bar(total, f"writing {target.name}", quiet, unit="sample") as bar,
         atomic_file(target, overwrite) as f,
     ):
-        writer = ZipWriter(cast(BinaryIO, _CountingFile(f)), check_names=False)
+        writer = ZipWriter(cast(BinaryIO, _CountingFile(f)), check_names=False, late_digests=True)
         writer.add_taco_header()
         _write_files(writer, layout, measured, checksum, bar)
         release_memory()

@@ -60,7 +60,7 @@ from taco_gdal.format import zip as zipfmt
 from taco_gdal.format.checksum import StreamingDigest, check_algorithm, crc32, digest_value
 from taco_gdal.format.names import HEADER_MEMBER
 from taco_gdal.io.vsi import VSIFile
-from taco_gdal.write._copy import copy_fd
+from taco_gdal.write._copy import _THREADED_DIGESTS, LateDigest, LateDigests, copy_fd
 
 __all__ = ["BLOCK_SIZE", "LOCAL_BLOCK", "MemberInfo", "ZipWriter"]
 
@@ -171,8 +171,22 @@ class MemberInfo:
     data_offset: int
     size: int
     crc32: int
-    digest: str | None = None
-    """``"<algorithm>:<hex>"`` when the member was added with ``digest=``."""
+    digest: str | LateDigest | None = None
+    """``"<algorithm>:<hex>"`` when the member was added with ``digest=``; a
+    :class:`~taco_gdal.write._copy.LateDigest` still being computed when the
+    writer was made with ``late_digests=True``."""
+
+
+def _readable_fd(fileobj: BinaryIO) -> int | None:
+    """The descriptor of ``fileobj`` when it is open for reading too, else None."""
+    try:
+        import fcntl
+
+        fd = fileobj.fileno()
+        mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE
+    except (ImportError, AttributeError, OSError, io.UnsupportedOperation):  # BytesIO, not POSIX
+        return None
+    return fd if mode == os.O_RDWR else None
 
 
 def _dense(fd: int, size: int) -> bool:
@@ -241,6 +255,14 @@ class ZipWriter:
         check_names: refuse a member name given twice.  A caller that already
             knows its names are unique (the TACO ZIP writer checks them with
             Arrow) passes False, so no set of every name is kept.
+        late_digests: a SHA-256 (slower than the copy) is finished by the
+            digest thread while the next members are copied, and
+            :attr:`MemberInfo.digest` is a
+            :class:`~taco_gdal.write._copy.LateDigest` (its ``value()`` waits
+            for it): a member copied from a file is read back from the
+            output's page cache, a member from memory is digested from its
+            bytes.  Without it, every digest is computed before the member's
+            method returns.
 
     The central directory is kept packed (about 50 bytes plus the name per
     member), not as one object per member, and past :data:`CENTRAL_IN_MEMORY`
@@ -262,8 +284,11 @@ class ZipWriter:
         mtime: float | None = None,
         on_bytes: Progress | None = None,
         check_names: bool = True,
+        late_digests: bool = False,
     ) -> None:
         self._f = fileobj
+        self._late_digests = late_digests
+        self._late: dict[str, LateDigests] = {}
         self._dos = zipfmt.dos_datetime(mtime)
         self._on_bytes = on_bytes
         # closed by close(), or when an abandoned writer is collected
@@ -304,7 +329,7 @@ class ZipWriter:
         lfh_offset: int,
         size: int,
         crc: int,
-        digest: StreamingDigest | str | None = None,
+        digest: StreamingDigest | LateDigest | str | None = None,
     ) -> MemberInfo:
         data_offset = lfh_offset + lfh.packed_size
         end = self._end = self._f.tell()
@@ -327,7 +352,7 @@ class ZipWriter:
             data_offset,
             size,
             crc,
-            digest if digest is None or isinstance(digest, str) else digest.value(),
+            digest.value() if isinstance(digest, StreamingDigest) else digest,
         )
 
     def add_bytes(
@@ -342,7 +367,12 @@ class ZipWriter:
                 ``"sha256"``); it is returned in :attr:`MemberInfo.digest`.
         """
         crc = crc32(data)
-        value = None if check_algorithm(digest) is None else digest_value(digest or "", data)
+        late = self._late_for(digest)
+        value: LateDigest | str | None
+        if late is not None and not late.busy:  # a view of a reused buffer is copied first
+            value = late.of_bytes(data if isinstance(data, bytes) else bytes(data))
+        else:
+            value = None if check_algorithm(digest) is None else digest_value(digest or "", data)
         lfh, lfh_offset = self._begin(name, len(data), crc)
         self._f.write(data)
         if self._on_bytes:
@@ -452,9 +482,24 @@ class ZipWriter:
             if on_bytes is not None:
                 on_bytes(n)
 
-        crc = copy_fd(src, 0, size, self._f.fileno(), position, hasher, written, source)
+        late = self._late_for(digest)
+        if late is not None and late.readable and not late.busy:  # read back later, by the thread
+            crc = copy_fd(src, 0, size, self._f.fileno(), position, None, written, source)
+            self._f.seek(position + size)
+            return self._finish(lfh, lfh_offset, size, crc, late.of_range(position, size))
+        threaded = late is None  # a busy digest thread: the ring would wait behind its backlog
+        crc = copy_fd(src, 0, size, self._f.fileno(), position, hasher, written, source, threaded)
         self._f.seek(position + size)
         return self._finish(lfh, lfh_offset, size, crc, hasher)
+
+    def _late_for(self, digest: str | None) -> LateDigests | None:
+        """The late digests of ``digest`` when this writer defers it, else None (inline)."""
+        if not self._late_digests or digest not in _THREADED_DIGESTS:
+            return None
+        late = self._late.get(digest)
+        if late is None:
+            late = self._late[digest] = LateDigests(digest, _readable_fd(self._f))
+        return late
 
     def _add_vsi(self, name: str, source: str, size: int | None, digest: str | None) -> MemberInfo:
         with VSIFile(source) as src:
@@ -512,4 +557,6 @@ class ZipWriter:
         self._f.write(zipfmt.pack_end_records(self._count, cd_size, cd_offset))
         self._f.flush()
         self._writeback.close()
+        for late in self._late.values():
+            late.close()
         self._closed = True

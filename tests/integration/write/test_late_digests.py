@@ -1,0 +1,233 @@
+"""Late digests: SHA-256 finished by the digest thread while the ZIP writer copies on.
+
+``ZipWriter(late_digests=True)`` (the TACO ZIP writer's setting) hands a member's
+SHA-256 to the digest thread, which reads the member back from the output's
+pages after the copy has moved on; when that thread is behind, the writer
+digests inline.  Both ways must store the digest of exactly the bytes written
+(checked with hashlib on the source files) and leave the archive byte for byte
+as a writer without digests writes it.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import os
+import threading
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from taco_gdal.errors import TacoIOError
+from taco_gdal.write import _copy
+from taco_gdal.write._copy import LateDigest, LateDigests, settle_digests
+from taco_gdal.write.zipstream import LOCAL_BLOCK, MemberInfo, ZipWriter
+
+MIB = 1024 * 1024
+
+
+def _sources(folder: Path) -> dict[str, bytes]:
+    """Every local copy path: empty, in memory, one block + 1, several MiB, past a 16 MiB
+    read-back window at an unaligned position, and sparse (copied in chunks, inline)."""
+    folder.mkdir()
+    contents = {
+        "empty": b"",
+        "tiny": b"abc",
+        "block1": os.urandom(LOCAL_BLOCK + 1),
+        "five": os.urandom(5 * MIB + 3),
+        "window": os.urandom(_copy._LATE_WINDOW + 12345),
+    }
+    for name, data in contents.items():
+        (folder / name).write_bytes(data)
+    with open(folder / "sparse", "wb") as f:
+        f.write(b"head" * 1024)
+        f.seek(4 * MIB, os.SEEK_CUR)
+        f.write(b"tail" * 1024)
+    contents["sparse"] = (folder / "sparse").read_bytes()
+    return contents
+
+
+def _write(path: Path, folder: Path, names: list[str], **options: object) -> list[MemberInfo]:
+    digest = options.pop("digest", None)
+    with open(path, "w+b") as f:
+        writer = ZipWriter(f, mtime=0, **options)  # type: ignore[arg-type]
+        infos = [writer.add_file(f"DATA/{n}", str(folder / n), digest=digest) for n in names]
+        infos.append(writer.add_bytes("DATA/memory", b"in memory" * 1000, digest=digest))
+        writer.close()
+    return infos
+
+
+@pytest.mark.parametrize("backlog", [0, 1 << 40], ids=["thread-busy", "thread-free"])
+def test_late_sha256_is_the_digest_of_the_bytes_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, backlog: int
+) -> None:
+    # backlog 0: the digest thread always counts as behind, every digest is inline;
+    # a huge backlog: every digest of a dense file or of bytes is read back late
+    monkeypatch.setattr(_copy, "_LATE_BACKLOG", backlog)
+    contents = _sources(tmp_path / "src")
+    names = list(contents)
+    infos = _write(
+        tmp_path / "late.zip", tmp_path / "src", names, digest="sha256", late_digests=True
+    )
+    digests = settle_digests([info.digest for info in infos])
+    expected = [f"sha256:{hashlib.sha256(contents[n]).hexdigest()}" for n in names]
+    expected.append(f"sha256:{hashlib.sha256(b'in memory' * 1000).hexdigest()}")
+    assert digests == expected
+    with zipfile.ZipFile(tmp_path / "late.zip") as z:
+        assert z.testzip() is None
+        assert [z.read(f"DATA/{n}") for n in names] == [contents[n] for n in names]
+    # same bytes as the inline digests and as no digest at all
+    _write(tmp_path / "inline.zip", tmp_path / "src", names, digest="sha256")
+    _write(tmp_path / "plain.zip", tmp_path / "src", names)
+    late = (tmp_path / "late.zip").read_bytes()
+    assert late == (tmp_path / "inline.zip").read_bytes() == (tmp_path / "plain.zip").read_bytes()
+
+
+def test_late_digests_are_late_only_when_the_thread_keeps_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_copy, "_LATE_BACKLOG", 1 << 40)
+    contents = _sources(tmp_path / "src")
+    infos = _write(
+        tmp_path / "a.zip", tmp_path / "src", ["five"], digest="sha256", late_digests=True
+    )
+    assert isinstance(infos[0].digest, LateDigest)
+    monkeypatch.setattr(_copy, "_LATE_BACKLOG", 0)
+    infos = _write(
+        tmp_path / "b.zip", tmp_path / "src", ["five"], digest="sha256", late_digests=True
+    )
+    assert infos[0].digest == f"sha256:{hashlib.sha256(contents['five']).hexdigest()}"
+
+
+@pytest.mark.parametrize("algorithm", ["crc32c", "xxh3"])
+def test_fast_digests_stay_inline(tmp_path: Path, algorithm: str) -> None:
+    _sources(tmp_path / "src")
+    infos = _write(
+        tmp_path / "a.zip", tmp_path / "src", ["five"], digest=algorithm, late_digests=True
+    )
+    assert all(isinstance(info.digest, str) for info in infos)
+
+
+def test_write_only_output_is_digested_inline(tmp_path: Path) -> None:
+    # nothing can be read back from a write-only descriptor: the copy digests as it goes
+    contents = _sources(tmp_path / "src")
+    with open(tmp_path / "out.zip", "wb") as f:
+        writer = ZipWriter(f, late_digests=True)
+        info = writer.add_file("DATA/five", str(tmp_path / "src" / "five"), digest="sha256")
+        writer.close()
+    assert info.digest == f"sha256:{hashlib.sha256(contents['five']).hexdigest()}"
+
+
+def test_many_small_members_in_batches(tmp_path: Path) -> None:
+    blobs = [os.urandom(n) for n in range(0, 300 * 997, 997)]  # several batches, a partial one
+    fd = os.open(tmp_path / "out", os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        late = LateDigests("sha256", fd)
+        values = settle_digests([late.of_bytes(b) for b in blobs])
+        late.close()
+    finally:
+        os.close(fd)
+    assert values == [f"sha256:{hashlib.sha256(b).hexdigest()}" for b in blobs]
+
+
+def test_a_member_that_cannot_be_read_back_fails_at_its_value(tmp_path: Path) -> None:
+    (tmp_path / "out").write_bytes(b"x" * 1000)
+    fd = os.open(tmp_path / "out", os.O_RDWR)
+    try:
+        late = LateDigests("sha256", fd)
+        past_the_end = late.of_range(500, 1000)
+        fine = late.of_range(0, 1000)
+        with pytest.raises(TacoIOError, match=r"expected 500 more bytes at offset 1000"):
+            past_the_end.value()
+        assert fine.value() == f"sha256:{hashlib.sha256(b'x' * 1000).hexdigest()}"
+        late.close()
+    finally:
+        os.close(fd)
+
+
+def _points_at(fd: int, path: Path) -> bool:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}") == str(path)
+    except OSError:
+        return False
+
+
+def test_an_abandoned_writer_closes_its_read_back_descriptor(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.write_bytes(os.urandom(3 * MIB))
+    fd = os.open(out, os.O_RDWR)
+    try:
+        late = LateDigests("sha256", fd)
+        late.of_range(0, 3 * MIB)
+        duplicate = late._fd
+        assert duplicate is not None and duplicate != fd and _points_at(duplicate, out)
+        late.wait()
+        del late
+        gc.collect()
+        # the close is queued behind any job still referring to it: wait for the thread
+        for _ in range(100):
+            LateDigests("sha256", None).wait()
+            if not _points_at(duplicate, out):
+                break
+        assert not _points_at(duplicate, out)
+        assert _points_at(fd, out)  # the caller's descriptor stays open
+    finally:
+        os.close(fd)
+
+
+def test_waiting_in_a_forked_child_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "out").write_bytes(b"y" * 100)
+    fd = os.open(tmp_path / "out", os.O_RDWR)
+    late = LateDigests("sha256", fd)
+    pending = late.of_range(0, 100)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            try:
+                late.wait()
+                os.write(write, b"waited")
+            except TacoIOError as exc:
+                os.write(write, str(exc).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        child = pipe.read()
+    os.waitpid(pid, 0)
+    assert "cannot be awaited in process" in child
+    assert pending.value() == f"sha256:{hashlib.sha256(b'y' * 100).hexdigest()}"
+    late.close()
+    os.close(fd)
+
+
+def test_waiting_helps_the_digest_thread(tmp_path: Path) -> None:
+    # the writer's thread takes queued jobs itself: with the digest thread held on a
+    # job, wait() still finishes every other one
+    (tmp_path / "out").write_bytes(os.urandom(2 * MIB))
+    fd = os.open(tmp_path / "out", os.O_RDWR)
+    release = threading.Event()
+    held = LateDigests("sha256", None)
+
+    def hold() -> None:  # holds the digest thread until released
+        release.wait()
+
+    held._submit(0, hold)
+    try:
+        late = LateDigests("sha256", fd)
+        values = [late.of_range(0, 2 * MIB), late.of_range(MIB, MIB)]
+        late.flush()
+        while (job := late._take()) is not None:  # what wait() does before its final barrier
+            job()
+        data = (tmp_path / "out").read_bytes()
+        assert all(v._result is not None for v in values)  # computed here, not by the thread
+        assert [v.value() for v in values] == [
+            f"sha256:{hashlib.sha256(data).hexdigest()}",
+            f"sha256:{hashlib.sha256(data[MIB:]).hexdigest()}",
+        ]
+    finally:
+        release.set()
+        held.wait()
+    late.close()
+    os.close(fd)
