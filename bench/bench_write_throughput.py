@@ -19,9 +19,11 @@ files are, in interleaved rounds:
 
 The digest's overhead is the extra wall time of the digest run over the plain
 run of its pair, median and worst over the rounds, divided by the median plain
-wall time of the set; each run also reports its CPU seconds (every thread of
-the writer's process, ``time.process_time``), whose paired difference is what
-the digest costs when nothing overlaps it.  ``--workdir /dev/shm`` writes to
+wall time of the set, with the number of pairs in which the digest run was the
+slower (about half for the A/A control; all of them for a real cost); each run
+also reports its CPU seconds (every thread of the writer's process, user and
+system), whose paired difference is what the digest costs when nothing
+overlaps it.  ``--workdir /dev/shm`` writes to
 tmpfs: no disk, no fsync wait, so the extra time of the digest is measured
 without the disk's state between runs (use ``--no-cp`` there); on a disk the
 writer fsyncs, and the figure is the synced wall time users see.
@@ -30,8 +32,10 @@ The sources are in the page cache for every run (each round reads them all).
 Each round gives a ratio ``cp seconds / writer seconds`` (the round's median
 plain run), so a burst of load from other processes hits both sides of one
 ratio; the median, best and worst ratio over the rounds are reported with the
-load averages.  Targets: median ratio >= 0.9, peak RSS < 300 MB (issue 14);
-digest overhead <= 5% on 20 x 100 MiB and on 10k small samples (issue 11).
+load averages, and each round's load, ``cp`` + ``sync`` and writer seconds are
+printed, so a bad round shows which side was slow.  Targets: median ratio
+>= 0.9, peak RSS < 300 MB (issue 14); digest overhead <= 5% on 20 x 100 MiB
+and on 10k small samples (issue 11).
 ``--baseline DIR`` also times the plain writer of another checkout
 (``git archive <commit> taco_gdal | tar -x -C DIR``) paired with this one's in
 the same rounds, so a change is compared with what it replaces on the same
@@ -81,14 +85,18 @@ taco = Taco(
     id="throughput", dataset_version="1", description="throughput benchmark",
     licenses=["CC0-1.0"], providers=[{"name": "bench"}], tasks=["other"],
 )
+import os
+times = os.times()
 cpu = time.process_time()
 started = time.perf_counter()
 create(taco, sys.argv[2], split_size=None, quiet=True, checksum=checksum)
 seconds = time.perf_counter() - started
 cpu = time.process_time() - cpu
+after = os.times()
 status = dict(line.split(":", 1) for line in open("/proc/self/status"))
 print(json.dumps({
     "seconds": seconds, "cpu_seconds": cpu,
+    "user_seconds": after.user - times.user, "sys_seconds": after.system - times.system,
     "peak_rss_bytes": int(status["VmHWM"].split()[0]) * 1024,
 }))
 """
@@ -179,6 +187,8 @@ def _paired(pairs: list[Pair], plain_wall: float) -> dict[str, Any]:
     extra = [v["seconds"] - p["seconds"] for p, v in pairs]
     extra_cpu = [v["cpu_seconds"] - p["cpu_seconds"] for p, v in pairs]
     return {
+        "pairs": len(pairs),
+        "slower_pairs": sum(e > 0 for e in extra),
         "extra_seconds": [round(e, 4) for e in extra],
         "extra_seconds_median": round(statistics.median(extra), 4),
         "extra_seconds_worst": round(max(extra), 4),
@@ -188,6 +198,16 @@ def _paired(pairs: list[Pair], plain_wall: float) -> dict[str, Any]:
         "extra_cpu_seconds_worst": round(max(extra_cpu), 4),
         "cpu_seconds_median": round(statistics.median(v["cpu_seconds"] for _, v in pairs), 4),
         "plain_cpu_seconds_median": round(statistics.median(p["cpu_seconds"] for p, _ in pairs), 4),
+        "extra_cpu_overhead_median": round(
+            statistics.median(extra_cpu) / statistics.median(p["cpu_seconds"] for p, _ in pairs),
+            4,
+        ),
+        "user_seconds_median": round(statistics.median(v["user_seconds"] for _, v in pairs), 3),
+        "sys_seconds_median": round(statistics.median(v["sys_seconds"] for _, v in pairs), 3),
+        "plain_user_seconds_median": round(
+            statistics.median(p["user_seconds"] for p, _ in pairs), 3
+        ),
+        "plain_sys_seconds_median": round(statistics.median(p["sys_seconds"] for p, _ in pairs), 3),
         "writer_seconds": [round(v["seconds"], 4) for _, v in pairs],
         "plain_seconds": [round(p["seconds"], 4) for p, _ in pairs],
     }
@@ -263,6 +283,7 @@ def run_set(
         "load_average_1min": [round(x, 2) for x in loads],
         "variants": {label: _paired(series, plain_wall) for label, series in pairs.items()},
     }
+    result["round_plain_seconds"] = [round(w, 3) for w in round_plain]
     if cp:
         ratios = [c / w for c, w in zip(cp_s, round_plain, strict=True)]
         result["cp_sync_seconds"] = [round(c, 3) for c in cp_s]
@@ -290,8 +311,20 @@ def _print(result: dict[str, Any]) -> None:
         r = result["ratio_cp_over_writer"]
         print(
             f"    cp+sync / writer median {r['median']} (best {r['best']}, worst {r['worst']}; "
-            f"target >= 0.9)  cp+sync {result['cp_sync_seconds']}"
+            f"target >= 0.9)"
         )
+        rows = zip(
+            result["load_average_1min"],
+            result["cp_sync_seconds"],
+            result["round_plain_seconds"],
+            result["ratio_runs"],
+            strict=True,
+        )
+        for i, (load, cp_s, writer_s, ratio) in enumerate(rows):
+            print(
+                f"      round {i}: load {load:5.2f}  cp+sync {cp_s:6.3f} s  "
+                f"writer {writer_s:6.3f} s  ratio {ratio:.3f}"
+            )
     if "ratio_cp_over_baseline" in result:
         b = result["ratio_cp_over_baseline"]
         print(
@@ -305,10 +338,14 @@ def _print(result: dict[str, Any]) -> None:
         print(
             f"    {name}: extra {o['extra_seconds_median']:+.4f} s median "
             f"= {o['overhead_median']:+.1%} of the plain wall "
-            f"(worst {o['extra_seconds_worst']:+.4f} s = {o['overhead_worst']:+.1%}); "
-            f"CPU {o['cpu_seconds_median']:.3f} s vs plain {o['plain_cpu_seconds_median']:.3f} s, "
+            f"(worst {o['extra_seconds_worst']:+.4f} s = {o['overhead_worst']:+.1%}), "
+            f"slower in {o['slower_pairs']} of {o['pairs']} pairs; "
+            f"CPU {o['cpu_seconds_median']:.3f} s (user {o['user_seconds_median']:.2f} "
+            f"+ sys {o['sys_seconds_median']:.2f}) vs plain {o['plain_cpu_seconds_median']:.3f} s "
+            f"(user {o['plain_user_seconds_median']:.2f} "
+            f"+ sys {o['plain_sys_seconds_median']:.2f}), "
             f"extra median {o['extra_cpu_seconds_median']:+.4f} s "
-            f"(worst {o['extra_cpu_seconds_worst']:+.4f})"
+            f"= {o['extra_cpu_overhead_median']:+.1%} (worst {o['extra_cpu_seconds_worst']:+.4f})"
         )
 
 
