@@ -29,6 +29,10 @@ atomic output finds little left to write instead of the whole archive
 
 Every copy path can also compute a per-sample digest (``digest="xxh3"``...,
 see :mod:`taco_gdal.format.checksum`) from the same buffers as the CRC-32.
+With ``late_digests=True`` (the TACO ZIP writer) a SHA-256, slower than the
+copy, is finished by the digest thread after the member is written, from the
+output's pages, while the next members are copied
+(:class:`~taco_gdal.write._copy.LateDigests`).
 
 A TACO ZIP starts with the ``TACO_HEADER`` member: call :meth:`ZipWriter.add_taco_header`
 first, and :meth:`ZipWriter.set_header_entries` once the metadata offsets are known.
