@@ -44,6 +44,7 @@ ROWS: list[tuple[str, str, str, str]] = [
     ("first .data after load", "warm", "data", "time"),
     (".data again, same dataset", "warm", "data_again", "time"),
     ("bbox + datetime filter, warm", "warm", "filter", "time"),
+    ("bbox + datetime filter, first after load", "warm", "first_filter", "time"),
     ("navigation: read() of a FOLDER", "nav", "nav", "time"),
     ("peak RSS above imports (load + .data)", "rss", "peak_above_imports_mb", "memory"),
     ("peak RSS above a 3k-row warm-up (load + .data)", "rss_warm", "peak_above_warm_mb", "memory"),
