@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from pathlib import Path
 
@@ -9,7 +10,9 @@ import pyarrow as pa
 import pytest
 
 from taco_gdal.errors import TacoPITError, TacoSchemaError
+from taco_gdal.format.names import CURRENT_ID, ID, PARENT_ID, TYPE
 from taco_gdal.model import Sample, Taco, Tortilla
+from taco_gdal.model.pit import pit_schema
 from tests.unit.model._trees import tree
 
 MakeTaco = Callable[..., Taco]
@@ -144,3 +147,56 @@ def test_shared_subtree_is_isomorphic_to_itself(blob: Path, make_taco: MakeTaco)
         "t1/a",
         "t1/b",
     ]
+
+
+def _random_levels(seed: int) -> list[pa.Table]:
+    """Level tables of a random hierarchy: ragged folders, repeated ids, shuffled parents."""
+    rng = random.Random(seed)
+    depth = rng.randint(2, 4)
+    kinds = ["FOLDER"] * rng.randint(1, 6)
+    current = [3 * i + 5 for i in range(len(kinds))] if seed % 2 else list(range(len(kinds)))
+    ids = [f"r{i}" for i in range(len(kinds))]
+    levels = [pa.table({ID: ids, TYPE: kinds, CURRENT_ID: current, PARENT_ID: current})]
+    for level in range(1, depth):
+        rows: list[tuple[str, str, int]] = []
+        for parent, kind in zip(current, kinds, strict=True):
+            if kind == "FOLDER":
+                for child in range(rng.randint(1, 4)):
+                    deeper = level < depth - 1 and rng.random() < 0.7
+                    name = rng.choice("abcde") + str(child)
+                    rows.append((name, "FOLDER" if deeper else "FILE", parent))
+        if not rows:
+            break
+        if seed % 3 == 0:
+            rng.shuffle(rows)
+        ids, kinds, parents = (list(column) for column in zip(*rows, strict=True))
+        current = [2 * i + 1 for i in range(len(rows))] if seed % 2 else list(range(len(rows)))
+        int_type = pa.int32() if seed % 4 == 0 else pa.int64()
+        levels.append(
+            pa.table(
+                {
+                    ID: ids,
+                    TYPE: kinds,
+                    CURRENT_ID: pa.array(current, int_type),
+                    PARENT_ID: pa.array(parents, int_type),
+                }
+            )
+        )
+    return levels
+
+
+def _as_float_ids(table: pa.Table) -> pa.Table:
+    """``table`` with its id columns as float64 (pit_schema then takes its Arrow path)."""
+    for name in (CURRENT_ID, PARENT_ID):
+        position = table.schema.get_field_index(name)
+        table = table.set_column(position, name, table.column(name).cast(pa.float64()))
+    return table
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_pit_schema_numpy_path_equals_arrow_path(seed: int) -> None:
+    # integer id columns take NumPy; the same tables with float ids take the Arrow
+    # table filters pit_schema used before (value_counts order, first parent on ties)
+    levels = _random_levels(seed)
+    assert pit_schema(levels) == pit_schema([_as_float_ids(t) for t in levels])
+    assert len(pit_schema(levels)["shape"]) == len(levels)
