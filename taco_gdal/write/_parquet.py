@@ -27,6 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from taco_gdal._memory import release_memory
 from taco_gdal.errors import TacoValidationError
 from taco_gdal.format.names import CHECKSUM
 from taco_gdal.model._arrow import from_numpy
@@ -180,7 +181,11 @@ def parquet_file(table: pa.Table, path: str, options: Mapping[str, Any]) -> None
     """:func:`parquet_bytes` written to the file ``path`` instead of memory.
 
     The bytes are the same; no in-memory sink grows by doubling (up to twice a
-    large level's size, on top of the compressor's own memory).
+    large level's size, on top of the compressor's own memory).  A table of
+    several row groups is handed to the Parquet writer one row group at a time
+    (the file is the same: the writer cuts a table into the same row groups),
+    and what the writer freed (page buffers, dictionary tables) goes back to the
+    system before the next one instead of piling up in Arrow's pool.
 
     Example:
         >>> parquet_file(pa.table({"id": ["a"]}), "one.parquet", LOCAL_META_OPTIONS)
@@ -188,7 +193,22 @@ def parquet_file(table: pa.Table, path: str, options: Mapping[str, Any]) -> None
         >>> Path("one.parquet").read_bytes()[:4]
         b'PAR1'
     """
-    pq.write_table(table, path, **_digest_column_level(table, options))
+    settings = dict(_digest_column_level(table, options))
+    asked = settings.pop("row_group_size", None)
+    rows = min(_MAX_ROW_GROUP, asked or _DEFAULT_ROW_GROUP)
+    with pq.ParquetWriter(path, table.schema, **settings) as writer:
+        if table.num_rows <= rows:
+            writer.write_table(table, row_group_size=asked)
+            return
+        for start in range(0, table.num_rows, rows):
+            writer.write_table(table.slice(start, rows), row_group_size=rows)
+            release_memory()
+
+
+_DEFAULT_ROW_GROUP: Final = 1024 * 1024
+"""Rows per row group of ``pq.write_table`` when none is given."""
+_MAX_ROW_GROUP: Final = 64 * 1024 * 1024
+"""The most rows per row group the Parquet writer accepts (larger sizes are cut to this)."""
 
 
 DIGEST_LEVEL: Final = 1
