@@ -11,11 +11,57 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from typing import Any
+from types import TracebackType
+from typing import Any, Protocol, cast
 
-from tqdm.std import tqdm as text_tqdm
+__all__ = ["Bar", "QuietBar", "in_notebook", "progress_bar", "widgets_available"]
 
-__all__ = ["in_notebook", "progress_bar", "widgets_available"]
+
+class Bar(Protocol):
+    """What writers use of a progress bar (tqdm's interface)."""
+
+    disable: bool
+
+    def update(self, n: float = 1) -> bool | None: ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Bar: ...
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None: ...
+
+
+class QuietBar:
+    """A progress bar that is off: counts nothing, shows nothing, imports nothing.
+
+    Example:
+        >>> with QuietBar() as bar:
+        ...     bar.update(3)
+    """
+
+    disable = True
+
+    def update(self, n: float = 1) -> bool | None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+    def __enter__(self) -> QuietBar:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        return None
 
 
 def in_notebook() -> bool:
@@ -38,7 +84,7 @@ def widgets_available() -> bool:
     return importlib.util.find_spec("ipywidgets") is not None
 
 
-def progress_bar(total: int | None, desc: str, quiet: bool, unit: str = "B") -> text_tqdm[Any]:
+def progress_bar(total: int | None, desc: str, quiet: bool, unit: str = "B") -> Bar:
     """A tqdm bar: off when ``quiet``; the widget form only in Jupyter with ipywidgets.
 
     Outside a notebook the bar is shown only when stderr is a terminal.  Byte
@@ -50,18 +96,20 @@ def progress_bar(total: int | None, desc: str, quiet: bool, unit: str = "B") -> 
         ...     _ = bar.update(10)
     """
     notebook = in_notebook()
-    disable = quiet or not (notebook or sys.stderr.isatty())
+    if quiet or not (notebook or sys.stderr.isatty()):
+        return QuietBar()
     options: dict[str, Any] = {
         "total": total,
         "desc": desc,
         "unit": unit,
         "unit_scale": unit == "B",
         "unit_divisor": 1024,
-        "disable": disable,
         "leave": False,
     }
-    if notebook and not disable and widgets_available():
+    if notebook and widgets_available():
         from tqdm.notebook import tqdm as widget_tqdm
 
-        return widget_tqdm(**options)  # type: ignore[no-any-return]
-    return text_tqdm(dynamic_ncols=True, **options)
+        return cast(Bar, widget_tqdm(**options))
+    from tqdm.std import tqdm as text_tqdm
+
+    return cast(Bar, text_tqdm(dynamic_ncols=True, **options))

@@ -1,4 +1,5 @@
-"""What a write imports: none of pandas, pyproj or shapely (together about 50 MB of RSS).
+"""What a write imports: none of pandas, pyproj or shapely (together about 50 MB of RSS),
+nor tqdm when the progress bar is off (it imports ``importlib.metadata`` and ``email``).
 
 pyarrow imports pandas the first time ``pa.array``, ``pa.scalar`` or
 ``Array.to_numpy`` runs; the writer builds its columns from Arrow buffers
@@ -39,11 +40,11 @@ cloud = pa.Array.from_buffers(pa.float64(), 12, [None, pa.py_buffer(np.arange(12
 flat = Tortilla.from_columns([f"s{i}" for i in range(12)], paths,
                              pa.Table.from_arrays([cloud], names=["cloud"]))
 create(Taco(flat, **collection), folder / "flat.tacozip", quiet=True, checksum="crc32c")
-print(json.dumps(sorted(m for m in ("pandas", "pyproj", "shapely") if m in sys.modules)))
+print(json.dumps(sorted(m for m in ("pandas", "pyproj", "shapely", "tqdm") if m in sys.modules)))
 """
 
 
-def test_create_imports_no_pandas_pyproj_or_shapely(tmp_path: Path) -> None:
+def test_create_imports_no_pandas_pyproj_shapely_or_tqdm(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, "-c", _SCRIPT, str(tmp_path)],
         capture_output=True,
