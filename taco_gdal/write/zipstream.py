@@ -487,10 +487,19 @@ class ZipWriter:
                 on_bytes(n)
 
         late = self._late_for(digest)
-        if late is not None and late.readable and not late.busy:  # read back later, by the thread
-            crc = copy_fd(src, 0, size, self._f.fileno(), position, None, written, source)
-            self._f.seek(position + size)
-            return self._finish(lfh, lfh_offset, size, crc, late.of_range(position, size))
+        if late is not None and not late.busy:  # the digest thread digests it later
+            buffer = late.buffer(size)
+            if buffer is not None:  # up to 4 MiB: the copy's own buffer is handed over
+                with memoryview(buffer) as into:
+                    crc = copy_fd(
+                        src, 0, size, self._f.fileno(), position, None, written, source, into=into
+                    )
+                self._f.seek(position + size)
+                return self._finish(lfh, lfh_offset, size, crc, late.of_buffer(buffer, size))
+            if late.readable:  # larger: read back from the output
+                crc = copy_fd(src, 0, size, self._f.fileno(), position, None, written, source)
+                self._f.seek(position + size)
+                return self._finish(lfh, lfh_offset, size, crc, late.of_range(position, size))
         threaded = late is None  # a busy digest thread: the ring would wait behind its backlog
         crc = copy_fd(src, 0, size, self._f.fileno(), position, hasher, written, source, threaded)
         self._f.seek(position + size)

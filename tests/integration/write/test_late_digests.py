@@ -15,11 +15,12 @@ import hashlib
 import os
 import threading
 import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
 
-from taco_gdal.errors import TacoIOError
+from taco_gdal.errors import TacoIOError, TacoValidationError
 from taco_gdal.write import _copy
 from taco_gdal.write._copy import LateDigest, LateDigests, settle_digests
 from taco_gdal.write.zipstream import LOCAL_BLOCK, MemberInfo, ZipWriter
@@ -231,3 +232,36 @@ def test_waiting_helps_the_digest_thread(tmp_path: Path) -> None:
         held.wait()
     late.close()
     os.close(fd)
+
+
+def test_member_buffers_are_reused_and_bounded(tmp_path: Path) -> None:
+    late = LateDigests("sha256", None)
+    assert late.buffer(_copy._LATE_BUFFERED + 1) is None  # larger members are read back
+    first = late.buffer(1000)
+    assert first is not None and len(first) == MIB
+    first[:3] = b"abc"
+    value = late.of_buffer(first, 3)
+    assert value.value() == f"sha256:{hashlib.sha256(b'abc').hexdigest()}"
+    assert late.buffer(MIB) is first  # handed back by the digest thread, reused
+    held = [late.buffer(MIB) for _ in range(_copy._LATE_BACKLOG // MIB - 1)]
+    assert all(b is not None for b in held)
+    assert late.buffer(1) is None  # 16 MiB of buffers wait for digests: the writer digests inline
+    late.close()
+
+
+def test_copy_through_a_whole_member_buffer(tmp_path: Path) -> None:
+    data = os.urandom(3 * LOCAL_BLOCK + 5)
+    (tmp_path / "src").write_bytes(data)
+    into = bytearray(4 * LOCAL_BLOCK)
+    src = os.open(tmp_path / "src", os.O_RDONLY)
+    dst = os.open(tmp_path / "dst", os.O_CREAT | os.O_WRONLY, 0o644)
+    try:
+        crc = _copy.copy_fd(src, 0, len(data), dst, 7, into=memoryview(into))
+        with pytest.raises(TacoValidationError, match="expected a buffer of"):
+            _copy.copy_fd(src, 0, len(data), dst, 7, into=memoryview(into)[:10])
+    finally:
+        os.close(src)
+        os.close(dst)
+    assert bytes(into[: len(data)]) == data
+    assert (tmp_path / "dst").read_bytes()[7:] == data
+    assert crc == zlib.crc32(data)
