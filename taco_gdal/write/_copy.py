@@ -31,6 +31,7 @@ queued ones itself, so both cores share the work.
 from __future__ import annotations
 
 import functools
+import logging
 import mmap
 import os
 import queue
@@ -59,6 +60,8 @@ __all__ = [
     "settle_digests",
     "source_size",
 ]
+
+log = logging.getLogger(__name__)
 
 BLOCK_SIZE = 8 * 1024 * 1024
 """Block of a remote (VSI) copy."""
@@ -173,7 +176,12 @@ class _DigestWorker:
 
     def _run(self) -> None:
         while True:
-            self._jobs.get()()
+            job = self._jobs.get()
+            try:
+                job()
+            except Exception:  # a job hands its own errors over; this keeps the thread alive
+                log.exception("digest job %r failed", job)
+            del job
 
     def submit(self, job: Job) -> None:
         self._jobs.put(job)
