@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import weakref
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from decimal import Decimal
@@ -111,12 +112,17 @@ class Taco:
         tortilla._freeze()
         self.tortilla = tortilla
         check_pit1(tortilla)
-        self._levels: list[Level] = walk(tortilla)
-        check_pit2(self._levels)
-        self._extent = (
-            Extent.from_value(extent) if extent is not None else compute_extent(self._levels)
-        )
-        self._tables: list[pa.Table] | None = None
+        levels = walk(tortilla)
+        check_pit2(levels)
+        self._level_types = [level.types for level in levels]
+        """Each level's resolved columns (PIT-2).  The levels themselves (lists of
+        every sample, group and parent row: 8 MB at 420k samples) are walked again
+        when needed, not kept beside the user's samples."""
+        self._extent = Extent.from_value(extent) if extent is not None else compute_extent(levels)
+        del levels
+        self._tables: list[weakref.ref[pa.Table]] = []
+        """The level tables last built, held weakly: they live as long as a package
+        (a writer) uses them, not as long as the Taco."""
 
     # --- read access ------------------------------------------------------------------
     @property
@@ -132,7 +138,14 @@ class Taco:
     @property
     def depth(self) -> int:
         """Index of the deepest level."""
-        return len(self._levels) - 1
+        return len(self._level_types) - 1
+
+    def _levels(self) -> list[Level]:
+        """The levels of the tree, walked again, with the column types PIT-2 resolved."""
+        levels = walk(self.tortilla)
+        for level, types in zip(levels, self._level_types, strict=True):
+            level.types = types
+        return levels
 
     @property
     def extra(self) -> Mapping[str, Any]:
@@ -211,32 +224,47 @@ class Taco:
             >>> list(taco.metadata().collection)[-2:]
             ['taco:pit_schema', 'taco:field_schema']
         """
-        if self._tables is None:
-            self._tables = build_tables(self._levels)
-        tables = self._tables
+        levels = self._levels()
+        tables = self._cached_tables()
+        if tables is None:
+            tables = build_tables(levels)
+            self._tables = [weakref.ref(table) for table in tables]
         core = copy.deepcopy(self._core)
         core["extent"] = self._extent.to_dict()
         collection = order_collection(
             core,
             copy.deepcopy(self._extras),
             pit_schema(tables),
-            field_schema(tables, self._field_descriptions()),
+            field_schema(tables, self._field_descriptions(levels)),
         )
-        sizes = [level.file_sizes() for level in self._levels]
+        sizes = [level.file_sizes() for level in levels]
         return MetadataPackage(levels=list(tables), collection=collection, file_sizes=sizes)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_tables"] = []  # weak references do not pickle; tables are rebuilt on demand
+        return state
+
+    def _cached_tables(self) -> list[pa.Table] | None:
+        """The level tables of the last :meth:`metadata` if something still holds them."""
+        tables = [ref() for ref in self._tables]
+        if not tables or any(table is None for table in tables):
+            return None
+        return [table for table in tables if table is not None]
 
     @property
     def collection(self) -> dict[str, Any]:
         """The COLLECTION.json content (same as ``metadata().collection``)."""
         return self.metadata().collection
 
-    def _field_descriptions(self) -> dict[str, str]:
+    @staticmethod
+    def _field_descriptions(levels: list[Level]) -> dict[str, str]:
         found: dict[str, str] = {}
-        for level in self._levels:
+        for level in levels:
             for group in level.groups:
                 if group._descriptions:
                     found.update(group._descriptions)
-        for level in self._levels:
+        for level in levels:
             if isinstance(level.samples, ColumnSamples):
                 continue  # samples given as columns have no descriptions
             for sample in level.samples:

@@ -269,6 +269,27 @@ class Layout:
             name = ordered[int(np.flatnonzero(repeated)[0])].as_py()
             raise TacoFormatError(f"duplicate ZIP member name {DATA_DIR + '/' + name!r}")
 
+    # -- dropping what is written ---------------------------------------------
+    def drop_sources(self) -> None:
+        """Forget the ``path`` columns once every FILE is copied.
+
+        The tables in :attr:`levels` are replaced by copies without ``path`` (no
+        data is copied): the list is changed in place, so only a list of one's
+        own may be dropped from (``create()`` gives each write its own).
+        """
+        self.sources = [None] * len(self.levels)
+        for level, table in enumerate(self.levels):
+            if PATH in table.column_names:
+                self.levels[level] = table.drop_columns([PATH])
+
+    def drop_level(self, level: int) -> None:
+        """Forget ``level``'s rows once written: its table (emptied in place in
+        :attr:`levels`, schema kept), relative paths and sources."""
+        table = self.levels[level]
+        self.levels[level] = pa.Table.from_batches([], schema=table.schema)  # no pandas import
+        self.rel[level] = string_array([])
+        self.sources[level] = None
+
     # -- relations -------------------------------------------------------------
     def children(self, ref: SampleRef) -> range:
         """Rows of level ``ref.level + 1`` that are the children of ``ref``."""

@@ -6,7 +6,7 @@ import logging
 import os
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -164,13 +164,18 @@ def create(
         check_folder_name(target)
     max_size = parse_size(split_size) if split_size is not None and fmt == "zip" else None
     columns = [group_by] if isinstance(group_by, str) else group_by
-    package = _package(taco)
+    # a list of tables of our own, which a single write may empty as it goes
+    # (the caller's package, if one was given, keeps its tables)
+    given = _package(taco)
+    package = replace(given, levels=list(given.levels))
+    del given
     release_memory()  # what building the level tables freed, before the layout's arrays
     layout = Layout(package)
     if partitions is not None:
         parts = plan_partitions(layout, target, partitions)
     else:
         parts = plan_parts(layout, target, max_size, columns, package.file_sizes)
+    package = replace(package, file_sizes=None)  # planned: the sizes are not needed again
     consolidating = consolidate and fmt == "zip" and len(parts) > 1
     _check_targets(parts, consolidating, overwrite)
     options = WriteOptions(fmt, overwrite, quiet, dict(parquet_kwargs), checksum)
@@ -206,8 +211,13 @@ def write_part(
     part: Part,
     options: WriteOptions,
     path: Path | None = None,
+    last_use: bool = False,
 ) -> Path:
     """Write one part of a dataset at ``path`` (default: the part's own path).
+
+    ``last_use``: nothing reads ``layout`` or ``package.levels`` after this part,
+    so a ZIP of the whole dataset drops each table as soon as it is written
+    (see :func:`~taco_gdal.write.zip_container.write_layout`).
 
     Example:
         >>> from taco_gdal.write._layout import Layout
@@ -222,7 +232,7 @@ def write_part(
     target = part.path if path is None else path
     kwargs = options.writer_kwargs()
     if part.rows is None and options.fmt == "zip":
-        return write_layout(layout, package, target, **kwargs)
+        return write_layout(layout, package, target, last_use=last_use, **kwargs)
     subset = package if part.rows is None else subset_package(package, layout, part.rows)
     writer = write_zip if options.fmt == "zip" else write_folder
     return writer(subset, target, **kwargs)
@@ -239,7 +249,8 @@ def _write_parts(
     try:
         for index, part in enumerate(parts, start=1):
             log.info("part %d/%d: %s", index, len(parts), part.path.name)
-            written.append(write_part(package, layout, part, options))
+            last_use = len(parts) == 1 and not consolidating
+            written.append(write_part(package, layout, part, options, last_use=last_use))
         if consolidating:
             create_tacocat(
                 written, written[0].parent, overwrite=options.overwrite, quiet=options.quiet

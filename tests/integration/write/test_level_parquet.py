@@ -1,7 +1,11 @@
-"""Level Parquet written a row group at a time: the same bytes as one ``pq.write_table``."""
+"""Level Parquet written a row group at a time (the same bytes as one ``pq.write_table``), and
+level tables dropped by a single-ZIP ``create()`` as they are written (the same members)."""
 
 from __future__ import annotations
 
+import gc
+import weakref
+import zipfile
 from pathlib import Path
 
 import pyarrow as pa
@@ -9,7 +13,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from taco_gdal.format.names import FILE, ID, RELATIVE_PATH, TYPE
+from taco_gdal.model import Sample, Taco, Tortilla
+from taco_gdal.write import create
 from taco_gdal.write._parquet import LEVEL_OPTIONS, parquet_file, parquet_options
+from taco_gdal.write.zip_container import write_zip
 
 
 def _level(rows: int) -> pa.Table:
@@ -43,3 +50,52 @@ def test_parquet_file_equals_write_table(
     assert metadata.num_rows == rows
     assert metadata.num_row_groups == expected_groups
     assert pq.read_table(tmp_path / "ours.parquet").equals(table)
+
+
+def _cascade(folder: Path) -> Taco:
+    roots = []
+    for r in range(3):
+        mids = []
+        for j in range(2):
+            leaves = []
+            for m in range(3):
+                path = folder / f"f{r}{j}{m}"
+                path.write_bytes(bytes([r, j, m]) * 5)
+                leaves.append(Sample(f"b{m}", path, cloud=float(m)))
+            mids.append(Sample(f"s{j}", Tortilla(leaves), cloud=float(j)))
+        roots.append(Sample(f"t{r}", Tortilla(mids), cloud=float(r)))
+    return Taco(
+        Tortilla(roots), id="drop", dataset_version="1", description="d",
+        licenses=["CC0-1.0"], providers=[{"name": "tests"}], tasks=["other"],
+    )  # fmt: skip
+
+
+def test_single_zip_drops_tables_as_written_same_members(tmp_path: Path) -> None:
+    # create() of one ZIP drops sources and levels as they are written (last use);
+    # write_zip keeps them: every member is the same
+    taco = _cascade(tmp_path)
+    dropped = create(taco, tmp_path / "dropped.tacozip", quiet=True)[0]
+    kept = write_zip(taco.metadata(), tmp_path / "kept.tacozip", quiet=True)
+    with zipfile.ZipFile(dropped) as a, zipfile.ZipFile(kept) as b:
+        assert a.namelist() == b.namelist()
+        assert len(a.namelist()) == 1 + 18 + 9 + 3 + 1
+        for name in a.namelist():
+            assert a.read(name) == b.read(name), name
+
+
+def test_create_leaves_no_level_table_alive(tmp_path: Path) -> None:
+    taco = _cascade(tmp_path)
+    package = taco.metadata()
+    held = [weakref.ref(table) for table in package.levels]
+    del package
+    create(taco, tmp_path / "out.tacozip", quiet=True)
+    gc.collect()
+    assert [ref() for ref in held] == [None, None, None]
+    assert load_levels(tmp_path / "out.tacozip") == [3, 6, 18]
+
+
+def load_levels(path: Path) -> list[int]:
+    """Rows of each stored level Parquet of a TACO ZIP."""
+    with zipfile.ZipFile(path) as archive:
+        names = sorted(n for n in archive.namelist() if n.startswith("METADATA/level"))
+        return [pq.read_metadata(pa.BufferReader(archive.read(n))).num_rows for n in names]

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import pickle
+import weakref
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
@@ -16,6 +19,7 @@ from taco_gdal.errors import TacoNavigationError, TacoValidationError
 from taco_gdal.extensions import ISTAC, STAC, LabelClass, Labels, Publication, Publications
 from taco_gdal.model import TASKS, Curator, Extent, Provider, Sample, Taco, Tortilla
 from taco_gdal.model.collection import collection_json_bytes
+from tests.unit.model._trees import tree
 
 MakeTaco = Callable[..., Taco]
 
@@ -306,3 +310,36 @@ def test_extend_with_conflicting_key(flat: Tortilla, make_taco: MakeTaco) -> Non
 
 def test_taco_version_default_and_override(flat: Tortilla, make_taco: MakeTaco) -> None:
     assert make_taco(flat)["taco_version"] == "2.0.0"
+
+
+# --- level tables cache -----------------------------------------------------------------------
+
+
+def test_level_tables_shared_while_a_package_holds_them(blob: Path, make_taco: MakeTaco) -> None:
+    taco = make_taco(tree(blob, [("t0", ["a", "b"]), ("t1", ["a", "b"])]))
+    first = taco.metadata()
+    again = taco.metadata()
+    assert all(a is b for a, b in zip(first.levels, again.levels, strict=True))
+    assert first.levels is not again.levels  # each package owns its list
+
+
+def test_level_tables_freed_with_the_last_package(blob: Path, make_taco: MakeTaco) -> None:
+    # the Taco holds its tables weakly: a writer's package frees them when it is done
+    taco = make_taco(tree(blob, [("t0", ["a", "b"]), ("t1", ["a", "b"])]))
+    package = taco.metadata()
+    expected = [table.to_pylist() for table in package.levels]
+    held = weakref.ref(package.levels[1])
+    del package
+    gc.collect()
+    assert held() is None
+    assert [table.to_pylist() for table in taco.metadata().levels] == expected
+
+
+def test_taco_pickles_after_metadata(blob: Path, make_taco: MakeTaco) -> None:
+    taco = make_taco(tree(blob, [("t0", ["a", "b"]), ("t1", ["a", "b"])]))
+    package = taco.metadata()
+    copy = pickle.loads(pickle.dumps(taco))
+    assert [t.to_pylist() for t in copy.metadata().levels] == [
+        t.to_pylist() for t in package.levels
+    ]
+    assert copy.metadata().collection == package.collection
