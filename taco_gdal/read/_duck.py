@@ -371,8 +371,60 @@ def fetch(
 
 
 def columns(base: LevelTables, steps: Sequence[Step], relation: str) -> list[tuple[str, str]]:
-    """``(name, DuckDB type)`` of ``relation``, a view of ``steps`` or a level view."""
+    """``(name, DuckDB type)`` of ``relation``, a view of ``steps`` or a level view.
+
+    When only filters made ``relation`` and its level still has deferred
+    columns (see :mod:`taco_gdal.read.containers._deferred`), the answer comes
+    from the level's schema (:func:`_level_columns`): registering the level
+    with DuckDB would decode them.
+    """
+    level = _filtered_level(steps, relation)
+    if level is not None and base.pending(level):
+        return _level_columns(base, level)
     return run(base, steps, lambda s: s.columns(relation), what=f"describing {relation}")
+
+
+def _filtered_level(steps: Sequence[Step], relation: str) -> int | None:
+    """The level whose columns ``relation`` has when only filters made it, else ``None``."""
+    if not all(step.keeps_rows for step in steps):
+        return None
+    for step in steps:
+        if step.view == relation:
+            return step.level
+    prefix = level_view(0)[:-1]
+    number = relation[len(prefix) :]
+    if relation.startswith(prefix) and number.isdigit():
+        return int(number)
+    return None
+
+
+_described: weakref.WeakKeyDictionary[LevelTables, dict[int, list[tuple[str, str]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _level_columns(base: LevelTables, level: int) -> list[tuple[str, str]]:
+    """``(name, DuckDB type)`` of ``level<k>``, asked of DuckDB over no rows of its schema."""
+    with _LOCK:
+        known = _described.get(base, {}).get(level)
+    if known is not None:
+        return known
+    import duckdb
+
+    schema = base.schema(level)
+    cursor = database(False, False).conn.cursor()
+    try:
+        name, view = f"empty_{next(_SESSION_IDS)}", f"shape_{next(_SESSION_IDS)}"
+        cursor.register(name, schema.empty_table())
+        cursor.execute(level_view_sql(view, name, base.rule, schema.names))
+        rows = cursor.execute(f"DESCRIBE SELECT * FROM {quote_ident(view)}").fetchall()
+    except duckdb.Error as exc:
+        raise TacoQueryError(f"describing level {level} of {base.where}: {exc}") from exc
+    finally:
+        cursor.close()
+    described = [(str(r[0]), str(r[1])) for r in rows]
+    with _LOCK:
+        return _described.setdefault(base, {}).setdefault(level, described)
 
 
 def define(base: LevelTables, steps: Sequence[Step], *, what: str) -> Sequence[Step]:

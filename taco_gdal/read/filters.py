@@ -113,6 +113,11 @@ def _apply(
     if level == 0:
         sql = restricted(state.view)
         step = Step(view, sql, 0, bound, text, spatial, keeps_rows=True, rows=rows)
+        if rows is not None and state.only_filters:
+            # Rows decided in numpy over filters only: the view is ours and binds; DuckDB
+            # creates it when a query first needs it (and never decodes deferred columns
+            # for .data, which intersects the row sets in memory).
+            return state.then((step,), view=view)
         steps = _duck.define(state.base, (*state.steps, step), what=text)
         return state.then(steps[len(state.steps) :], view=view)
     if CURRENT_ID not in _columns(state, state.view):

@@ -73,6 +73,10 @@ def test_filters_and_sql_see_the_deferred_columns(
         bounds = frame.geometry.iloc[2].bounds
         box = (bounds[0] - 1e-6, bounds[1] - 1e-6, bounds[2] + 1e-6, bounds[3] + 1e-6)
         assert ds.filter_bbox(*box).data.index.tolist() == [2]  # type: ignore[attr-defined]
+        both = ds.filter_bbox(*box).filter_datetime("2000-01-01/2100-01-01")  # type: ignore[attr-defined]
+        assert both.data.index.tolist() == [2]
+    # decided in numpy, intersected in memory: the level never went to DuckDB whole
+    assert lazy.state.base.pending(0) == (WKB,)  # type: ignore[attr-defined]
     query = f'SELECT id, octet_length("{WKB}") AS n FROM data ORDER BY id'
     got = lazy.sql(query).to_arrow()  # type: ignore[attr-defined]
     assert got.equals(whole.sql(query).to_arrow())  # type: ignore[attr-defined]
