@@ -210,6 +210,8 @@ def _paired(pairs: list[Pair], plain_wall: float) -> dict[str, Any]:
         "plain_sys_seconds_median": round(statistics.median(p["sys_seconds"] for p, _ in pairs), 3),
         "writer_seconds": [round(v["seconds"], 4) for _, v in pairs],
         "plain_seconds": [round(p["seconds"], 4) for p, _ in pairs],
+        "writer_cpu_seconds": [round(v["cpu_seconds"], 4) for _, v in pairs],
+        "plain_cpu_seconds": [round(p["cpu_seconds"], 4) for p, _ in pairs],
     }
 
 
