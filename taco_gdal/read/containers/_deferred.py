@@ -291,18 +291,12 @@ class LoadedLevels:
         with self._lock:
             if level not in self._complete:
                 missing = [n for n in deferred.names if (level, n) not in self._columns]
-                read = deferred.read(missing) if missing else None
-                columns = pa.table(
-                    {
-                        name: self._columns[(level, name)]
-                        if read is None or name not in missing
-                        else read.column(name)
-                        for name in deferred.names
-                    }
-                )
+                if missing:
+                    read = deferred.read(missing)
+                    for name in missing:
+                        self._columns[(level, name)] = read.column(name)
+                columns = pa.table({n: self._columns.pop((level, n)) for n in deferred.names})
                 self._complete[level] = insert_columns(self._decoded[level], deferred, columns)
-                for name in deferred.names:
-                    self._columns.pop((level, name), None)
             return self._complete[level]
 
     def schema(self, level: int) -> pa.Schema:
