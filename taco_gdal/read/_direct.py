@@ -115,12 +115,12 @@ class _Level:
         levels, level = self.levels, self.level
         assert levels is not None
 
-        def values(rows: np.ndarray | None) -> pa.ChunkedArray:
-            column = levels.column(level, name)  # decoded on the first call, once
+        def values(rows: np.ndarray | None) -> pa.Array | pa.ChunkedArray:
             if rows is None and stored is None:
-                return column
+                return levels.column(level, name)  # decoded on the first call, once
             chosen = stored if rows is None else rows if stored is None else stored[rows]
-            return column.take(pa.array(chosen, pa.int64()))
+            assert chosen is not None
+            return levels.take(level, name, chosen)
 
         return values
 

@@ -103,7 +103,7 @@ def _level_rows(state: QueryState, level: int, ids: np.ndarray, column: str) -> 
     base = state.base
     if column not in base.pending(level):
         return base.table(level).take(taken)
-    values = base.column(level, column).take(taken)
+    values = base.take(level, column, ids)
     return base.light(level).take(taken).append_column(column, values)
 
 

@@ -111,6 +111,11 @@ class LevelTables:
         """Level ``level``'s whole schema, decoding nothing."""
         return self.loaded_levels.schema(level)
 
+    def take(self, level: int, name: str, positions: Any) -> pa.Array | pa.ChunkedArray:
+        """Column ``name`` of ``level`` at row ``positions`` (a few rows of a deferred
+        column are read from their row groups alone)."""
+        return self.loaded_levels.take(level, name, positions)
+
     def column(self, level: int, name: str) -> pa.ChunkedArray:
         """One column of ``level`` (decodes the deferred ones only when ``name`` is one)."""
         return self.loaded_levels.column(level, name)

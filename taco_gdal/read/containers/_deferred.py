@@ -41,6 +41,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -134,6 +135,7 @@ class DeferredColumns:
         names: the deferred columns, in stored order.
         rows: the level's row count.
         where: the level, as error messages name it.
+        group_rows: rows of each Parquet row group (a few rows are read from theirs).
     """
 
     path: str
@@ -144,6 +146,7 @@ class DeferredColumns:
     names: tuple[str, ...]
     rows: int
     where: str
+    group_rows: tuple[int, ...] = ()
 
     @classmethod
     def of(
@@ -155,9 +158,11 @@ class DeferredColumns:
         names: Sequence[str],
         rows: int,
         where: str,
+        group_rows: Sequence[int] = (),
     ) -> DeferredColumns:
         """Deferred ``names`` of the level at ``path[offset:offset + length]``, stamped now."""
-        return cls(path, offset, length, file_stamp(path), schema, tuple(names), rows, where)
+        stamp, groups = file_stamp(path), tuple(group_rows)
+        return cls(path, offset, length, stamp, schema, tuple(names), rows, where, groups)
 
     def fields(self) -> list[pa.Field]:
         """The deferred columns' fields, in stored order."""
@@ -171,13 +176,7 @@ class DeferredColumns:
             TacoIOError: the file cannot be opened.
             TacoFormatError: the columns no longer decode to the recorded types and rows.
         """
-        found = file_stamp(self.path)
-        if found != self.stamp:
-            raise TacoChangedError(
-                f"{self.where}: the file changed since it was loaded (expected size "
-                f"{self.stamp[0]} and mtime_ns {self.stamp[1]}, found {found[0]} and "
-                f"{found[1]}); load it again to read columns {list(self.names)}"
-            )
+        self._check_stamp()
         wanted = list(self.names if names is None else names)
         with VSIFile(self.path) as f:  # TacoIOError if it cannot be opened
             table = self._decode(f, wanted)
@@ -188,6 +187,56 @@ class DeferredColumns:
                 f"{expected}, found {table.num_rows} rows of {table.schema}"
             )
         return table
+
+    def read_rows(self, name: str, positions: np.ndarray) -> pa.Array | None:
+        """Column ``name`` at row ``positions``, decoding only the row groups holding them.
+
+        ``None`` when they lie in more than a quarter of the row groups (decode
+        the whole column then).
+
+        Raises:
+            TacoChangedError, TacoIOError, TacoFormatError: as :meth:`read`.
+        """
+        sizes = np.asarray(self.group_rows, dtype=np.int64)
+        starts = np.concatenate([[0], np.cumsum(sizes)])
+        if not len(sizes) or starts[-1] != self.rows:
+            return None
+        group_of = np.searchsorted(starts, positions, side="right") - 1
+        groups = np.unique(group_of)
+        if len(groups) * 4 > len(sizes):
+            return None
+        self._check_stamp()
+        with VSIFile(self.path) as f:
+            source = pa.PythonFile(RangeFile(f, self.offset, self.length), mode="r")
+            try:
+                part = pq.ParquetFile(source).read_row_groups(
+                    groups.tolist(), columns=[name], use_threads=False
+                )
+            except (pa.ArrowException, OSError, ValueError) as exc:
+                raise TacoFormatError(
+                    f"{self.where}: expected column {name!r} in row groups {groups.tolist()}, "
+                    f"cannot decode it: {exc}"
+                ) from exc
+        expected = int(sizes[groups].sum())
+        column = part.column(0)
+        if part.num_rows != expected or column.type != self.schema.field(name).type:
+            raise TacoFormatError(
+                f"{self.where}: row groups {groups.tolist()} of column {name!r} should hold "
+                f"{expected} rows of {self.schema.field(name).type}, found {part.num_rows} of "
+                f"{column.type}"
+            )
+        read_start = np.concatenate([[0], np.cumsum(sizes[groups])])[:-1]
+        local = positions - starts[group_of] + read_start[np.searchsorted(groups, group_of)]
+        return column.take(pa.array(local, pa.int64())).combine_chunks()
+
+    def _check_stamp(self) -> None:
+        found = file_stamp(self.path)
+        if found != self.stamp:
+            raise TacoChangedError(
+                f"{self.where}: the file changed since it was loaded (expected size "
+                f"{self.stamp[0]} and mtime_ns {self.stamp[1]}, found {found[0]} and "
+                f"{found[1]}); load it again to read columns {list(self.names)}"
+            )
 
     def _decode(self, f: VSIFile, names: list[str]) -> pa.Table:
         source = pa.PythonFile(RangeFile(f, self.offset, self.length), mode="r")
@@ -306,6 +355,17 @@ class LoadedLevels:
             return self.light(level).schema
         empty = pa.schema(deferred.fields()).empty_table()
         return insert_columns(self._decoded[level].slice(0, 0), deferred, empty).schema
+
+    def take(self, level: int, name: str, positions: np.ndarray) -> pa.Array | pa.ChunkedArray:
+        """Column ``name`` of ``level`` at row ``positions``: a few rows of a column still
+        in the file are read from their row groups only (not kept), else :meth:`column`."""
+        deferred = self._deferred[level]
+        held = (level, name) in self._columns
+        if deferred is not None and name in self.pending(level) and not held:
+            values = deferred.read_rows(name, np.asarray(positions, dtype=np.int64))
+            if values is not None:
+                return values
+        return self.column(level, name).take(pa.array(positions, pa.int64()))
 
     def column(self, level: int, name: str) -> pa.ChunkedArray:
         """One column of ``level``; a deferred one is decoded alone (once)."""

@@ -91,10 +91,13 @@ class StreamedLevel:
         """A file object over the level's bytes, for the parquet reader."""
         return pa.PythonFile(RangeFile(self.file, self.offset, self.length), mode="r")
 
-    def defer(self, schema: pa.Schema, names: list[str], rows: int, where: str) -> DeferredColumns:
-        """Where columns ``names`` of this level are, to decode them later."""
+    def defer(
+        self, schema: pa.Schema, names: list[str], rows: int, where: str, groups: list[int]
+    ) -> DeferredColumns:
+        """Where columns ``names`` of this level are (``groups``: rows per row group)."""
         path = os.path.abspath(self.file.path)
-        return DeferredColumns.of(path, self.offset, self.length, schema, names, rows, where)
+        at = (path, self.offset, self.length)
+        return DeferredColumns.of(*at, schema, names, rows, where, groups)
 
 
 LevelSource: TypeAlias = pa.Buffer | StreamedLevel
@@ -305,7 +308,9 @@ def parse_level_deferring(
     if not later:
         return table, None
     assert isinstance(data, StreamedLevel)
-    return table, data.defer(schema, later, table.num_rows, where)
+    meta = parquet.metadata
+    groups = [meta.row_group(i).num_rows for i in range(meta.num_row_groups)]
+    return table, data.defer(schema, later, table.num_rows, where, groups)
 
 
 def parse_level_file(path: str, where: str, stream_from: int | None = None) -> pa.Table:

@@ -146,3 +146,25 @@ def test_lazy_binary_column_behaves_like_an_arrow_column(tmp_path: Path, deferri
     mask = np.array([True, False, True, False, False])
     assert column[mask].tolist() == [picked[1], column.tolist()[2]]
     assert pickle.loads(pickle.dumps(column)).tolist() == column.tolist()
+
+
+def test_a_few_rows_are_read_from_their_row_groups_only(tmp_path: Path, deferring: None) -> None:
+    from taco_gdal.write import create
+    from tests.datasets import make_taco
+
+    path = create(
+        make_taco(tmp_path, "flat", n=12), tmp_path / "g.tacozip", quiet=True, row_group_size=2
+    )[0]
+    ds = taco_gdal.load(path)
+    base = ds.state.base
+    assert base.loaded_levels._deferred[0].group_rows == (2,) * 6
+    before = base.nbytes
+    frame = ds.data
+    head = frame.head(2)  # rows 0-1: row group 0 of 6
+    assert head.geometry.notna().all() and head[WKB].notna().all()
+    assert base.nbytes == before  # nothing kept: the row group was read and dropped
+    picked = frame[WKB].iloc[[11, 0, 5]].tolist()  # 3 of 6 groups: the whole column
+    whole = base.column(0, WKB).to_pylist()  # now the whole column
+    assert picked == [whole[11], whole[0], whole[5]]
+    assert head[WKB].tolist() == whole[:2]
+    assert frame[WKB].iloc[[1, 3, 5, 7, 9]].tolist() == whole[1:10:2]  # all groups: the column
