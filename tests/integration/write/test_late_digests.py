@@ -265,3 +265,20 @@ def test_copy_through_a_whole_member_buffer(tmp_path: Path) -> None:
     assert bytes(into[: len(data)]) == data
     assert (tmp_path / "dst").read_bytes()[7:] == data
     assert crc == zlib.crc32(data)
+
+
+def test_only_members_above_a_block_held_in_memory_are_late(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a small member's digest stays on the writing thread (a GIL hand-off per member costs
+    # more than its SHA-256); a large one (a remote sample fetched whole) goes late
+    monkeypatch.setattr(_copy, "_LATE_BACKLOG", 1 << 40)
+    small, large = os.urandom(LOCAL_BLOCK), os.urandom(LOCAL_BLOCK + 1)
+    with open(tmp_path / "out.zip", "w+b") as f:
+        writer = ZipWriter(f, late_digests=True)
+        infos = [writer.add_bytes(n, d, digest="sha256") for n, d in (("s", small), ("l", large))]
+        assert isinstance(infos[0].digest, str) and isinstance(infos[1].digest, LateDigest)
+        assert settle_digests([i.digest for i in infos]) == [
+            f"sha256:{hashlib.sha256(d).hexdigest()}" for d in (small, large)
+        ]
+        writer.close()
