@@ -96,7 +96,9 @@ def position(fields: FieldMap, name: str) -> int:
 
 
 class _HasValues(Protocol):
-    _types: FieldMap
+    @property
+    def _types(self) -> FieldMap: ...
+
     _vals: Any
 
 

@@ -23,7 +23,15 @@ from taco_gdal.format.names import FILE, FOLDER, ID, PADDING_PREFIX, PATH, SAMPL
 from taco_gdal.format.vsi import to_vsi
 from taco_gdal.io.vsi import file_size
 from taco_gdal.model._arrow import column_from_values, infer_type
-from taco_gdal.model._fields import EMPTY, FieldMap, intern_fields, position, shared, value_at
+from taco_gdal.model._fields import (
+    EMPTY,
+    MAX_INTERNED,
+    FieldMap,
+    intern_fields,
+    position,
+    shared,
+    value_at,
+)
 from taco_gdal.model._rules import check_key, check_sample_id
 
 if TYPE_CHECKING:
@@ -100,23 +108,40 @@ _IDS: dict[str, str] = {}
 """Ids that repeat, one string each (:func:`~taco_gdal.model._fields.shared`)."""
 
 
-class _Extra:
-    """What few samples have (field descriptions, a temporary file), and the frozen flag.
+class _State:
+    """A sample's field map, the frozen flag, and what few samples have (field
+    descriptions, a temporary file).
 
-    A sample without either points at :data:`_FROZEN` once it is in a Tortilla,
-    so the flag costs no slot of its own.
+    Samples with the same field map and flag and nothing else point at one
+    shared state (:func:`_shared_state`), so the map and the flag cost no slot
+    of their own; a sample that gets descriptions or a temporary file gets a
+    state of its own (``shared`` False).
     """
 
-    __slots__ = ("descriptions", "finalizer", "frozen")
+    __slots__ = ("descriptions", "finalizer", "frozen", "shared", "types")
 
-    def __init__(self, frozen: bool = False) -> None:
+    def __init__(self, types: FieldMap, frozen: bool, shared: bool = False) -> None:
+        self.types = types
+        self.frozen = frozen
+        self.shared = shared
         self.descriptions: dict[str, str] | None = None
         self.finalizer: weakref.finalize[Any, Any] | None = None
-        self.frozen = frozen
 
 
-_FROZEN: Final = _Extra(frozen=True)
-"""Shared by every frozen sample with nothing else extra (never given a field)."""
+_STATES: dict[tuple[int, bool], _State] = {}
+"""Shared states by ``(id(field map), frozen)``; a state holds its map, so the id stays
+that map's while the state is cached (at most ``MAX_INTERNED`` states, then unshared)."""
+
+
+def _shared_state(types: FieldMap, frozen: bool) -> _State:
+    key = (id(types), frozen)
+    state = _STATES.get(key)
+    if state is not None and state.types is types:
+        return state
+    if len(_STATES) >= MAX_INTERNED:
+        return _State(types, frozen)
+    state = _STATES[key] = _State(types, frozen, shared=True)
+    return state
 
 
 class Sample:
@@ -151,10 +176,11 @@ class Sample:
     # Memory per sample matters (a million of them are built before a write):
     # the field map is shared (:mod:`taco_gdal.model._fields`), values are a
     # tuple in its order, the path or Tortilla share one slot (the type follows
-    # from it), and what few samples need, the frozen flag included, lives in
-    # ``_extra``.  Seven slots: 96 bytes per sample (112 with the three more there
-    # were); ``__weakref__`` stays, since samples could be weakly referenced before.
-    __slots__ = ("__weakref__", "_extra", "_ref", "_size", "_types", "_vals", "id")
+    # from it), and the field map, the frozen flag and what few samples need live
+    # in a ``_state`` most samples share.  Six slots: 80 bytes per sample (96 with
+    # the field map in a slot of its own, 112 before); ``__weakref__`` stays, since
+    # samples could be weakly referenced before.
+    __slots__ = ("__weakref__", "_ref", "_size", "_state", "_vals", "id")
 
     id: str
 
@@ -174,13 +200,11 @@ class Sample:
             self._add_values(metadata, None)
 
     def _init_empty(self) -> None:
-        self._types: FieldMap = EMPTY
-        """Shared ``{field: type}`` map: replaced, never mutated."""
+        self._state: _State = _shared_state(EMPTY, False)
         self._vals: Any = ()
         """Values in the order of ``_types``: a tuple, or the value itself when the
         sample has exactly one field (a one-item tuple costs 48 bytes per sample);
         read them through :meth:`_value_list`, :func:`~taco_gdal.model._fields.value_at`."""
-        self._extra: _Extra | None = None
         self._ref: str | Tortilla | None = None
         """The GDAL-usable path of a FILE, the Tortilla of a FOLDER, None for padding."""
         self._size = 0
@@ -251,7 +275,7 @@ class Sample:
                 f"{self._where()}: cannot write {len(data)} bytes to a temporary file in "
                 f"{folder!r}: {exc}"
             ) from exc
-        self._extras().finalizer = weakref.finalize(self, _remove_file, name)
+        self._own_state().finalizer = weakref.finalize(self, _remove_file, name)
         return name
 
     def _resolve_type(self, requested: object, inferred: str) -> None:
@@ -311,12 +335,17 @@ class Sample:
         """True for the ``__TACOPAD__N`` samples ``Tortilla(pad_to=...)`` appends."""
         return self._ref is None
 
-    def _extras(self) -> _Extra:
-        """This sample's own :class:`_Extra` (made, or copied from the shared one, on demand)."""
-        extra = self._extra
-        if extra is None or extra is _FROZEN:
-            extra = self._extra = _Extra(frozen=extra is _FROZEN)
-        return extra
+    def _own_state(self) -> _State:
+        """This sample's own :class:`_State` (copied from the shared one on demand)."""
+        state = self._state
+        if state.shared:
+            state = self._state = _State(state.types, state.frozen)
+        return state
+
+    @property
+    def _types(self) -> FieldMap:
+        """Shared ``{field: type}`` map: replaced, never mutated."""
+        return self._state.types
 
     @property
     def _values(self) -> dict[str, Any]:
@@ -327,12 +356,16 @@ class Sample:
         return (self._vals,) if len(self._types) == 1 else tuple(self._vals)
 
     def _set_values(self, types: FieldMap, values: tuple[Any, ...]) -> None:
-        self._types = types
+        state = self._state
+        if state.shared:
+            self._state = _shared_state(types, state.frozen)
+        else:
+            state.types = types
         self._vals = values[0] if len(values) == 1 else values
 
     @property
     def _descriptions(self) -> dict[str, str] | None:
-        return None if self._extra is None else self._extra.descriptions
+        return self._state.descriptions
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -372,7 +405,7 @@ class Sample:
 
     # --- metadata ------------------------------------------------------------------------
     def _check_mutable(self) -> None:
-        if self._extra is not None and self._extra.frozen:
+        if self._state.frozen:
             raise TacoValidationError(
                 f"{self._where()} already belongs to a Tortilla; add or remove metadata "
                 "before building the Tortilla (its schema was checked then)"
@@ -413,7 +446,7 @@ class Sample:
         if descriptions:
             merged = dict(self._descriptions or {})
             merged.update({k: v for k, v in descriptions.items() if k in values})
-            self._extras().descriptions = merged
+            self._own_state().descriptions = merged
 
     def _add_table(self, table: pa.Table, descriptions: Mapping[str, str] | None) -> None:
         if table.num_rows != 1:
@@ -520,11 +553,13 @@ class Sample:
 
     def cleanup(self) -> None:
         """Delete the temporary file made from ``bytes`` data now (idempotent)."""
-        if self._extra is not None and self._extra.finalizer is not None:
-            self._extra.finalizer()
+        finalizer = self._state.finalizer
+        if finalizer is not None:
+            finalizer()
 
     def _freeze(self) -> None:
-        if self._extra is None:
-            self._extra = _FROZEN
+        state = self._state
+        if state.shared:
+            self._state = _shared_state(state.types, True)
         else:
-            self._extra.frozen = True
+            state.frozen = True

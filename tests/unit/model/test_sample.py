@@ -5,6 +5,7 @@ from __future__ import annotations
 import decimal
 import gc
 import os
+import sys
 import weakref
 from datetime import UTC, datetime
 from pathlib import Path
@@ -332,3 +333,29 @@ def test_export_metadata(blob: Path) -> None:
 def test_getitem_missing_field(blob: Path) -> None:
     with pytest.raises(TacoNavigationError, match="no field 'x'"):
         Sample("a", blob)["x"]
+
+
+def test_sample_is_80_bytes_and_shares_its_field_state(blob: Path) -> None:
+    # the field map and the frozen flag live in a state most samples share
+    a, b = Sample("a", blob, cloud=1.0), Sample("b", blob, cloud=2.0)
+    assert sys.getsizeof(a) <= 80
+    assert a._state is b._state
+    Tortilla([a])
+    assert a._state is not b._state  # frozen now, b is not
+    b.extend_with({"k": 1})  # b's own change leaves a alone
+    assert a.fields == ("cloud",) and b.fields == ("cloud", "k")
+
+
+def test_descriptions_and_temp_files_stay_with_their_sample(blob: Path) -> None:
+    plain = Sample("p", blob, k=1)
+    described = Sample("d", blob).extend_with(pa.table({"k": [2]}))
+    described._own_state().descriptions = {"k": "a number"}
+    temp = Sample("t", b"xyz", k=3)
+    assert plain.field_descriptions == {} and described.field_descriptions == {"k": "a number"}
+    assert plain._state.finalizer is None and temp._state.finalizer is not None
+    path = temp.file_path
+    assert path is not None and Path(path).exists()
+    Tortilla([plain, described, temp])
+    assert described.field_descriptions == {"k": "a number"}
+    temp.cleanup()
+    assert not Path(path).exists()
