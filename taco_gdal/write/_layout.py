@@ -284,11 +284,14 @@ class Layout:
 
     def drop_level(self, level: int) -> None:
         """Forget ``level``'s rows once written: its table (emptied in place in
-        :attr:`levels`, schema kept), relative paths and sources."""
+        :attr:`levels`, schema kept), relative paths, sources, kinds and child slices."""
         table = self.levels[level]
         self.levels[level] = pa.Table.from_batches([], schema=table.schema)  # no pandas import
         self.rel[level] = string_array([])
         self.sources[level] = None
+        self.folder[level] = np.zeros(0, dtype=np.bool_)
+        if level < len(self.starts):
+            self.starts[level] = self.counts[level] = np.zeros(0, dtype=np.int64)
 
     # -- relations -------------------------------------------------------------
     def children(self, ref: SampleRef) -> range:
