@@ -108,6 +108,8 @@ class Taco:
         }
         self._extras: dict[str, Any] = {}
         self._descriptions: dict[str, str] = {}
+        self._collection: dict[str, Any] | None = None
+        """COLLECTION.json of the last :meth:`metadata` (cleared when keys are added)."""
         self._add_keys(extra, "Taco(**extra)")
         tortilla._freeze()
         self.tortilla = tortilla
@@ -211,6 +213,7 @@ class Taco:
                 raise TacoValidationError(f"{where}: collection key {key!r} already exists")
             converted[key] = _jsonable(value, f"{where}, key {key!r}")
         self._extras.update(converted)
+        self._collection = None
 
     # --- output -------------------------------------------------------------------------
     def metadata(self) -> MetadataPackage:
@@ -237,6 +240,7 @@ class Taco:
             pit_schema(tables),
             field_schema(tables, self._field_descriptions(levels)),
         )
+        self._collection = copy.deepcopy(collection)
         sizes = [level.file_sizes() for level in levels]
         return MetadataPackage(levels=list(tables), collection=collection, file_sizes=sizes)
 
@@ -254,8 +258,11 @@ class Taco:
 
     @property
     def collection(self) -> dict[str, Any]:
-        """The COLLECTION.json content (same as ``metadata().collection``)."""
-        return self.metadata().collection
+        """The COLLECTION.json content (same as ``metadata().collection``), kept from
+        the last :meth:`metadata` (the level tables are not kept: see ``_tables``)."""
+        if self._collection is None:
+            return self.metadata().collection
+        return copy.deepcopy(self._collection)
 
     @staticmethod
     def _field_descriptions(levels: list[Level]) -> dict[str, str]:

@@ -343,3 +343,14 @@ def test_taco_pickles_after_metadata(blob: Path, make_taco: MakeTaco) -> None:
         t.to_pylist() for t in package.levels
     ]
     assert copy.metadata().collection == package.collection
+
+
+def test_collection_kept_without_the_tables(blob: Path, make_taco: MakeTaco) -> None:
+    taco = make_taco(tree(blob, [("t0", ["a", "b"]), ("t1", ["a", "b"])]))
+    first = taco.collection
+    assert taco._collection is not None and taco._cached_tables() is None
+    first["id"] = "changed"  # a copy: the Taco's own stays
+    assert taco.collection["id"] != "changed"
+    taco.extend_with({"extra_key": 1})
+    assert taco.collection["extra_key"] == 1
+    assert taco.collection == taco.metadata().collection
