@@ -118,7 +118,7 @@ class _State:
     state of its own (``shared`` False).
     """
 
-    __slots__ = ("descriptions", "finalizer", "frozen", "shared", "types")
+    __slots__ = ("descriptions", "finalizer", "frozen", "frozen_twin", "shared", "types")
 
     def __init__(self, types: FieldMap, frozen: bool, shared: bool = False) -> None:
         self.types = types
@@ -126,6 +126,9 @@ class _State:
         self.shared = shared
         self.descriptions: dict[str, str] | None = None
         self.finalizer: weakref.finalize[Any, Any] | None = None
+        self.frozen_twin: _State | None = None
+        """The shared frozen state of the same map (set on first use), so freezing a
+        sample is one attribute read."""
 
 
 _STATES: dict[tuple[int, bool], _State] = {}
@@ -142,6 +145,9 @@ def _shared_state(types: FieldMap, frozen: bool) -> _State:
         return _State(types, frozen)
     state = _STATES[key] = _State(types, frozen, shared=True)
     return state
+
+
+_EMPTY_STATE: Final = _shared_state(EMPTY, False)
 
 
 class Sample:
@@ -200,7 +206,7 @@ class Sample:
             self._add_values(metadata, None)
 
     def _init_empty(self) -> None:
-        self._state: _State = _shared_state(EMPTY, False)
+        self._state: _State = _EMPTY_STATE
         self._vals: Any = ()
         """Values in the order of ``_types``: a tuple, or the value itself when the
         sample has exactly one field (a one-item tuple costs 48 bytes per sample);
@@ -353,7 +359,7 @@ class Sample:
         return dict(zip(self._types, self._value_list(), strict=True))
 
     def _value_list(self) -> tuple[Any, ...]:
-        return (self._vals,) if len(self._types) == 1 else tuple(self._vals)
+        return (self._vals,) if len(self._state.types) == 1 else tuple(self._vals)
 
     def _set_values(self, types: FieldMap, values: tuple[Any, ...]) -> None:
         state = self._state
@@ -417,7 +423,7 @@ class Sample:
         types: Mapping[str, pa.DataType] | None,
         descriptions: Mapping[str, str] | None = None,
     ) -> None:
-        current = self._types
+        current = self._state.types
         resolved: list[tuple[str, Any, pa.DataType]] = []
         for key, value in values.items():
             if key not in _CHECKED_KEYS:
@@ -559,7 +565,14 @@ class Sample:
 
     def _freeze(self) -> None:
         state = self._state
+        if state.frozen:
+            return
         if state.shared:
-            self._state = _shared_state(state.types, True)
+            twin = state.frozen_twin
+            if twin is None:
+                twin = _shared_state(state.types, True)
+                if twin.shared:  # not a sample's own (the cache was full)
+                    state.frozen_twin = twin
+            self._state = twin
         else:
             state.frozen = True
