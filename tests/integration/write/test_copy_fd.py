@@ -16,6 +16,7 @@ import pytest
 from taco_gdal.errors import TacoIOError
 from taco_gdal.format.checksum import StreamingDigest, digest_value
 from taco_gdal.write._copy import _RING, _THREADED_DIGESTS, _THREADED_MIN, COPY_BLOCK, copy_fd
+from tests.forking import in_forked_child
 
 SIZES = [
     1,
@@ -129,16 +130,6 @@ def test_digest_thread_in_a_forked_child(tmp_path: Path) -> None:
         return digest.value()
 
     parent = sha256_copy("parent")  # the parent's thread is running when it forks
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child reports through the pipe
-        try:
-            os.write(write, sha256_copy("child").encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    with os.fdopen(read) as pipe:
-        child = pipe.read()
-    os.waitpid(pid, 0)
+    child = in_forked_child(lambda: sha256_copy("child"))
     assert parent == child == f"sha256:{hashlib.sha256(data).hexdigest()}"
     assert (tmp_path / "child").read_bytes() == data

@@ -24,6 +24,7 @@ from taco_gdal.errors import TacoIOError, TacoValidationError
 from taco_gdal.write import _copy
 from taco_gdal.write._copy import LateDigest, LateDigests, settle_digests
 from taco_gdal.write.zipstream import LOCAL_BLOCK, MemberInfo, ZipWriter
+from tests.forking import in_forked_child
 
 MIB = 1024 * 1024
 
@@ -182,21 +183,15 @@ def test_waiting_in_a_forked_child_is_refused(tmp_path: Path) -> None:
     fd = os.open(tmp_path / "out", os.O_RDWR)
     late = LateDigests("sha256", fd)
     pending = late.of_range(0, 100)
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child reports through the pipe
+
+    def wait_in_child() -> str:
         try:
-            try:
-                late.wait()
-                os.write(write, b"waited")
-            except TacoIOError as exc:
-                os.write(write, str(exc).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    with os.fdopen(read) as pipe:
-        child = pipe.read()
-    os.waitpid(pid, 0)
+            late.wait()
+        except TacoIOError as exc:
+            return str(exc)
+        return "waited"
+
+    child = in_forked_child(wait_in_child)
     assert "cannot be awaited in process" in child
     assert pending.value() == f"sha256:{hashlib.sha256(b'y' * 100).hexdigest()}"
     late.close()
