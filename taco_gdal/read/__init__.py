@@ -7,13 +7,45 @@
 * ``.data`` runs the view into a :class:`TacoDataFrame` (a GeoDataFrame when
   there is geometry) whose ``read()`` returns GDAL paths or child frames;
 * :func:`concat` joins datasets with correct row ids.
+
+The names are imported on first use: importing a submodule (a container, the
+parser) does not import pandas and geopandas, so :func:`load` can parse the
+metadata while they are imported beside it (:mod:`taco_gdal.read._preload`).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
+# ``load`` and ``concat`` share their modules' names: bound here, at import, so
+# that a later import of the submodule cannot leave the module in their place.
 from taco_gdal.read.concat import concat
-from taco_gdal.read.dataframe import TacoDataFrame, TacoGeoDataFrame
-from taco_gdal.read.dataset import TacoDataset
 from taco_gdal.read.load import load
+
+if TYPE_CHECKING:
+    from taco_gdal.read.dataframe import TacoDataFrame, TacoGeoDataFrame
+    from taco_gdal.read.dataset import TacoDataset
+
+_LAZY = {
+    "TacoDataFrame": "taco_gdal.read.dataframe",
+    "TacoGeoDataFrame": "taco_gdal.read.dataframe",
+    "TacoDataset": "taco_gdal.read.dataset",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'taco_gdal.read' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = ["TacoDataFrame", "TacoDataset", "TacoGeoDataFrame", "concat", "load"]

@@ -24,10 +24,9 @@ from __future__ import annotations
 import copy
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import pandas as pd
 import pyarrow as pa
 
 from taco_gdal.errors import TacoSchemaError, TacoValidationError, TacoWarning
@@ -44,8 +43,10 @@ from taco_gdal.format.names import (
 )
 from taco_gdal.read import _duck
 from taco_gdal.read.containers.base import VsiRule
-from taco_gdal.read.dataset import TacoDataset
 from taco_gdal.read.state import LevelTables, QueryState, level_view
+
+if TYPE_CHECKING:  # imported when called: the package imports this module, light
+    from taco_gdal.read.dataset import TacoDataset
 
 __all__ = ["COLUMN_MODES", "ColumnMode", "concat"]
 
@@ -115,6 +116,8 @@ def _renumber(per_dataset: list[list[pa.Table]]) -> list[list[pa.Table]]:
             if level == 0:
                 new_parents = new_ids
             else:
+                import pandas as pd
+
                 old = pd.Index(tables[level - 1].column(CURRENT_ID).to_numpy())
                 position = old.get_indexer(table.column(PARENT_ID).to_numpy())
                 new_parents = offsets[level - 1] - tables[level - 1].num_rows + position
@@ -293,4 +296,6 @@ def concat(
         level_views=tuple((level, level_view(level)) for level in range(1, len(levels))),
     )
     _duck.columns(base, (), level_view(0))  # build the views now, as load() does
+    from taco_gdal.read.dataset import TacoDataset
+
     return TacoDataset(state)

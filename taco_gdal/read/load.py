@@ -5,13 +5,17 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from taco_gdal.errors import TacoValidationError
 from taco_gdal.format.vsi import to_vsi
+from taco_gdal.read._preload import ImportsBeside
 from taco_gdal.read.containers import registry
 from taco_gdal.read.containers.base import Probe
-from taco_gdal.read.dataset import TacoDataset
 from taco_gdal.read.hub import resolve_location
+
+if TYPE_CHECKING:
+    from taco_gdal.read.dataset import TacoDataset
 
 __all__ = ["load"]
 
@@ -81,5 +85,8 @@ def load(
             f"base_path applies to TACOCAT datasets only; {given} is a {container_class.format}"
         )
     log.info("loading %s as %s", probe.path, container_class.format)
-    container = container_class.open(probe, None if base_path is None else os.fspath(base_path))
+    with ImportsBeside():
+        container = container_class.open(probe, None if base_path is None else os.fspath(base_path))
+    from taco_gdal.read.dataset import TacoDataset
+
     return TacoDataset.from_container(container, sql_external_access=sql_external_access)

@@ -287,7 +287,9 @@ def parse_level_deferring(
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise TacoFormatError(f"{where}: expected a parquet file, cannot parse it: {exc}") from exc
     check_column_count(parquet.metadata.num_columns, where)  # before reading any column
-    check_columns(schema.empty_table(), where)  # names and spec types, deferred columns too
+    # Names and spec types, deferred columns too; an empty table made without
+    # ``schema.empty_table()``, which imports pandas (load imports it beside the decode).
+    check_columns(pa.Table.from_batches([], schema=schema), where)
     later = [f.name for f in schema if deferrable(f)] if defer and streamed else []
     kept = [name for name in schema.names if name not in later]
     if not kept:
