@@ -1,51 +1,64 @@
-"""Benchmark: large samples into a TACO ZIP vs ``cp`` + ``sync`` of the same bytes; peak RSS.
+"""Benchmark: large samples into a TACO ZIP vs ``cp`` + ``sync``; what a digest adds to ``create``.
 
 For each size set (default ``8x256,20x100,2x1024,10000x16k``: files x MiB, or
-x KiB with a ``k`` suffix, of non-zero, incompressible bytes), the same source
-files are, in interleaved rounds:
+x KiB with a ``k`` suffix, of non-zero, incompressible bytes) two measurements
+run on the same source files, which stay in the page cache throughout:
 
-* copied by ``cp`` into a fresh folder of the same disk, then ``sync`` of the
-  copies *and* of the folder (the writer fsyncs its file and the folder entry
-  of its atomic link, so both sides end with the same bytes durable);
-* written as one TACO ZIP by ``taco_gdal.write.create`` in a fresh subprocess,
-  which times the ``create()`` call (imports not timed) and reports its peak
-  resident memory (``VmHWM``; ``ru_maxrss`` would inherit the parent's);
-* with ``--checksum ALGO[,ALGO...]``, for each ALGO a pair of runs back to
-  back: ``create()`` plain and ``create(..., checksum=ALGO)``, the order
-  alternating from one pair to the next and the pairs of a round reversed in
-  the next round.  ``--checksum none`` pairs a plain run with another plain
-  run: the A/A control, whose spread is the noise of the measurement on the
-  machine at that time, to read every digest's figure against.
+**Throughput** (``--rounds``, skipped with ``--no-cp``): each round copies the
+files with ``cp`` into a fresh folder of the same disk and ``sync``s the
+copies *and* the folder (the writer fsyncs its file and the folder entry of
+its atomic link, so both sides end with the same bytes durable), then writes
+them as one TACO ZIP with ``taco_gdal.write.create`` in a fresh subprocess
+that times the ``create()`` call (imports not timed) and reports its peak
+resident memory (``VmHWM``).  The ratio ``cp seconds / writer seconds`` of
+each round is reported (median, best, worst) with the load average.
+Targets (issue 14): median ratio >= 0.9, peak RSS < 300 MB.
 
-The digest's overhead is the extra wall time of the digest run over the plain
-run of its pair, median and worst over the rounds, divided by the median plain
-wall time of the set, with the number of pairs in which the digest run was the
-slower (about half for the A/A control; all of them for a real cost); each run
-also reports its CPU seconds (every thread of the writer's process, user and
-system), whose paired difference is what the digest costs when nothing
-overlaps it.  ``--workdir /dev/shm`` writes to
-tmpfs: no disk, no fsync wait, so the extra time of the digest is measured
-without the disk's state between runs (use ``--no-cp`` there); on a disk the
-writer fsyncs, and the figure is the synced wall time users see.
+**Digest overhead** (``--checksum none,crc32c,xxh3,sha256``, ``--blocks``,
+target <= 5% wall time on 20 x 100 MiB and on 10k small samples, issue 11).
+A randomised complete block design:
 
-The sources are in the page cache for every run (each round reads them all).
-Each round gives a ratio ``cp seconds / writer seconds`` (the round's median
-plain run), so a burst of load from other processes hits both sides of one
-ratio; the median, best and worst ratio over the rounds are reported with the
-load averages, and each round's load, ``cp`` + ``sync`` and writer seconds are
-printed, so a bad round shows which side was slow.  Targets: median ratio
->= 0.9, peak RSS < 300 MB (issue 14); digest overhead <= 5% on 20 x 100 MiB
-and on 10k small samples (issue 11).
-``--baseline DIR`` also times the plain writer of another checkout
-(``git archive <commit> taco_gdal | tar -x -C DIR``) paired with this one's in
-the same rounds, so a change is compared with what it replaces on the same
-data under the same load.
+* A *block* runs every variant once, in an order drawn at random for that
+  block (``--seed``): the plain writer (the reference), ``none`` (the plain
+  writer again: the A/A control) and ``create(checksum=ALGO)`` for each ALGO
+  (and ``baseline`` with ``--baseline DIR``).  Each run is a fresh process.
+* Before every run, untimed: the previous run's output is deleted, then
+  ``os.sync()`` and a wait until the output's block device has had no I/O in
+  flight and no I/O done for 0.3 s (at most 3 s: other users' I/O may never
+  stop), then ``--pause`` seconds.
+  This is what made the A/A control flat: with ``discard`` mounted, deleting
+  the previous 2 GB output queues discards and a journal commit that ran
+  into the next run, so the later run of a pair was the slower one.
+* A variant's figure is its paired differences with the plain run of the
+  same block: the overhead is ``median(variant - plain) / median(plain)``
+  over the blocks, with a 95% bootstrap confidence interval (blocks resampled
+  with replacement, 10,000 times, the same ratio recomputed each time), the
+  worst pair (largest difference / median plain) and the count of blocks in
+  which the variant was the slower.  CPU seconds (user + system, every
+  thread of the writer's process) are reported per variant with their own
+  paired overhead and interval.  The method counts only if the A/A
+  interval contains 0.  The order effect itself is reported: the median
+  difference between the later and the earlier of the two plain runs of each
+  block, with its interval, and the median plain wall time by position in
+  the block.
 
-Run: ``.venv/bin/python bench/bench_write_throughput.py [--sets 8x256,20x100,2x1024,10000x16k]
-[--rounds 5] [--checksum none,crc32c,xxh3,sha256] [--baseline DIR] [--workdir DIR]
-[--no-cp]``; prints a table and writes
-``bench/results/write_throughput.json``.  Data lives in a temporary folder
-(``--workdir`` to choose the disk), deleted at the end.
+To rerun on other data: pick the sets, run disk (``--workdir`` on the disk,
+fsynced) and tmpfs (``--workdir /dev/shm``, ``df -h`` first: sources and one
+output must fit) with ``--no-cp``, at least 30 blocks per set; a command that
+would hold the benchmark lock longer than 15 minutes is split into several
+with different ``--seed`` and ``--output``, and ``--merge A.json B.json``
+recomputes the figures over all their blocks (differences are within blocks,
+so blocks of different commands combine).
+
+``--baseline DIR`` (``git archive <commit> taco_gdal | tar -x -C DIR``) adds
+another checkout's plain writer as a variant, so a change is compared with
+what it replaces on the same data under the same load.
+
+Run: ``.venv/bin/python bench/bench_write_throughput.py [--sets 20x100,10000x16k]
+[--rounds 5] [--checksum none,crc32c,xxh3,sha256] [--blocks 30] [--seed 1] [--pause 0.2]
+[--baseline DIR] [--workdir DIR] [--no-cp] [--output FILE]``, or ``--merge A.json B.json
+[--output FILE]``; prints a table and writes ``bench/results/write_throughput.json``.
+Data lives in a temporary folder (``--workdir`` to choose the disk), deleted at the end.
 """
 
 from __future__ import annotations
@@ -54,6 +67,7 @@ import argparse
 import json
 import os
 import platform
+import random
 import shutil
 import statistics
 import subprocess
@@ -63,6 +77,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 try:
     from bench._common import write_json
 except ImportError:  # run as a script: python bench/bench_write_throughput.py
@@ -71,9 +87,13 @@ except ImportError:  # run as a script: python bench/bench_write_throughput.py
 RESULTS = Path(__file__).resolve().parent / "results" / "write_throughput.json"
 REPO = Path(__file__).resolve().parents[1]
 MIB = 1024 * 1024
+KIB = 1024
+PLAIN = "plain"
+"""The reference variant of a block: ``create()`` without a digest."""
+BOOTSTRAP = 10_000
 
 _CHILD = r"""
-import json, sys, time
+import json, os, sys, time
 from pathlib import Path
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.write import create
@@ -85,7 +105,14 @@ taco = Taco(
     id="throughput", dataset_version="1", description="throughput benchmark",
     licenses=["CC0-1.0"], providers=[{"name": "bench"}], tasks=["other"],
 )
-import os
+
+def sched():
+    run, wait, _ = open("/proc/self/schedstat").read().split()
+    status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+    stat = open("/proc/self/stat").read().rsplit(")", 1)[1].split()
+    return int(wait), int(status["nonvoluntary_ctxt_switches"]), int(stat[9])
+
+wait, switches, faults = sched()
 times = os.times()
 cpu = time.process_time()
 started = time.perf_counter()
@@ -93,16 +120,17 @@ create(taco, sys.argv[2], split_size=None, quiet=True, checksum=checksum)
 seconds = time.perf_counter() - started
 cpu = time.process_time() - cpu
 after = os.times()
+wait_after, switches_after, faults_after = sched()
 status = dict(line.split(":", 1) for line in open("/proc/self/status"))
 print(json.dumps({
     "seconds": seconds, "cpu_seconds": cpu,
     "user_seconds": after.user - times.user, "sys_seconds": after.system - times.system,
+    "runqueue_wait_seconds": (wait_after - wait) / 1e9,
+    "involuntary_switches": switches_after - switches,
+    "major_faults": faults_after - faults,
     "peak_rss_bytes": int(status["VmHWM"].split()[0]) * 1024,
 }))
 """
-
-
-KIB = 1024
 
 
 def parse_set(text: str) -> tuple[int, int]:
@@ -119,14 +147,44 @@ def set_label(files: int, size: int) -> str:
 
 def make_sources(folder: Path, files: int, size: int) -> int:
     """``files`` files of ``size`` bytes of pseudo-random bytes (distinct first 8 bytes)."""
-    import numpy as np
-
     folder.mkdir(parents=True)
     block = np.random.default_rng(0).integers(1, 255, size=size, dtype=np.uint8).tobytes()
     for i in range(files):
         with open(folder / f"sample{i:05d}.bin", "wb") as f:
             f.write(i.to_bytes(8, "little") + block[8:])
     return files * size
+
+
+def _device_stat(folder: Path) -> Path | None:
+    """``/sys/dev/block/M:m/stat`` of the block device holding ``folder`` (None on tmpfs)."""
+    dev = os.stat(folder).st_dev
+    stat = Path(f"/sys/dev/block/{os.major(dev)}:{os.minor(dev)}/stat")
+    return stat if stat.exists() else None
+
+
+def settle(device: Path | None, pause: float, quiet: float = 0.3, limit: float = 3.0) -> float:
+    """Untimed, before a run: sync, wait until ``device`` is idle for ``quiet`` s, pause.
+
+    Idle is no request in flight and the I/O-ticks counter unchanged (field 10
+    of the block device's ``stat``).  Returns the seconds spent.
+    """
+    started = time.perf_counter()
+    if pause < 0:  # no settling at all: the earlier method, to compare with
+        return 0.0
+    os.sync()
+    if device is not None:
+        last, since = "", time.perf_counter()
+        while time.perf_counter() - started < limit:
+            fields = device.read_text().split()
+            state = fields[9]
+            now = time.perf_counter()
+            if fields[8] != "0" or state != last:
+                last, since = state, now
+            elif now - since >= quiet:
+                break
+            time.sleep(0.05)
+    time.sleep(pause)
+    return time.perf_counter() - started
 
 
 def time_cp(sources: Path, target: Path) -> float:
@@ -142,17 +200,12 @@ def time_cp(sources: Path, target: Path) -> float:
     return seconds
 
 
-def _algorithm(checksum: str | None) -> str | None:
-    """The ``checksum=`` of a run: ``"none"`` is the A/A control, a plain run again."""
-    return None if checksum == "none" else checksum
-
-
 def time_writer(
     sources: Path, target: Path, checksum: str | None, repo: Path = REPO
 ) -> dict[str, Any]:
-    """The writer's ``create()`` time and peak RSS, measured in a fresh process."""
+    """The writer's ``create()`` time, CPU and peak RSS, measured in a fresh process."""
     result = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(sources), str(target), _algorithm(checksum) or ""],
+        [sys.executable, "-c", _CHILD, str(sources), str(target), checksum or ""],
         cwd=repo,
         check=True,
         capture_output=True,
@@ -171,47 +224,168 @@ def _summary(ratios: list[float]) -> dict[str, float]:
     }
 
 
-Pair = tuple[dict[str, Any], dict[str, Any]]
-"""A plain run and the variant's run next to it."""
+Variant = tuple[str, str | None, Path]
+"""A block's variant: label, ``checksum=`` value, checkout that runs it."""
 
 
-def _paired(pairs: list[Pair], plain_wall: float) -> dict[str, Any]:
-    """Extra wall and CPU seconds of each (plain, variant) pair run back to back.
+def _variants(checksums: list[str], baseline: Path | None, on_baseline: list[str]) -> list[Variant]:
+    """A block's variants; ``on_baseline`` lists the checksums run by the baseline checkout
+    (``none``: its plain writer; empty: only its plain writer)."""
+    variants: list[Variant] = [(PLAIN, None, REPO)]
+    variants += [(name, None if name == "none" else name, REPO) for name in checksums]
+    if baseline is not None:
+        for name in on_baseline or ["none"]:
+            label = "baseline" if name == "none" else f"baseline:{name}"
+            variants.append((label, None if name == "none" else name, baseline))
+    return variants
 
-    The overhead is the median (and the worst) extra wall time over the median
-    plain wall time of the set: a difference of adjacent runs, so the state of
-    the disk and the load between rounds fall on both sides.  The extra CPU
-    seconds (every thread of the writer) are what the digest costs when
-    nothing overlaps it, less sensitive to another process's burst.
+
+def run_blocks(
+    sources: Path,
+    out: Path,
+    variants: list[Variant],
+    blocks: int,
+    seed: int,
+    pause: float,
+) -> list[dict[str, Any]]:
+    """``blocks`` blocks, each running every variant once in a random order, settled before each.
+
+    Returns one record per block: ``{"load": ..., "order": [labels], "runs": {label: figures}}``.
     """
-    extra = [v["seconds"] - p["seconds"] for p, v in pairs]
-    extra_cpu = [v["cpu_seconds"] - p["cpu_seconds"] for p, v in pairs]
+    rng = random.Random(seed)
+    device = _device_stat(out.parent)
+    records = []
+    for block in range(blocks):
+        order = variants[:]
+        rng.shuffle(order)
+        record: dict[str, Any] = {
+            "block": block,
+            "seed": seed,
+            "load": round(os.getloadavg()[0], 2),
+            "order": [label for label, _, _ in order],
+            "runs": {},
+        }
+        for label, checksum, repo in order:
+            settled = settle(device, pause)
+            figures = time_writer(sources, out, checksum, repo)
+            figures["settle_seconds"] = round(settled, 3)
+            record["runs"][label] = figures
+        records.append(record)
+        plain = record["runs"][PLAIN]["seconds"]
+        print(
+            f"  block {block}: load {record['load']:.2f} plain {plain:.3f} s "
+            + " ".join(
+                f"{label} {record['runs'][label]['seconds'] - plain:+.3f}"
+                for label in record["order"]
+                if label != PLAIN
+            ),
+            flush=True,
+        )
+    return records
+
+
+def _bootstrap_ratio(
+    diffs: np.ndarray, base: np.ndarray, rng: np.random.Generator
+) -> tuple[float, float]:
+    """95% percentile interval of ``median(diffs) / median(base)`` over resampled blocks."""
+    picks = rng.integers(0, len(diffs), size=(BOOTSTRAP, len(diffs)))
+    ratios = np.median(diffs[picks], axis=1) / np.median(base[picks], axis=1)
+    low, high = np.percentile(ratios, [2.5, 97.5])
+    return float(low), float(high)
+
+
+def _paired(records: list[dict[str, Any]], label: str, key: str) -> dict[str, Any]:
+    """Paired overhead of ``label`` over the plain run of each block, on figure ``key``."""
+    rng = np.random.default_rng(0)
+    base = np.array([r["runs"][PLAIN][key] for r in records])
+    other = np.array([r["runs"][label][key] for r in records])
+    diffs = other - base
+    scale = float(np.median(base))
+    low, high = _bootstrap_ratio(diffs, base, rng)
     return {
-        "pairs": len(pairs),
-        "slower_pairs": sum(e > 0 for e in extra),
-        "extra_seconds": [round(e, 4) for e in extra],
-        "extra_seconds_median": round(statistics.median(extra), 4),
-        "extra_seconds_worst": round(max(extra), 4),
-        "overhead_median": round(statistics.median(extra) / plain_wall, 4),
-        "overhead_worst": round(max(extra) / plain_wall, 4),
-        "extra_cpu_seconds_median": round(statistics.median(extra_cpu), 4),
-        "extra_cpu_seconds_worst": round(max(extra_cpu), 4),
-        "cpu_seconds_median": round(statistics.median(v["cpu_seconds"] for _, v in pairs), 4),
-        "plain_cpu_seconds_median": round(statistics.median(p["cpu_seconds"] for p, _ in pairs), 4),
-        "extra_cpu_overhead_median": round(
-            statistics.median(extra_cpu) / statistics.median(p["cpu_seconds"] for p, _ in pairs),
-            4,
+        "blocks": len(records),
+        "median": round(float(np.median(other)), 4),
+        "plain_median": round(scale, 4),
+        "extra_median": round(float(np.median(diffs)), 4),
+        "overhead": round(float(np.median(diffs)) / scale, 4),
+        "ci95": [round(low, 4), round(high, 4)],
+        "worst_pair": round(float(diffs.max()) / scale, 4),
+        "best_pair": round(float(diffs.min()) / scale, 4),
+        "slower_blocks": int((diffs > 0).sum()),
+    }
+
+
+def _order_effect(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """How much slower the later of a block's two plain runs (plain, ``none``) is."""
+    rng = np.random.default_rng(1)
+    rows = [r for r in records if "none" in r["runs"]]
+    if not rows:
+        return {}
+    later, earlier = [], []
+    for r in rows:
+        first = "none" if r["order"].index("none") < r["order"].index(PLAIN) else PLAIN
+        second = PLAIN if first == "none" else "none"
+        earlier.append(r["runs"][first]["seconds"])
+        later.append(r["runs"][second]["seconds"])
+    base, diffs = np.array(earlier), np.array(later) - np.array(earlier)
+    low, high = _bootstrap_ratio(diffs, base, rng)
+    width = len(rows[0]["order"])
+    by_position = []
+    for position in range(width):
+        walls = [
+            r["runs"][label]["seconds"]
+            for r in rows
+            for label in (PLAIN, "none")
+            if r["order"].index(label) == position
+        ]
+        by_position.append(round(statistics.median(walls), 4) if walls else None)
+    return {
+        "later_minus_earlier": round(float(np.median(diffs)) / float(np.median(base)), 4),
+        "ci95": [round(low, 4), round(high, 4)],
+        "later_slower_blocks": int((diffs > 0).sum()),
+        "blocks": len(rows),
+        "plain_wall_by_position": by_position,
+    }
+
+
+def summarise_blocks(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Every variant's paired wall and CPU overhead with intervals, and the order effect."""
+    labels = [label for label in records[0]["runs"] if label != PLAIN]
+    cpu_key = "cpu_seconds"
+    variants = {}
+    for label in labels:
+        variants[label] = {
+            "wall": _paired(records, label, "seconds"),
+            "cpu": _paired(records, label, cpu_key),
+            "user_seconds_median": round(
+                statistics.median(r["runs"][label]["user_seconds"] for r in records), 3
+            ),
+            "sys_seconds_median": round(
+                statistics.median(r["runs"][label]["sys_seconds"] for r in records), 3
+            ),
+            "runqueue_wait_seconds_median": round(
+                statistics.median(r["runs"][label]["runqueue_wait_seconds"] for r in records), 4
+            ),
+        }
+    plain = [r["runs"][PLAIN] for r in records]
+    return {
+        "blocks": len(records),
+        "load_average_1min": [r["load"] for r in records],
+        "plain_seconds_median": round(statistics.median(p["seconds"] for p in plain), 4),
+        "plain_seconds_worst": round(max(p["seconds"] for p in plain), 4),
+        "plain_cpu_seconds_median": round(statistics.median(p["cpu_seconds"] for p in plain), 4),
+        "plain_user_seconds_median": round(statistics.median(p["user_seconds"] for p in plain), 3),
+        "plain_sys_seconds_median": round(statistics.median(p["sys_seconds"] for p in plain), 3),
+        "plain_runqueue_wait_seconds_median": round(
+            statistics.median(p["runqueue_wait_seconds"] for p in plain), 4
         ),
-        "user_seconds_median": round(statistics.median(v["user_seconds"] for _, v in pairs), 3),
-        "sys_seconds_median": round(statistics.median(v["sys_seconds"] for _, v in pairs), 3),
-        "plain_user_seconds_median": round(
-            statistics.median(p["user_seconds"] for p, _ in pairs), 3
+        "plain_major_faults_max": max(p.get("major_faults", 0) for p in plain),
+        "settle_seconds_median": round(
+            statistics.median(run["settle_seconds"] for r in records for run in r["runs"].values()),
+            3,
         ),
-        "plain_sys_seconds_median": round(statistics.median(p["sys_seconds"] for p, _ in pairs), 3),
-        "writer_seconds": [round(v["seconds"], 4) for _, v in pairs],
-        "plain_seconds": [round(p["seconds"], 4) for p, _ in pairs],
-        "writer_cpu_seconds": [round(v["cpu_seconds"], 4) for _, v in pairs],
-        "plain_cpu_seconds": [round(p["cpu_seconds"], 4) for p, _ in pairs],
+        "order_effect": _order_effect(records),
+        "variants": variants,
     }
 
 
@@ -220,159 +394,171 @@ def run_set(
     files: int,
     size: int,
     rounds: int,
-    checksums: list[str],
-    baseline: Path | None = None,
+    variants: list[Variant],
+    blocks: int,
+    seed: int,
+    pause: float,
     cp: bool = True,
-    baseline_digests: bool = False,
 ) -> dict[str, Any]:
-    """Interleaved rounds of cp, then one (plain, variant) pair per variant, for one set.
-
-    A variant is each checksum (``none``: plain again, the A/A control) and,
-    with ``baseline``, the baseline checkout's plain writer (and, with
-    ``baseline_digests``, its writer with each checksum), always paired with
-    this tree's plain writer.  Within a pair the
-    order alternates (plain first, then the variant first), and the pairs of a
-    round run in the opposite order in the next round.
-    """
+    """The throughput rounds (unless not ``cp``), then the digest blocks (with ``variants``)."""
     sources = folder / f"sources_{files}x{size}"
     total = make_sources(sources, files, size)
-    subprocess.run(["sync"], check=True)
     out = folder / "out.tacozip"
-    variants: list[tuple[str, str | None, Path]] = [(name, name, REPO) for name in checksums]
-    if baseline is not None:
-        variants.append(("baseline", None, baseline))
-        if baseline_digests:
-            variants += [(f"baseline:{n}", n, baseline) for n in checksums if n != "none"]
-    pairs: dict[str, list[Pair]] = {v[0]: [] for v in variants}
-    cp_s: list[float] = []
-    plain_by_round: list[list[dict[str, Any]]] = []
-    loads: list[float] = []
-    flip = False
-    for round_ in range(rounds):
-        loads.append(os.getloadavg()[0])
-        if cp:
-            cp_s.append(time_cp(sources, folder / "copy"))
-        plain_runs = []
-        for label, checksum, repo in variants if round_ % 2 == 0 else variants[::-1]:
-            if flip:
-                other = time_writer(sources, out, checksum, repo)
-                plain = time_writer(sources, out, None)
-            else:
-                plain = time_writer(sources, out, None)
-                other = time_writer(sources, out, checksum, repo)
-            flip = not flip
-            pairs[label].append((plain, other))
-            plain_runs.append(plain)
-            if checksum == "none" and repo == REPO:  # the A/A run is a plain run of this tree too
-                plain_runs.append(other)
-        plain_by_round.append(plain_runs)
-    shutil.rmtree(sources)
-    every_plain = [p for runs in plain_by_round for p in runs]
-    plain_wall = statistics.median(p["seconds"] for p in every_plain)
-    round_plain = [statistics.median(p["seconds"] for p in runs) for runs in plain_by_round]
-    everything = every_plain + [v for series in pairs.values() for _, v in series]
+    device = _device_stat(folder)
     result: dict[str, Any] = {
         "files": files,
         "file_bytes": size,
         "label": set_label(files, size),
         "total_bytes": total,
         "workdir": str(folder),
-        "plain_seconds_median": round(plain_wall, 4),
-        "plain_seconds_worst": round(max(p["seconds"] for p in every_plain), 4),
-        "plain_cpu_seconds_median": round(
-            statistics.median(p["cpu_seconds"] for p in every_plain), 4
-        ),
-        "writer_mib_per_s_median": round(total / MIB / plain_wall, 1),
-        "peak_rss_mib": round(max(w["peak_rss_bytes"] for w in everything) / MIB, 1),
-        "load_average_1min": [round(x, 2) for x in loads],
-        "variants": {label: _paired(series, plain_wall) for label, series in pairs.items()},
+        "device": str(device) if device else "tmpfs",
+        "pause_seconds": pause,
     }
-    result["round_plain_seconds"] = [round(w, 3) for w in round_plain]
     if cp:
-        ratios = [c / w for c, w in zip(cp_s, round_plain, strict=True)]
-        result["cp_sync_seconds"] = [round(c, 3) for c in cp_s]
-        result["ratio_cp_over_writer"] = _summary(ratios)
-        result["ratio_runs"] = [round(r, 3) for r in ratios]
-    if baseline is not None:
-        base = [v["seconds"] for _, v in pairs["baseline"]]
-        result["baseline"] = str(baseline)
-        if cp:
-            result["ratio_cp_over_baseline"] = _summary(
-                [c / b for c, b in zip(cp_s, base, strict=True)]
-            )
+        cp_s, writer_s, loads, rss = [], [], [], []
+        for _ in range(rounds):
+            loads.append(round(os.getloadavg()[0], 2))
+            settle(device, pause)
+            cp_s.append(time_cp(sources, folder / "copy"))
+            settle(device, pause)
+            figures = time_writer(sources, out, None)
+            writer_s.append(figures["seconds"])
+            rss.append(figures["peak_rss_bytes"])
+        ratios = [c / w for c, w in zip(cp_s, writer_s, strict=True)]
+        wall = statistics.median(writer_s)
+        result.update(
+            {
+                "load_average_1min": loads,
+                "cp_sync_seconds": [round(c, 3) for c in cp_s],
+                "round_plain_seconds": [round(w, 3) for w in writer_s],
+                "plain_seconds_median": round(wall, 4),
+                "writer_mib_per_s_median": round(total / MIB / wall, 1),
+                "peak_rss_mib": round(max(rss) / MIB, 1),
+                "ratio_cp_over_writer": _summary(ratios),
+                "ratio_runs": [round(r, 3) for r in ratios],
+            }
+        )
+    if len(variants) > 1:
+        records = run_blocks(sources, out, variants, blocks, seed, pause)
+        result["digest_blocks"] = records
+        result["digest"] = summarise_blocks(records)
+    shutil.rmtree(sources)
     return result
+
+
+def _interval(p: dict[str, Any]) -> str:
+    low, high = p["ci95"]
+    return f"{p['overhead']:+.1%} [{low:+.1%}, {high:+.1%}]"
 
 
 def _print(result: dict[str, Any]) -> None:
     r = result
-    print(
-        f"{r['label']} in {r['workdir']}: plain writer {r['plain_seconds_median']} s median "
-        f"(worst {r['plain_seconds_worst']}), CPU {r['plain_cpu_seconds_median']} s, "
-        f"{r['writer_mib_per_s_median']} MiB/s, peak RSS {r['peak_rss_mib']} MiB, "
-        f"load {r['load_average_1min']}"
-    )
-    if "ratio_cp_over_writer" in result:
-        r = result["ratio_cp_over_writer"]
+    print(f"{r['label']} in {r['workdir']} ({r['device']}):")
+    if "ratio_cp_over_writer" in r:
+        ratio = r["ratio_cp_over_writer"]
         print(
-            f"    cp+sync / writer median {r['median']} (best {r['best']}, worst {r['worst']}; "
-            f"target >= 0.9)"
+            f"    plain writer {r['plain_seconds_median']} s median, "
+            f"{r['writer_mib_per_s_median']} MiB/s, peak RSS {r['peak_rss_mib']} MiB; "
+            f"cp+sync / writer median {ratio['median']} (best {ratio['best']}, "
+            f"worst {ratio['worst']}; target >= 0.9)"
         )
         rows = zip(
-            result["load_average_1min"],
-            result["cp_sync_seconds"],
-            result["round_plain_seconds"],
-            result["ratio_runs"],
+            r["load_average_1min"],
+            r["cp_sync_seconds"],
+            r["round_plain_seconds"],
+            r["ratio_runs"],
             strict=True,
         )
-        for i, (load, cp_s, writer_s, ratio) in enumerate(rows):
+        for i, (load, cp_s, writer_s, ratio_) in enumerate(rows):
             print(
                 f"      round {i}: load {load:5.2f}  cp+sync {cp_s:6.3f} s  "
-                f"writer {writer_s:6.3f} s  ratio {ratio:.3f}"
+                f"writer {writer_s:6.3f} s  ratio {ratio_:.3f}"
             )
-    if "ratio_cp_over_baseline" in result:
-        b = result["ratio_cp_over_baseline"]
+    if "digest" not in r:
+        return
+    d = r["digest"]
+    loads = d["load_average_1min"]
+    print(
+        f"    digest blocks: {d['blocks']}, load {min(loads):.2f}-{max(loads):.2f}, "
+        f"plain {d['plain_seconds_median']} s median (worst {d['plain_seconds_worst']}), "
+        f"CPU {d['plain_cpu_seconds_median']} s (user {d['plain_user_seconds_median']} "
+        f"+ sys {d['plain_sys_seconds_median']}), run-queue wait "
+        f"{d['plain_runqueue_wait_seconds_median']} s, settle {d['settle_seconds_median']} s, "
+        f"major faults <= {d['plain_major_faults_max']}"
+    )
+    order = d["order_effect"]
+    if order:
         print(
-            f"    cp+sync / baseline {result['baseline']} median {b['median']} "
-            f"(best {b['best']}, worst {b['worst']})"
+            f"    order effect (later - earlier plain run): {order['later_minus_earlier']:+.1%} "
+            f"[{order['ci95'][0]:+.1%}, {order['ci95'][1]:+.1%}], later slower in "
+            f"{order['later_slower_blocks']} of {order['blocks']}; plain wall by position "
+            f"{order['plain_wall_by_position']}"
         )
-    for label, o in result["variants"].items():
-        name = {"none": "plain again (A/A)", "baseline": "baseline plain"}.get(
-            label, f"checksum={label}".replace("checksum=baseline:", "baseline checksum=")
-        )
+    for label, v in d["variants"].items():
+        name = {"none": "A/A (plain again)", "baseline": "baseline plain"}.get(label, label)
+        w, c = v["wall"], v["cpu"]
         print(
-            f"    {name}: extra {o['extra_seconds_median']:+.4f} s median "
-            f"= {o['overhead_median']:+.1%} of the plain wall "
-            f"(worst {o['extra_seconds_worst']:+.4f} s = {o['overhead_worst']:+.1%}), "
-            f"slower in {o['slower_pairs']} of {o['pairs']} pairs; "
-            f"CPU {o['cpu_seconds_median']:.3f} s (user {o['user_seconds_median']:.2f} "
-            f"+ sys {o['sys_seconds_median']:.2f}) vs plain {o['plain_cpu_seconds_median']:.3f} s "
-            f"(user {o['plain_user_seconds_median']:.2f} "
-            f"+ sys {o['plain_sys_seconds_median']:.2f}), "
-            f"extra median {o['extra_cpu_seconds_median']:+.4f} s "
-            f"= {o['extra_cpu_overhead_median']:+.1%} (worst {o['extra_cpu_seconds_worst']:+.4f})"
+            f"    {name:18s} wall {_interval(w)} (worst pair {w['worst_pair']:+.1%}, slower in "
+            f"{w['slower_blocks']} of {w['blocks']}); CPU {c['median']:.3f} s "
+            f"(user {v['user_seconds_median']:.2f} + sys {v['sys_seconds_median']:.2f}) "
+            f"{_interval(c)}"
         )
+
+
+def merge(paths: list[Path]) -> list[dict[str, Any]]:
+    """The sets of several result files, blocks of the same set and folder kind pooled."""
+    pooled: dict[tuple[str, str], dict[str, Any]] = {}
+    for path in paths:
+        for s in json.loads(path.read_text())["sets"]:
+            if "digest_blocks" not in s:
+                continue
+            key = (s["label"], "tmpfs" if s["device"] == "tmpfs" else "disk")
+            if key in pooled:
+                pooled[key]["digest_blocks"] += s["digest_blocks"]
+                pooled[key]["workdir"] += f", {s['workdir']}"
+            else:
+                pooled[key] = {k: v for k, v in s.items() if k != "digest"}
+    sets = list(pooled.values())
+    for s in sets:
+        s["digest"] = summarise_blocks(s["digest_blocks"])
+    return sets
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run every size set, print the ratios and write the JSON results."""
+    """Run every size set, print the ratios and overheads, and write the JSON results."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--sets", default="8x256,20x100,2x1024,10000x16k", help="files x MiB (or x KiB: 16k)"
     )
-    parser.add_argument("--rounds", "--repeat", type=int, default=5, help="interleaved rounds")
+    parser.add_argument("--rounds", "--repeat", type=int, default=5, help="cp vs writer rounds")
     parser.add_argument(
-        "--checksum", default="", help="also time create(checksum=...) for each, comma list"
+        "--checksum", default="", help="digest variants, comma list (none: the A/A control)"
+    )
+    parser.add_argument("--blocks", type=int, default=30, help="randomised digest blocks")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the blocks' orders")
+    parser.add_argument(
+        "--pause", type=float, default=0.2, help="seconds after settling (< 0: do not settle)"
     )
     parser.add_argument("--baseline", type=Path, default=None, help="another checkout to time")
+    parser.add_argument(
+        "--baseline-digests", default="", help="also the baseline's runs with these checksums"
+    )
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--output", type=Path, default=RESULTS)
-    parser.add_argument("--no-cp", action="store_true", help="skip the cp + sync runs")
-    parser.add_argument(
-        "--baseline-digests", action="store_true", help="also the baseline's checksum runs"
-    )
+    parser.add_argument("--no-cp", action="store_true", help="skip the cp + sync rounds")
+    parser.add_argument("--merge", type=Path, nargs="+", help="pool the blocks of result files")
     args = parser.parse_args(argv)
+    if args.merge:
+        results = merge(args.merge)
+        for result in results:
+            _print(result)
+        merged = {"benchmark": "write_throughput", "merged": [str(p) for p in args.merge]}
+        write_json(args.output, {**merged, "sets": results})
+        return 0
     sets = [parse_set(item) for item in args.sets.split(",")]
     checksums = [name for name in args.checksum.split(",") if name]
+    baseline_digests = [name for name in args.baseline_digests.split(",") if name]
+    variants = _variants(checksums, args.baseline, baseline_digests)
     folder = Path(tempfile.mkdtemp(prefix="bench_write_throughput_", dir=args.workdir))
     results = []
     try:
@@ -383,10 +569,11 @@ def main(argv: list[str] | None = None) -> int:
                     files,
                     size,
                     args.rounds,
-                    checksums,
-                    args.baseline,
+                    variants,
+                    args.blocks,
+                    args.seed,
+                    args.pause,
                     not args.no_cp,
-                    args.baseline_digests,
                 )
             )
             _print(results[-1])
@@ -402,6 +589,8 @@ def main(argv: list[str] | None = None) -> int:
             "machine": platform.machine(),
             "cpus": os.cpu_count(),
             "rounds": args.rounds,
+            "blocks": args.blocks,
+            "seed": args.seed,
             "sets": results,
             "worst_median_ratio": worst,
             "target_ratio": 0.9,

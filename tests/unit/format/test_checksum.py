@@ -111,4 +111,31 @@ def test_legacy_sse_digests_run_after_isal_with_clean_vector_state(algorithm: st
         digest.update(DATA[start : start + 65_536])
     clean()
     assert digest.value() == independent_digest(algorithm, DATA)
-    assert isinstance(checksum.new_hasher(algorithm), checksum._Clean)
+    if algorithm == "sha256" or checksum._xxh3_library() is None:
+        assert isinstance(checksum.new_hasher(algorithm), checksum._Clean)
+
+
+def test_xxh3_uses_the_system_library_when_it_dispatches() -> None:
+    # Debian's libxxhash0 exports the AVX2/AVX-512 dispatching XXH3: used when present
+    import ctypes.util
+
+    library = checksum._xxh3_library()
+    if ctypes.util.find_library("xxhash") == checksum._LIBXXHASH:
+        assert library is not None
+    if library is not None:
+        assert isinstance(checksum.new_hasher("xxh3"), checksum._Xxh3)
+        assert not library.matches(lambda data: 0)  # a library that disagrees is not used
+
+
+@pytest.mark.parametrize("size", [0, 1, 240, 241, 262_144, 262_145, 1_000_003])
+def test_xxh3_after_isal_equals_the_wheel(size: int) -> None:
+    import xxhash
+
+    data = (DATA * 4)[:size]
+    digest = StreamingDigest("xxh3")
+    for start in range(0, size, 65_536):
+        checksum.crc32(data[start : start + 65_536])  # dirties the upper vector state
+        digest.update(memoryview(bytearray(data[start : start + 65_536])))
+    assert digest.value() == f"xxh3:{xxhash.xxh3_64_hexdigest(data)}"
+    assert digest_value("xxh3", data) == digest.value()
+    assert digest_value("xxh3", memoryview(data)) == digest.value()
