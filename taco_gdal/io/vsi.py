@@ -220,6 +220,43 @@ class VSIFile:
             )
         return bytes(data)
 
+    def read_into(self, offset: int, view: memoryview, what: str = "data") -> None:
+        """Fill ``view`` (writable bytes) with the file's bytes at ``offset``.
+
+        A local file is read by ``preadv`` straight into ``view`` (no copy, the
+        GIL released); any other through :meth:`read_exact`.
+
+        Raises:
+            TacoFormatError: the file ends before ``view`` is full.
+
+        Example:
+            >>> from pathlib import Path
+            >>> _ = Path("ten.bin").write_bytes(bytes(range(10)))
+            >>> out = bytearray(3)
+            >>> with VSIFile("ten.bin") as f:
+            ...     f.read_into(4, memoryview(out))
+            >>> bytes(out)
+            b'\\x04\\x05\\x06'
+        """
+        size = len(view)
+        if self._fd is None:
+            view[:] = self.read_exact(offset, size, what)
+            return
+        done = 0
+        while done < size:
+            try:
+                n = os.preadv(self._fd, [view[done:]], offset + done)
+            except OSError as exc:
+                raise TacoIOError(
+                    f"cannot read {size} bytes at offset {offset} of {self.path!r}: {exc.strerror}"
+                ) from exc
+            if n == 0:
+                raise TacoFormatError(
+                    f"{self.path}: {what} expected {size} bytes at offset {offset}, the file "
+                    f"ends after {done} (truncated file or wrong offset)"
+                )
+            done += n
+
     def read_exact(self, offset: int, size: int, what: str = "data") -> bytes:
         """Exactly ``size`` bytes at ``offset``, or a TacoFormatError saying the file is short."""
         data = self.read_at(offset, size)
