@@ -36,6 +36,8 @@ Example:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from taco_gdal.derived import (
     MEMBER_COLUMN,
     UNKNOWN_VERSION,
@@ -85,7 +87,20 @@ from taco_gdal.read.containers.base import (
     path_exists,
 )
 from taco_gdal.read.containers.registry import ENTRY_POINT_GROUP, available, register
-from taco_gdal.write._atomic import atomic_file
+
+if TYPE_CHECKING:
+    from taco_gdal.write._atomic import atomic_file
+
+
+def __getattr__(name: str) -> Any:
+    # The writer is imported when a plugin writes, not when load() asks the plugins
+    # what they read: ``load`` imports every plugin's contract before detecting.
+    if name == "atomic_file":
+        from taco_gdal.write._atomic import atomic_file
+
+        return atomic_file
+    raise AttributeError(f"module 'taco_gdal.containers' has no attribute {name!r}")
+
 
 __all__ = [
     "CURRENT_ID",

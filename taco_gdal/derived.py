@@ -20,8 +20,6 @@ import pyarrow as pa
 
 from taco_gdal.errors import TacoValidationError
 from taco_gdal.format.names import CURRENT_ID, GDAL_VSI, ID, INTERNAL_PREFIX, TACO_VERSION, TYPE
-from taco_gdal.model.collection import field_schema, order_collection
-from taco_gdal.model.pit import pit_schema
 
 if TYPE_CHECKING:
     from taco_gdal.model import Sample
@@ -95,6 +93,9 @@ def derived_collection(
         >>> derived_collection(table, "/data/x.caf", "CAF archive")["id"]
         'x'
     """
+    from taco_gdal.model.collection import field_schema, order_collection
+    from taco_gdal.model.pit import pit_schema
+
     core = {**core_fields(path, label), "taco_version": TACO_VERSION}
     wanted = dict(descriptions or {})
     fields = field_schema([level0], wanted)
@@ -122,6 +123,9 @@ def described_collection(
         >>> described_collection([table], {"id": "x"})["taco:pit_schema"]["root"]
         {'n': 1, 'type': 'FILE'}
     """
+    from taco_gdal.model.collection import field_schema, order_collection
+    from taco_gdal.model.pit import pit_schema
+
     core = {**core, "taco_version": TACO_VERSION}
     fields = field_schema(list(levels), dict(descriptions or {}))
     return order_collection(core, dict(extras or {}), pit_schema(list(levels)), fields)

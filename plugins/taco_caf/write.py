@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import BinaryIO, Final
 
+import taco_gdal.containers as contract
 from taco_caf.layout import (
     FOOTER_SIZE,
     MAX_ARCHIVE_SIZE,
@@ -16,7 +17,7 @@ from taco_caf.layout import (
     pack_footer,
     pack_index,
 )
-from taco_gdal.containers import TacoValidationError, VSIFile, atomic_file, file_size, to_vsi
+from taco_gdal.containers import TacoValidationError, VSIFile, file_size, to_vsi
 
 __all__ = ["write_caf"]
 
@@ -93,7 +94,7 @@ def write_caf(
             f"write_caf: {len(entries)} files make a {total}-byte archive; a CAF chunk may "
             f"hold at most {MAX_ARCHIVE_SIZE} bytes (32 GiB): split the files"
         )
-    with atomic_file(output, overwrite) as out:
+    with contract.atomic_file(output, overwrite) as out:  # imports the writer when called
         for (_, source), size in zip(entries, sizes, strict=True):
             _copy(source, size, out)
         out.write(index)

@@ -8,7 +8,6 @@ extension.  ``train/000123.rgb.tif`` has stem ``000123`` and extension
 
 from __future__ import annotations
 
-import tarfile
 from dataclasses import dataclass
 
 from taco_taridx.layout import TAR_BLOCK, TaridxFormatError
@@ -54,6 +53,8 @@ def parse_member_header(block: bytes, where: str) -> TarMember:
         TaridxFormatError: the block is not a valid tar header (wrong checksum,
             zeros, short).
     """
+    import tarfile  # imported when a TARIDX is read, not when load() asks the plugins
+
     try:
         info = tarfile.TarInfo.frombuf(block[:TAR_BLOCK], "utf-8", "surrogateescape")
     except tarfile.HeaderError as exc:

@@ -10,7 +10,8 @@ from typing import Final
 
 import numpy as np
 
-from taco_gdal.containers import TacoIOError, atomic_file
+import taco_gdal.containers as contract
+from taco_gdal.containers import TacoIOError
 from taco_taridx.layout import ROW_DTYPE, TAR_BLOCK, TaridxFormatError, TaridxIndex, pack_index
 from taco_taridx.members import key_hash, parse_member_header, split_name
 
@@ -131,6 +132,6 @@ def write_taridx(
         PosixPath('shards.taridx')
     """
     data = pack_index(build_index(tar_paths))
-    with atomic_file(output, overwrite) as out:
+    with contract.atomic_file(output, overwrite) as out:  # imports the writer when called
         out.write(data)
     return Path(output)

@@ -28,7 +28,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-import shapely
 
 from taco_gdal.containers import (
     FILE,
@@ -103,6 +102,8 @@ def _as_v2_types(table: pa.Table) -> pa.Table:
         if name == CENTROID and (
             pa.types.is_string(column.type) or pa.types.is_large_string(column.type)
         ):
+            import shapely  # only for v1 files with WKT centroids: not on every load()
+
             values = column.to_pylist()
             wkb = [None if v is None else shapely.to_wkb(shapely.from_wkt(v)) for v in values]
             table = table.set_column(

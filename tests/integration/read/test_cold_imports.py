@@ -57,6 +57,7 @@ print(json.dumps({
     "threads_before": threads,
     "threads_after": after,
     "imported": [m for m in ("pandas", "geopandas") if m in sys.modules],
+    "writer": [m for m in ("taco_gdal.write", "taco_gdal.model") if m in sys.modules],
     "rows_in_child": child,
     "rows": len(ds.data),
 }))
@@ -91,6 +92,7 @@ def test_load_imports_the_frame_modules_and_leaves_no_thread(tmp_path: Path) -> 
     path = write_dataset(tmp_path, "flat", "zip")
     result = _run(_LOAD, path)
     assert result["imported"] == list(_FRAME_MODULES)
+    assert result["writer"] == []  # the plugins' contract imports the writer only to write
     assert result["threads_after"] == ["MainThread"]  # joined before load() returned
     assert result["threads_before"] == 1
     assert result["rows_in_child"] == "3"  # a fork right after load() reads the dataset
