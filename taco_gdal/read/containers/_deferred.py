@@ -47,6 +47,7 @@ import pyarrow.parquet as pq
 
 from taco_gdal.errors import TacoChangedError, TacoFormatError, TacoIOError
 from taco_gdal.io.vsi import VSIFile
+from taco_gdal.read.containers._chunks import read_columns
 
 __all__ = [
     "DeferredColumns",
@@ -239,14 +240,18 @@ class DeferredColumns:
             )
 
     def _decode(self, f: VSIFile, names: list[str]) -> pa.Table:
+        """Each column from its own column chunks, read into memory (see ``_chunks``)."""
         source = pa.PythonFile(RangeFile(f, self.offset, self.length), mode="r")
         columns: list[pa.ChunkedArray] = []
         pool = pa.default_memory_pool()
         try:
-            parquet = pq.ParquetFile(source)
+            metadata = pq.ParquetFile(source).metadata  # the footer only
             for name in names:
-                # a Python file's buffers are decoded on this thread only (see _parse)
-                part = parquet.read(columns=[name], use_threads=False)
+                data = read_columns(f, self.offset, self.length, metadata, [name], self.where)
+                part = pq.ParquetFile(pa.BufferReader(data), metadata=metadata).read(
+                    columns=[name], use_threads=False
+                )
+                del data
                 column = part.column(0)
                 if column.num_chunks > 1:  # one chunk per column, as at load
                     column = pa.chunked_array([column.combine_chunks()], column.type)
