@@ -59,6 +59,7 @@ from taco_gdal.format.vsi import SUBFILE_PREFIX
 from taco_gdal.read._footprints import WGS84
 from taco_gdal.read._geoframe import footprint_column
 from taco_gdal.read._lazygeom import LazyGeometryArray
+from taco_gdal.read._types import is_binary
 from taco_gdal.read.dataframe import (
     FrameContext,
     TacoDataFrame,
@@ -111,7 +112,7 @@ def _kind(column: pa.ChunkedArray, dtype: Any) -> Kind:
     ):
         return "numpy" if isinstance(dtype, np.dtype) and dtype.kind in "fiubmM" else "arrow"
     textual = pa.types.is_string(kind) or pa.types.is_large_string(kind)
-    binary = pa.types.is_binary(kind) or pa.types.is_large_binary(kind)
+    binary = is_binary(kind)
     nested = pa.types.is_list(kind) or pa.types.is_large_list(kind)
     if (textual or binary or nested) and dtype == np.dtype(object):
         return "object"

@@ -25,6 +25,7 @@ import pandas as pd
 import pyarrow as pa
 
 from taco_gdal.format.names import CURRENT_ID, GDAL_VSI, GEOMETRY_COLUMNS, SOURCE_FILE
+from taco_gdal.read._types import is_binary
 
 if TYPE_CHECKING:
     from taco_gdal.read.state import QueryState
@@ -54,7 +55,7 @@ def footprint_column(table: pa.Table) -> str | None:
     for name in GEOMETRY_COLUMNS:
         if name in table.column_names:
             kind = table.schema.field(name).type
-            if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+            if is_binary(kind):
                 return name
     return None
 

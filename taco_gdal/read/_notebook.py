@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from taco_gdal.errors import TacoError, TacoNavigationError, TacoQueryError
 from taco_gdal.format.names import CURRENT_ID, ID, PARENT_ID, TIME_START_COLUMNS
 from taco_gdal.read._svg import footprint_svg
+from taco_gdal.read._types import is_binary
 from taco_gdal.read.query import quote_ident
 
 if TYPE_CHECKING:
@@ -202,7 +202,7 @@ def _holds_bytes(column: pd.Series) -> bool:
     dtype = column.dtype
     if isinstance(dtype, pd.ArrowDtype):
         kind = dtype.pyarrow_dtype
-        return bool(pa.types.is_binary(kind) or pa.types.is_large_binary(kind))
+        return is_binary(kind)
     return bool(dtype == np.dtype(object)) and any(isinstance(v, bytes) for v in column.head(20))
 
 

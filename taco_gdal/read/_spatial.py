@@ -23,7 +23,6 @@ import weakref
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
 from taco_gdal.errors import TacoQueryError
 from taco_gdal.format.names import CURRENT_ID, GEOMETRY_COLUMNS
@@ -38,6 +37,7 @@ from taco_gdal.read._footprints import (
     query_geometry,
     warn_outside_extent,
 )
+from taco_gdal.read._types import is_binary
 from taco_gdal.read.levels import decode_points
 from taco_gdal.read.query import is_hidden
 from taco_gdal.read.state import LevelTables, QueryState, RowSet, new_view_name
@@ -97,7 +97,7 @@ def geometry_column(state: QueryState, level: int, requested: str) -> str:
             f"has columns {visible}"
         )
     kind = schema.field(requested).type
-    if not (pa.types.is_binary(kind) or pa.types.is_large_binary(kind)):
+    if not is_binary(kind):
         raise TacoQueryError(
             f"{state.path}: geometry column {requested!r} at level {level} has type "
             f"{viewed[requested]}, expected WKB (BLOB)"

@@ -38,6 +38,7 @@ from taco_gdal.read._geoframe import (
 from taco_gdal.read._lazyarrow import LazyArrowArray
 from taco_gdal.read._lazygeom import LazyGeometryArray, RowGeometries
 from taco_gdal.read._lazystr import LazyStringArray, RowStrings, string_dtype
+from taco_gdal.read._types import is_binary
 from taco_gdal.read.query import is_hidden
 
 if TYPE_CHECKING:
@@ -265,7 +266,7 @@ class TacoGeoDataFrame(TacoDataFrame, gpd.GeoDataFrame):  # type: ignore[misc]
 
 def _binary_as_arrow(kind: pa.DataType) -> pd.ArrowDtype | None:
     """Keep WKB (binary) columns in Arrow: no million Python ``bytes`` objects up front."""
-    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+    if is_binary(kind):
         return pd.ArrowDtype(kind)
     return None
 

@@ -42,6 +42,7 @@ from taco_gdal.format.names import (
     RELATIVE_PATH,
     SOURCE_FILE,
 )
+from taco_gdal.read._types import is_binary
 from taco_gdal.read.query import HIDDEN_PREFIX
 
 __all__ = [
@@ -186,7 +187,7 @@ def decode_points(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray] | No
     Chunk by chunk: a column of polygons is recognised at its first value and
     never combined into one buffer (which would copy it).
     """
-    if not (pa.types.is_binary(column.type) or pa.types.is_large_binary(column.type)):
+    if not is_binary(column.type):
         return None
     xs, ys = [], []
     for chunk in column.chunks:

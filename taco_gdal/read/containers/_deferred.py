@@ -47,6 +47,7 @@ import pyarrow.parquet as pq
 
 from taco_gdal.errors import TacoChangedError, TacoFormatError, TacoIOError
 from taco_gdal.io.vsi import VSIFile
+from taco_gdal.read._types import is_binary
 from taco_gdal.read.containers._chunks import read_columns
 
 __all__ = [
@@ -67,7 +68,7 @@ def deferrable(field: pa.Field) -> bool:
         >>> deferrable(pa.field("wkb", pa.binary())), deferrable(pa.field("id", pa.string()))
         (True, False)
     """
-    return bool(pa.types.is_binary(field.type) or pa.types.is_large_binary(field.type))
+    return is_binary(field.type)
 
 
 def file_stamp(path: str) -> tuple[int, int]:
