@@ -1,7 +1,117 @@
-"""The writer's name for :mod:`taco_gdal._memory` (shared with the reader)."""
+"""How a write allocates: Arrow on the system allocator, large blocks mapped, memory released.
+
+:func:`release_memory` (shared with the reader) returns what one phase freed
+before the next.  :func:`writer_allocation` goes further for the time of a
+``create()``, because the peak of a large write sits *inside* one C++ call,
+where no release can run: the zstd-13 compression of a level Parquet's
+dictionary page of just over 1 MiB takes a 34 MiB compression context, on top
+of the level table and of whatever the allocators kept from the data pages
+compressed before it.  On a 20k/80k/320k cascade two allocator policies held
+about 40 MiB of freed memory at that moment:
+
+* Arrow's default pool (mimalloc) keeps about 15 MiB of freed pages even
+  after ``release_unused()``; Arrow's system pool hands blocks back to glibc,
+  which ``malloc_trim`` returns.  The default pool is swapped for the system
+  pool during the write and restored afterwards (buffers remember their pool,
+  so tables made before or after are freed where they were allocated).
+* glibc's dynamic mmap threshold: each freed mapped block of up to 32 MiB
+  raises the size below which blocks come from the heap, and the heap's free
+  top is returned only past twice that.  zstd's per-page contexts (up to
+  17 MiB) then stayed in the heap while the 34 MiB dictionary-page context
+  was mapped beside them (11-15 MiB more on the 320k-row level).  During the
+  write the threshold is fixed at 128 KiB, glibc's starting value, so every
+  compression context is mapped and unmapped.  glibc cannot be given its
+  dynamic threshold back: afterwards the threshold is left at 32 MiB (trim
+  at 64 MiB), the ceiling the dynamic rule itself reaches once a process has
+  freed a large mapped block, which the write has done by then.
+"""
 
 from __future__ import annotations
 
-from taco_gdal._memory import release_memory
+import contextlib
+import ctypes
+import functools
+import threading
+from collections.abc import Callable, Iterator
 
-__all__ = ["release_memory"]
+import pyarrow as pa
+
+from taco_gdal._memory import release_memory as _release_default
+
+__all__ = ["release_memory", "writer_allocation"]
+
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+WRITE_MMAP_THRESHOLD = 128 * 1024
+"""glibc's starting mmap threshold: blocks from this size up are mapped while writing."""
+AFTER_MMAP_THRESHOLD = 32 * 1024 * 1024
+"""Where glibc's dynamic rule ends (``DEFAULT_MMAP_THRESHOLD_MAX`` on 64-bit)."""
+
+_lock = threading.Lock()
+_active = 0
+_previous: pa.MemoryPool | None = None
+
+
+@functools.cache
+def _mallopt() -> Callable[[int, int], int] | None:
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc
+        return None
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt.restype = ctypes.c_int
+    return mallopt  # type: ignore[no-any-return]
+
+
+def _set_mmap_threshold(threshold: int) -> None:
+    mallopt = _mallopt()
+    if mallopt is not None:
+        mallopt(_M_MMAP_THRESHOLD, threshold)
+        mallopt(_M_TRIM_THRESHOLD, 2 * threshold)
+
+
+def release_memory() -> None:
+    """:func:`taco_gdal._memory.release_memory`, and during a write also the pool it replaced.
+
+    Arrow's C++ code that takes no pool (compute kernels' default context, some
+    of the Parquet writer) still allocates from the process's default pool.
+
+    Example:
+        >>> release_memory()
+    """
+    _release_default()
+    previous = _previous
+    if previous is not None:
+        previous.release_unused()
+
+
+@contextlib.contextmanager
+def writer_allocation() -> Iterator[None]:
+    """Arrow's system pool and mapped large blocks for the time of a write (see module doc).
+
+    Nested and concurrent writes share one setting; the last to leave restores
+    Arrow's previous default pool.
+
+    Example:
+        >>> with writer_allocation():
+        ...     pa.default_memory_pool().backend_name
+        'system'
+    """
+    global _active, _previous
+    with _lock:
+        if _active == 0:
+            _previous = pa.default_memory_pool()
+            _previous.release_unused()
+            pa.set_memory_pool(pa.system_memory_pool())
+            _set_mmap_threshold(WRITE_MMAP_THRESHOLD)
+        _active += 1
+    try:
+        yield
+    finally:
+        with _lock:
+            _active -= 1
+            if _active == 0 and _previous is not None:
+                pa.set_memory_pool(_previous)
+                _previous = None
+                _set_mmap_threshold(AFTER_MMAP_THRESHOLD)
+        release_memory()

@@ -16,7 +16,7 @@ from taco_gdal.format.names import TACOCAT_DIR, TACOCAT_FILE
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import check_target
 from taco_gdal.write._layout import Layout
-from taco_gdal.write._memory import release_memory
+from taco_gdal.write._memory import release_memory, writer_allocation
 from taco_gdal.write._partition import Part, plan_partitions, plan_parts, subset_package
 from taco_gdal.write._size import parse_size
 from taco_gdal.write._sources import is_zip_path
@@ -164,6 +164,25 @@ def create(
         check_folder_name(target)
     max_size = parse_size(split_size) if split_size is not None and fmt == "zip" else None
     columns = [group_by] if isinstance(group_by, str) else group_by
+    options = WriteOptions(fmt, overwrite, quiet, dict(parquet_kwargs), checksum)
+    with writer_allocation():
+        return _create(
+            taco, target, options, max_size, columns, consolidate, partitions, client, retries
+        )
+
+
+def _create(
+    taco: object,
+    target: Path,
+    options: WriteOptions,
+    max_size: int | None,
+    columns: Sequence[str] | None,
+    consolidate: bool,
+    partitions: int | None,
+    client: Any,
+    retries: int,
+) -> list[Path]:
+    """:func:`create` once its arguments are checked, under :func:`writer_allocation`."""
     # a list of tables of our own, which a single write may empty as it goes
     # (the caller's package, if one was given, keeps its tables)
     given = _package(taco)
@@ -176,9 +195,8 @@ def create(
     else:
         parts = plan_parts(layout, target, max_size, columns, package.file_sizes)
     package = replace(package, file_sizes=None)  # planned: the sizes are not needed again
-    consolidating = consolidate and fmt == "zip" and len(parts) > 1
-    _check_targets(parts, consolidating, overwrite)
-    options = WriteOptions(fmt, overwrite, quiet, dict(parquet_kwargs), checksum)
+    consolidating = consolidate and options.fmt == "zip" and len(parts) > 1
+    _check_targets(parts, consolidating, options.overwrite)
     if client is not None:
         from taco_gdal.write.dask import write_parts_dask
 

@@ -1,0 +1,104 @@
+"""``create()`` writes with Arrow's system pool and gives the caller's default pool back
+(also when it raises, and when writes nest or overlap); the bytes do not depend on it."""
+
+from __future__ import annotations
+
+import threading
+import zipfile
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from taco_gdal.errors import TacoExistsError
+from taco_gdal.model import Sample, Taco, Tortilla
+from taco_gdal.write import _memory, create
+from taco_gdal.write._memory import writer_allocation
+from taco_gdal.write.zip_container import write_zip
+
+
+def _taco(folder: Path) -> Taco:
+    roots = []
+    for r in range(3):
+        leaves = []
+        for m in range(2):
+            path = folder / f"f{r}{m}"
+            path.write_bytes(bytes([r, m]) * 7)
+            leaves.append(Sample(f"b{m}", path, cloud=float(m)))
+        roots.append(Sample(f"t{r}", Tortilla(leaves), cloud=float(r)))
+    return Taco(
+        Tortilla(roots), id="alloc", dataset_version="1", description="d",
+        licenses=["CC0-1.0"], providers=[{"name": "tests"}], tasks=["other"],
+    )  # fmt: skip
+
+
+def _members(path: Path) -> dict[str, bytes]:
+    with zipfile.ZipFile(path) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def test_create_uses_system_pool_and_restores_the_default(tmp_path: Path) -> None:
+    before = pa.default_memory_pool().backend_name
+    seen: list[str] = []
+    taco = _taco(tmp_path)
+    metadata = taco.metadata
+
+    def spy() -> object:
+        seen.append(pa.default_memory_pool().backend_name)
+        return metadata()
+
+    taco.metadata = spy  # type: ignore[method-assign]
+    create(taco, tmp_path / "out.tacozip", quiet=True)
+    assert seen == ["system"]
+    assert pa.default_memory_pool().backend_name == before
+    assert _memory._active == 0
+
+
+def test_same_bytes_with_the_caller_pool(tmp_path: Path) -> None:
+    taco = _taco(tmp_path)
+    create(taco, tmp_path / "scoped.tacozip", quiet=True)
+    # write_zip() takes no allocation scope: the process's default pool
+    write_zip(taco.metadata(), tmp_path / "plain.tacozip", quiet=True)
+    scoped, plain = _members(tmp_path / "scoped.tacozip"), _members(tmp_path / "plain.tacozip")
+    assert scoped.keys() == plain.keys()
+    assert len(scoped) == 1 + 6 + 3 + 2 + 1
+    for name in scoped:
+        assert scoped[name] == plain[name], name
+
+
+def test_default_pool_restored_when_create_raises(tmp_path: Path) -> None:
+    before = pa.default_memory_pool().backend_name
+    taco = _taco(tmp_path)
+    (tmp_path / "taken.tacozip").write_bytes(b"x")
+    with pytest.raises(TacoExistsError):
+        create(taco, tmp_path / "taken.tacozip", quiet=True)
+    assert pa.default_memory_pool().backend_name == before
+    assert _memory._active == 0
+
+
+def test_nested_and_overlapping_scopes_restore_once() -> None:
+    before = pa.default_memory_pool().backend_name
+    inside = threading.Event()
+    leave = threading.Event()
+    seen: list[str] = []
+
+    def other() -> None:
+        with writer_allocation():
+            inside.set()
+            leave.wait(10)
+            seen.append(pa.default_memory_pool().backend_name)
+
+    with writer_allocation():
+        with writer_allocation():
+            assert pa.default_memory_pool().backend_name == "system"
+        assert pa.default_memory_pool().backend_name == "system"
+        thread = threading.Thread(target=other)
+        thread.start()
+        assert inside.wait(10)
+    # the other write is still running: its pool stays until it leaves
+    assert pa.default_memory_pool().backend_name == "system"
+    leave.set()
+    thread.join(10)
+    assert seen == ["system"]
+    assert pa.default_memory_pool().backend_name == before
+    assert _memory._active == 0
