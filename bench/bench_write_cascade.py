@@ -5,7 +5,11 @@ Shapes (every FILE a distinct 16-byte file, one ``cloud`` double per sample):
 * ``flat-1k``, ``flat-10k``, ``flat-100k``, ``flat-1m``: N FILE samples at level 0;
 * ``cascade-20k``: 20,000 level-0 FOLDERs x 4 level-1 FOLDERs x 4 level-2 FILEs
   (20k / 80k / 320k rows, 100k ``__meta__`` tables), the shape issue 14 timed
-  at 567 s; the number scales it (``cascade-2k`` = 2k/8k/32k).
+  at 567 s; the number scales it (``cascade-2k`` = 2k/8k/32k);
+* ``wide-20k``: the same tree with 40-character ids (hex digits after the
+  number, so they compress as real ids do) and three more metadata columns
+  (``sensor`` string, ``elevation`` double, ``quality`` int), 122-character
+  relative paths at level 2.
 
 Each measurement runs in a fresh subprocess: ``build`` (Sample, Tortilla and
 Taco construction, each path checked) and ``create`` (``create(taco,
@@ -106,6 +110,24 @@ if columns:  # the same samples as Arrow columns, made without a Python object p
     taco = C(roots)
 elif shape == "flat":
     roots = [S(f"s{i:07d}", files / f"f{i}", cloud=float(i % 100)) for i in range(n)]
+elif shape == "wide":  # the cascade with 40-character ids and 3 more metadata columns
+    def wide_id(prefix, i):
+        return f"{prefix}{i:07d}-{(i * 2654435761) % 2**128:032x}"[:40]
+    mid_ids = [wide_id("s", j) for j in range(FAN)]
+    leaf_ids = [wide_id("b", m) for m in range(FAN)]
+    def extra(i):
+        return {"sensor": ("S2A", "S2B", "L8", "L9")[i % 4], "elevation": float(i % 997) * 0.5,
+                "quality": i % 7}
+    roots, k = [], 0
+    for i in range(n):
+        mids = []
+        for j in range(FAN):
+            leaves = []
+            for m in range(FAN):
+                leaves.append(S(leaf_ids[m], files / f"f{k}", cloud=float(m), **extra(k)))
+                k += 1
+            mids.append(S(mid_ids[j], T(leaves), cloud=float(j), **extra(i * FAN + j)))
+        roots.append(S(wide_id("t", i), T(mids), cloud=float(i % 100), **extra(i)))
 else:
     roots, k = [], 0
     for i in range(n):
@@ -243,7 +265,7 @@ def _describe(shape: str, tool: str, stats: dict[str, Any]) -> str:
 def _slopes(results: dict[str, Any], tool: str) -> dict[str, float]:
     """log10(time ratio) / log10(sample ratio) between consecutive sizes of each kind."""
     out: dict[str, float] = {}
-    for kind in ("flat", "cascade"):
+    for kind in ("flat", "cascade", "wide"):
         sizes = sorted(
             (_shape(s)[1], r[tool]["total_median"])
             for s, r in results.items()
