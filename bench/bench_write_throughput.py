@@ -19,28 +19,42 @@ target <= 5% wall time on 20 x 100 MiB and on 10k small samples, issue 11).
 A randomised complete block design:
 
 * A *block* runs every variant once, in an order drawn at random for that
-  block (``--seed``): the plain writer (the reference), ``none`` (the plain
-  writer again: the A/A control) and ``create(checksum=ALGO)`` for each ALGO
-  (and ``baseline`` with ``--baseline DIR``).  Each run is a fresh process.
+  block (``--seed``; not alternated, so no position is tied to a variant):
+  the plain writer (the reference), ``none`` (the plain writer again: the A/A
+  control), ``create(checksum=ALGO)`` for each ALGO, and with ``--baseline
+  DIR`` another checkout's writer (``--baseline-digests xxh3``: its XXH3
+  runs).  Each run is a fresh process; imports are not timed, the first
+  digest's set-up (library loading) is.
 * Before every run, untimed: the previous run's output is deleted, then
-  ``os.sync()`` and a wait until the output's block device has had no I/O in
-  flight and no I/O done for 0.3 s (at most 3 s: other users' I/O may never
-  stop), then ``--pause`` seconds.
-  This is what made the A/A control flat: with ``discard`` mounted, deleting
-  the previous 2 GB output queues discards and a journal commit that ran
-  into the next run, so the later run of a pair was the slower one.
+  ``os.sync()`` and a wait until the output's block device has had no request
+  in flight and no I/O for 0.3 s (at most 3 s: other users' I/O may never
+  stop), then ``--pause`` seconds (``--pause -1``: none of this, to compare).
+  The root file system is mounted with ``discard``: deleting a 2 GB output
+  queues discards and a journal commit, and on this machine the device was
+  still busy more than 0.1 s after the sync before a quarter of the runs.
 * A variant's figure is its paired differences with the plain run of the
-  same block: the overhead is ``median(variant - plain) / median(plain)``
-  over the blocks, with a 95% bootstrap confidence interval (blocks resampled
-  with replacement, 10,000 times, the same ratio recomputed each time), the
-  worst pair (largest difference / median plain) and the count of blocks in
-  which the variant was the slower.  CPU seconds (user + system, every
-  thread of the writer's process) are reported per variant with their own
-  paired overhead and interval.  The method counts only if the A/A
-  interval contains 0.  The order effect itself is reported: the median
-  difference between the later and the earlier of the two plain runs of each
-  block, with its interval, and the median plain wall time by position in
-  the block.
+  same block: ``median(variant - plain) / median(plain)`` over the blocks,
+  with a 95% bootstrap interval (blocks resampled with replacement 10,000
+  times, the ratio recomputed each time), the worst pair and the number of
+  blocks in which the variant was the slower.  The same is given for CPU
+  seconds (user + system, every thread of the writer's process) and for the
+  extra *user* CPU over the plain wall time.  A digest makes no system call
+  and no I/O: it reads buffers the copy holds, so its wall cost is at most
+  the user CPU it adds to the copy's thread (all of it when the copy is
+  CPU-bound, as on tmpfs; less when the writer waits for the disk), and the
+  user CPU, unlike the wall time, does not move with the disk's or the other
+  processes' state.  With ``--baseline-digests`` each digest is also paired
+  with the baseline's run of the same digest in the same block.
+* The method counts only if the A/A interval contains 0.  A target is shown
+  when the interval's upper end is <= 5%, refuted when its lower end is above
+  5%; otherwise the noise hides it, and only more blocks (the width shrinks
+  as one over the square root of their number) or a quieter machine decide.
+* Also reported, to find where the noise comes from: the order effect (the
+  later minus the earlier of each block's two plain runs, with its interval,
+  and the median plain wall by position in the block), each run's run-queue
+  wait (``/proc/self/schedstat``: time runnable but not running, i.e. CPU
+  taken by other processes), the settling time before it, major page faults,
+  and wall minus CPU (time waiting, mostly for the disk).
 
 To rerun on other data: pick the sets, run disk (``--workdir`` on the disk,
 fsynced) and tmpfs (``--workdir /dev/shm``, ``df -h`` first: sources and one
@@ -48,9 +62,13 @@ output must fit) with ``--no-cp``, at least 30 blocks per set; a command that
 would hold the benchmark lock longer than 15 minutes is split into several
 with different ``--seed`` and ``--output``, and ``--merge A.json B.json``
 recomputes the figures over all their blocks (differences are within blocks,
-so blocks of different commands combine).
+so blocks of different commands combine; a variant is summarised over the
+blocks that ran it).
 
-``--baseline DIR`` (``git archive <commit> taco_gdal | tar -x -C DIR``) adds
+``--tree DIR`` times the writer of a frozen copy (``git archive <commit> taco_gdal | tar -x
+-C DIR``) instead of this working tree, which others may be editing while it runs; compare
+two frozen copies that differ only by the change measured.
+``--baseline DIR`` (a copy made the same way) adds
 another checkout's plain writer as a variant, so a change is compared with
 what it replaces on the same data under the same load.
 
@@ -93,7 +111,7 @@ PLAIN = "plain"
 BOOTSTRAP = 10_000
 
 _CHILD = r"""
-import json, os, sys, time
+import json, os, resource, sys, time
 from pathlib import Path
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.write import create
@@ -113,18 +131,19 @@ def sched():
     return int(wait), int(status["nonvoluntary_ctxt_switches"]), int(stat[9])
 
 wait, switches, faults = sched()
-times = os.times()
+times = resource.getrusage(resource.RUSAGE_SELF)
 cpu = time.process_time()
 started = time.perf_counter()
 create(taco, sys.argv[2], split_size=None, quiet=True, checksum=checksum)
 seconds = time.perf_counter() - started
 cpu = time.process_time() - cpu
-after = os.times()
+after = resource.getrusage(resource.RUSAGE_SELF)
 wait_after, switches_after, faults_after = sched()
 status = dict(line.split(":", 1) for line in open("/proc/self/status"))
 print(json.dumps({
     "seconds": seconds, "cpu_seconds": cpu,
-    "user_seconds": after.user - times.user, "sys_seconds": after.system - times.system,
+    "user_seconds": after.ru_utime - times.ru_utime,
+    "sys_seconds": after.ru_stime - times.ru_stime,
     "runqueue_wait_seconds": (wait_after - wait) / 1e9,
     "involuntary_switches": switches_after - switches,
     "major_faults": faults_after - faults,
@@ -228,11 +247,13 @@ Variant = tuple[str, str | None, Path]
 """A block's variant: label, ``checksum=`` value, checkout that runs it."""
 
 
-def _variants(checksums: list[str], baseline: Path | None, on_baseline: list[str]) -> list[Variant]:
+def _variants(
+    checksums: list[str], baseline: Path | None, on_baseline: list[str], tree: Path = REPO
+) -> list[Variant]:
     """A block's variants; ``on_baseline`` lists the checksums run by the baseline checkout
     (``none``: its plain writer; empty: only its plain writer)."""
-    variants: list[Variant] = [(PLAIN, None, REPO)]
-    variants += [(name, None if name == "none" else name, REPO) for name in checksums]
+    variants: list[Variant] = [(PLAIN, None, tree)]
+    variants += [(name, None if name == "none" else name, tree) for name in checksums]
     if baseline is not None:
         for name in on_baseline or ["none"]:
             label = "baseline" if name == "none" else f"baseline:{name}"
@@ -294,14 +315,25 @@ def _bootstrap_ratio(
     return float(low), float(high)
 
 
-def _paired(records: list[dict[str, Any]], label: str, key: str) -> dict[str, Any]:
-    """Paired overhead of ``label`` over the plain run of each block, on figure ``key``."""
+def _paired(
+    records: list[dict[str, Any]],
+    label: str,
+    key: str,
+    reference: str = PLAIN,
+    scale_key: str | None = None,
+) -> dict[str, Any]:
+    """Paired overhead of ``label`` over the ``reference`` run of each block, on figure ``key``.
+
+    Relative to the median plain run's ``scale_key`` figure (``key`` by default),
+    whatever the reference.
+    """
     rng = np.random.default_rng(0)
-    base = np.array([r["runs"][PLAIN][key] for r in records])
+    base = np.array([r["runs"][reference][key] for r in records])
+    plain = np.array([r["runs"][PLAIN][scale_key or key] for r in records])
     other = np.array([r["runs"][label][key] for r in records])
     diffs = other - base
-    scale = float(np.median(base))
-    low, high = _bootstrap_ratio(diffs, base, rng)
+    scale = float(np.median(plain))
+    low, high = _bootstrap_ratio(diffs, plain, rng)
     return {
         "blocks": len(records),
         "median": round(float(np.median(other)), 4),
@@ -350,23 +382,34 @@ def _order_effect(records: list[dict[str, Any]]) -> dict[str, Any]:
 
 def summarise_blocks(records: list[dict[str, Any]]) -> dict[str, Any]:
     """Every variant's paired wall and CPU overhead with intervals, and the order effect."""
-    labels = [label for label in records[0]["runs"] if label != PLAIN]
+    labels = list(dict.fromkeys(label for r in records for label in r["runs"] if label != PLAIN))
     cpu_key = "cpu_seconds"
     variants = {}
-    for label in labels:
+    for label in labels:  # merged commands may have run different variants
+        having = [r for r in records if label in r["runs"]]
         variants[label] = {
-            "wall": _paired(records, label, "seconds"),
-            "cpu": _paired(records, label, cpu_key),
+            "wall": _paired(having, label, "seconds"),
+            "cpu": _paired(having, label, cpu_key),
+            "user": _paired(having, label, "user_seconds", scale_key="seconds"),
             "user_seconds_median": round(
-                statistics.median(r["runs"][label]["user_seconds"] for r in records), 3
+                statistics.median(r["runs"][label]["user_seconds"] for r in having), 3
             ),
             "sys_seconds_median": round(
-                statistics.median(r["runs"][label]["sys_seconds"] for r in records), 3
+                statistics.median(r["runs"][label]["sys_seconds"] for r in having), 3
             ),
             "runqueue_wait_seconds_median": round(
-                statistics.median(r["runs"][label]["runqueue_wait_seconds"] for r in records), 4
+                statistics.median(r["runs"][label]["runqueue_wait_seconds"] for r in having), 4
             ),
         }
+    for label in labels:  # this tree's digest against the baseline checkout's, same blocks
+        if label.startswith("baseline:") and label.split(":", 1)[1] in variants:
+            name = label.split(":", 1)[1]
+            both = [r for r in records if label in r["runs"] and name in r["runs"]]
+            variants[name]["vs_baseline"] = {
+                "wall": _paired(both, name, "seconds", reference=label),
+                "cpu": _paired(both, name, cpu_key, reference=label),
+                "user": _paired(both, name, "user_seconds", reference=label, scale_key="seconds"),
+            }
     plain = [r["runs"][PLAIN] for r in records]
     return {
         "blocks": len(records),
@@ -380,6 +423,22 @@ def summarise_blocks(records: list[dict[str, Any]]) -> dict[str, Any]:
             statistics.median(p["runqueue_wait_seconds"] for p in plain), 4
         ),
         "plain_major_faults_max": max(p.get("major_faults", 0) for p in plain),
+        "plain_wall_minus_cpu_p10_p50_p90": [
+            round(float(x), 3)
+            for x in np.percentile([p["seconds"] - p["cpu_seconds"] for p in plain], [10, 50, 90])
+        ],
+        "plain_seconds_p10_p90": [
+            round(float(x), 3) for x in np.percentile([p["seconds"] for p in plain], [10, 90])
+        ],
+        "plain_cpu_seconds_p10_p90": [
+            round(float(x), 3) for x in np.percentile([p["cpu_seconds"] for p in plain], [10, 90])
+        ],
+        "settled_late_runs": sum(
+            run["settle_seconds"] > 0.3 + r.get("pause", 0.2) + 0.1
+            for r in records
+            for run in r["runs"].values()
+        ),
+        "runs": sum(len(r["runs"]) for r in records),
         "settle_seconds_median": round(
             statistics.median(run["settle_seconds"] for r in records for run in r["runs"].values()),
             3,
@@ -484,7 +543,10 @@ def _print(result: dict[str, Any]) -> None:
         f"CPU {d['plain_cpu_seconds_median']} s (user {d['plain_user_seconds_median']} "
         f"+ sys {d['plain_sys_seconds_median']}), run-queue wait "
         f"{d['plain_runqueue_wait_seconds_median']} s, settle {d['settle_seconds_median']} s, "
-        f"major faults <= {d['plain_major_faults_max']}"
+        f"major faults <= {d['plain_major_faults_max']}; plain wall p10-p90 "
+        f"{d['plain_seconds_p10_p90']}, CPU p10-p90 {d['plain_cpu_seconds_p10_p90']}, "
+        f"wall - CPU p10/p50/p90 {d['plain_wall_minus_cpu_p10_p50_p90']}; device busy > 0.1 s "
+        f"after the sync before {d['settled_late_runs']} of {d['runs']} runs"
     )
     order = d["order_effect"]
     if order:
@@ -501,8 +563,14 @@ def _print(result: dict[str, Any]) -> None:
             f"    {name:18s} wall {_interval(w)} (worst pair {w['worst_pair']:+.1%}, slower in "
             f"{w['slower_blocks']} of {w['blocks']}); CPU {c['median']:.3f} s "
             f"(user {v['user_seconds_median']:.2f} + sys {v['sys_seconds_median']:.2f}) "
-            f"{_interval(c)}"
+            f"{_interval(c)}, extra user CPU / plain wall {_interval(v['user'])}"
         )
+        if "vs_baseline" in v:
+            w, c = v["vs_baseline"]["wall"], v["vs_baseline"]["cpu"]
+            print(
+                f"    {label} minus baseline:{label}: wall {_interval(w)}, CPU {_interval(c)}, "
+                f"user CPU / plain wall {_interval(v['vs_baseline']['user'])}"
+            )
 
 
 def merge(paths: list[Path]) -> list[dict[str, Any]]:
@@ -539,6 +607,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--pause", type=float, default=0.2, help="seconds after settling (< 0: do not settle)"
     )
+    parser.add_argument(
+        "--tree", type=Path, default=REPO, help="checkout whose writer is timed (default: this)"
+    )
     parser.add_argument("--baseline", type=Path, default=None, help="another checkout to time")
     parser.add_argument(
         "--baseline-digests", default="", help="also the baseline's runs with these checksums"
@@ -558,7 +629,7 @@ def main(argv: list[str] | None = None) -> int:
     sets = [parse_set(item) for item in args.sets.split(",")]
     checksums = [name for name in args.checksum.split(",") if name]
     baseline_digests = [name for name in args.baseline_digests.split(",") if name]
-    variants = _variants(checksums, args.baseline, baseline_digests)
+    variants = _variants(checksums, args.baseline, baseline_digests, args.tree.resolve())
     folder = Path(tempfile.mkdtemp(prefix="bench_write_throughput_", dir=args.workdir))
     results = []
     try:
