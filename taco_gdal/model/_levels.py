@@ -32,7 +32,7 @@ from taco_gdal.model._fields import values_of
 from taco_gdal.model.sample import Sample
 from taco_gdal.model.tortilla import Tortilla
 
-__all__ = ["Level", "build_tables", "walk"]
+__all__ = ["Level", "build_tables", "relative_paths", "walk"]
 
 
 @dataclass
@@ -130,7 +130,7 @@ def folder_path(levels: list[Level], level: int, row: int) -> str:
     return "".join(reversed(parts))
 
 
-def _relative_paths(
+def relative_paths(
     ids: pa.Array, folder: pa.Array, parent_paths: pa.Array | None, parent_ids: pa.Array
 ) -> pa.Array:
     """``{parent path}{id}`` plus ``/`` for a FOLDER, computed by Arrow (no string per row)."""
@@ -164,7 +164,7 @@ def build_tables(levels: list[Level]) -> list[pa.Table]:
         parent_ids = from_numpy(level.parent_ids())
         fields += [(CURRENT_ID, pa.int64()), (PARENT_ID, pa.int64())]
         arrays += [from_numpy(np.arange(len(samples), dtype=np.int64)), parent_ids]
-        paths = _relative_paths(ids, folder, parent_paths, parent_ids)
+        paths = relative_paths(ids, folder, parent_paths, parent_ids)
         if level.index > 0:
             fields.append((RELATIVE_PATH, pa.string()))
             arrays.append(paths)

@@ -31,6 +31,7 @@ from taco_gdal.errors import TacoValidationError
 from taco_gdal.format.names import CHECKSUM
 from taco_gdal.model._arrow import from_numpy
 from taco_gdal.write._memory import release_memory
+from taco_gdal.write._tables import Rebuilt
 
 __all__ = [
     "LEVEL_OPTIONS",
@@ -177,7 +178,9 @@ def parquet_view(table: pa.Table, options: Mapping[str, Any]) -> memoryview:
     return memoryview(sink.getvalue())
 
 
-def parquet_file(table: pa.Table, path: str, options: Mapping[str, Any]) -> None:
+def parquet_file(
+    table: pa.Table, path: str, options: Mapping[str, Any], rebuilt: Rebuilt | None = None
+) -> None:
     """:func:`parquet_bytes` written to the file ``path`` instead of memory.
 
     The bytes are the same; no in-memory sink grows by doubling (up to twice a
@@ -185,7 +188,9 @@ def parquet_file(table: pa.Table, path: str, options: Mapping[str, Any]) -> None
     several row groups is handed to the Parquet writer one row group at a time
     (the file is the same: the writer cuts a table into the same row groups),
     and what the writer freed (page buffers, dictionary tables) goes back to the
-    system before the next one instead of piling up in Arrow's pool.
+    system before the next one instead of piling up in Arrow's pool.  With
+    ``rebuilt``, ``table`` lacks the columns it makes, and each row group is
+    completed just before it is written (the same bytes again).
 
     Example:
         >>> parquet_file(pa.table({"id": ["a"]}), "one.parquet", LOCAL_META_OPTIONS)
@@ -193,15 +198,21 @@ def parquet_file(table: pa.Table, path: str, options: Mapping[str, Any]) -> None
         >>> Path("one.parquet").read_bytes()[:4]
         b'PAR1'
     """
-    settings = dict(_digest_column_level(table, options))
+    schema = table.schema if rebuilt is None else rebuilt.schema
+    settings = dict(_digest_column_level(pa.Table.from_batches([], schema=schema), options))
     asked = settings.pop("row_group_size", None)
     rows = min(_MAX_ROW_GROUP, asked or _DEFAULT_ROW_GROUP)
-    with pq.ParquetWriter(path, table.schema, **settings) as writer:
+
+    def part(start: int, n: int) -> pa.Table:
+        piece = table.slice(start, n)
+        return piece if rebuilt is None else rebuilt.complete(piece, start)
+
+    with pq.ParquetWriter(path, schema, **settings) as writer:
         if table.num_rows <= rows:
-            writer.write_table(table, row_group_size=asked)
+            writer.write_table(part(0, table.num_rows), row_group_size=asked)
             return
         for start in range(0, table.num_rows, rows):
-            writer.write_table(table.slice(start, rows), row_group_size=rows)
+            writer.write_table(part(start, rows), row_group_size=rows)
             release_memory()
 
 

@@ -49,7 +49,7 @@ from taco_gdal.write._parquet import (
     parquet_options,
 )
 from taco_gdal.write._progress import progress_bar
-from taco_gdal.write._tables import local_columns, stored_level, with_offsets
+from taco_gdal.write._tables import local_columns, rebuild_columns, stored_level, with_offsets
 from taco_gdal.write.zipstream import LOCAL_BLOCK, MemberInfo, ZipWriter
 
 __all__ = ["write_zip"]
@@ -294,30 +294,41 @@ def _write_levels(
     layout: Layout,
     measured: _Measured,
     options: Mapping[str, Any],
-    folder: Path,
+    spool_dir: Path,
     last_use: bool = False,
 ) -> list[HeaderEntry]:
     """The ``METADATA/levelN.parquet`` members; each level goes through a temporary
-    file in ``folder`` (the output's), not an in-memory sink that grows by doubling.
+    file in ``spool_dir``, not an in-memory sink that grows by doubling.
     With ``last_use``, each level is dropped once written, so the largest (the
-    last) is compressed without the others beside it."""
+    last) is compressed without the others beside it, and the columns the
+    writer can make again (:func:`~taco_gdal.write._tables.rebuild_columns`)
+    are made a row group at a time instead of held whole."""
     measured.check_complete()
     entries = []
-    for level, table in enumerate(layout.levels):
+    parent_paths: pa.Array | None = None
+    for level in range(len(layout.levels)):
         stored = with_offsets(
-            stored_level(table),
+            stored_level(layout.levels[level]),
             measured.offsets[level],
             measured.sizes[level],
             measured.checksums(level),
             copy=False,  # every row is measured: the arrays are final
         )
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".taco-level-") as spool:
-            parquet_file(stored, spool.name, options)
+        rebuilt = None
+        if last_use:
+            # nothing reads the level again: kinds, row numbers and relative paths
+            # are made a row group at a time while it is written, not held whole
+            folder, paths = layout.folder[level], layout.rel[level]
+            layout.drop_level(level)
+            stored, rebuilt = rebuild_columns(stored, folder, parent_paths)
+            parent_paths = paths if level < layout.depth else None
+            del folder, paths
+        with tempfile.NamedTemporaryFile(dir=spool_dir, prefix=".taco-level-") as spool:
+            parquet_file(stored, spool.name, options, rebuilt)
             info = writer.add_file(level_member(level), spool.name)
         entries.append(HeaderEntry(info.data_offset, info.size))
-        del stored, table
+        del stored, rebuilt
         if last_use:
-            layout.drop_level(level)
             measured.drop(level)
         release_memory()  # the compressor's buffers, before the next (larger) level
     return entries

@@ -8,6 +8,7 @@ import weakref
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -16,6 +17,7 @@ from taco_gdal.format.names import FILE, ID, RELATIVE_PATH, TYPE
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.write import create
 from taco_gdal.write._parquet import LEVEL_OPTIONS, parquet_file, parquet_options
+from taco_gdal.write._tables import rebuild_columns
 from taco_gdal.write.zip_container import write_zip
 
 
@@ -99,3 +101,53 @@ def load_levels(path: Path) -> list[int]:
     with zipfile.ZipFile(path) as archive:
         names = sorted(n for n in archive.namelist() if n.startswith("METADATA/level"))
         return [pq.read_metadata(pa.BufferReader(archive.read(n))).num_rows for n in names]
+
+
+def _folder_level(rows: int) -> tuple[pa.Table, np.ndarray, pa.Array]:
+    """Level 1 of a tree: every third row a FOLDER, parents from a 3-row level 0."""
+    folder = np.arange(rows) % 3 == 0
+    parents = np.arange(rows, dtype=np.int64) * 3 // max(rows, 1)
+    ids = [f"s{i}" for i in range(rows)]
+    paths = [f"t{p}/{i}" + ("/" if f else "") for p, i, f in zip(parents, ids, folder, strict=True)]
+    table = pa.table(
+        {
+            ID: pa.array(ids, pa.string()),
+            TYPE: pa.array(["FOLDER" if f else FILE for f in folder], pa.string()),
+            "cloud": pa.array([float(i % 5) for i in range(rows)], pa.float64()),
+            "internal:current_id": np.arange(rows, dtype=np.int64),
+            "internal:parent_id": parents,
+            RELATIVE_PATH: pa.array(paths, pa.string()),
+        }
+    )
+    return table, folder, pa.array(["t0/", "t1/", "t2/"])
+
+
+@pytest.mark.parametrize(("rows", "row_group_size"), [(0, 64), (7, 64), (1000, 64), (1000, None)])
+def test_rebuilt_columns_write_the_same_bytes(
+    tmp_path: Path, rows: int, row_group_size: int | None
+) -> None:
+    table, folder, parent_paths = _folder_level(rows)
+    options = parquet_options(LEVEL_OPTIONS, {"row_group_size": row_group_size})
+    compact, rebuilt = rebuild_columns(table, folder, parent_paths)
+    assert sorted(rebuilt.columns) == sorted([TYPE, "internal:current_id", RELATIVE_PATH])
+    assert compact.column_names == [ID, "cloud", "internal:parent_id"]
+    parquet_file(table, str(tmp_path / "held.parquet"), options)
+    parquet_file(compact, str(tmp_path / "rebuilt.parquet"), options, rebuilt)
+    assert (tmp_path / "rebuilt.parquet").read_bytes() == (tmp_path / "held.parquet").read_bytes()
+
+
+def test_columns_that_differ_are_kept(tmp_path: Path) -> None:
+    table, folder, parent_paths = _folder_level(50)
+    paths = table.column(RELATIVE_PATH).to_pylist()
+    paths[49] = "elsewhere/s49"
+    current = np.arange(50, dtype=np.int64)
+    current[3] = 99
+    table = table.set_column(5, RELATIVE_PATH, pa.array(paths))
+    table = table.set_column(3, "internal:current_id", pa.array(current))
+    compact, rebuilt = rebuild_columns(table, folder, parent_paths)
+    assert rebuilt.columns == {TYPE}
+    options = parquet_options(LEVEL_OPTIONS)
+    parquet_file(table, str(tmp_path / "held.parquet"), options)
+    parquet_file(compact, str(tmp_path / "rebuilt.parquet"), options, rebuilt)
+    assert (tmp_path / "rebuilt.parquet").read_bytes() == (tmp_path / "held.parquet").read_bytes()
+    assert pq.read_table(tmp_path / "rebuilt.parquet").column(RELATIVE_PATH).to_pylist() == paths
