@@ -9,11 +9,14 @@ of the level table and of whatever the allocators kept from the data pages
 compressed before it.  On a 20k/80k/320k cascade two allocator policies held
 about 40 MiB of freed memory at that moment:
 
-* Arrow's default pool (mimalloc) keeps about 15 MiB of freed pages even
-  after ``release_unused()``; Arrow's system pool hands blocks back to glibc,
-  which ``malloc_trim`` returns.  The default pool is swapped for the system
-  pool during the write and restored afterwards (buffers remember their pool,
-  so tables made before or after are freed where they were allocated).
+* Arrow's default pool (mimalloc) keeps freed pages committed: it purges
+  them only after a delay that ``release_unused()`` does not shorten.  The
+  pool pyarrow allocates from is swapped for the system pool during the
+  write and restored afterwards (buffers remember their pool, so tables made
+  before or after are freed where they were allocated); glibc gives freed
+  blocks back at ``malloc_trim``.  The Parquet writer's column buffers still
+  come from the C++ default pool whatever pyarrow's default is (about 20 MiB
+  of mimalloc pages stay committed after the first level Parquet).
 * glibc's dynamic mmap threshold: each freed mapped block of up to 32 MiB
   raises the size below which blocks come from the heap, and the heap's free
   top is returned only past twice that.  zstd's per-page contexts (up to
