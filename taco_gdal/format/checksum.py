@@ -6,8 +6,10 @@ by ``verify`` and by sample reads that check a digest.
 * CRC-32 (every ZIP member's): ISA-L's (``isal``, about 55 GB/s here) when it
   is installed, zlib's otherwise (about 1 GB/s); both give the same value.
 * Digests (:data:`~taco_gdal.format.names.CHECKSUM_ALGORITHMS`): ``crc32c``
-  (8 hex digits), ``xxh3`` (xxhash's XXH3-64, 16 hex digits) and ``sha256``
-  (hashlib, 64 hex digits), stored as ``"<algorithm>:<lowercase hex>"``.
+  (8 hex digits), ``xxh3`` (XXH3-64, 16 hex digits: the system ``libxxhash``'s
+  AVX2/AVX-512 code when it has it, the xxhash wheel's otherwise, same values)
+  and ``sha256`` (hashlib, 64 hex digits), stored as
+  ``"<algorithm>:<lowercase hex>"``.
   Every hasher takes buffers incrementally, so a sample is digested while it
   streams, in bounded memory, and every one releases the GIL on large buffers
   (hashlib above 2 KiB, xxhash's ``update``, crc32c above 256 KiB), so a digest
@@ -18,8 +20,9 @@ CRC-32C is ISA-L's ``crc32_iscsi`` (the ``isal`` wheel links ISA-L and exports
 it; AVX-512 here), else google-crc32c's C library (about 22 GB/s), both called
 with ctypes on the buffer in place, and checked against the RFC 3720 check
 value before use.  Measured on this machine's CPU (one core, 256 KiB buffers in
-cache): CRC-32 (ISA-L) 55 GB/s, CRC-32C 50 GB/s, XXH3 27 GB/s, SHA-256 1.8 GB/s
-(SHA-NI).  XXH3 and SHA-256 are legacy-SSE code, slowed down (XXH3 4.7x,
+cache): CRC-32 (ISA-L) 55 GB/s, CRC-32C 50 GB/s, XXH3 about 60 GB/s from
+``libxxhash`` (27 GB/s from the wheel), SHA-256 1.8 GB/s (SHA-NI).  The
+wheel's XXH3 and SHA-256 are legacy-SSE code, slowed down (XXH3 4.7x,
 SHA-256 1.3x) on a thread whose upper vector state an ISA-L call left dirty;
 their updates clear it first (:func:`_clean_vectors`).  Against the writer's
 copy of 100 MiB from the page cache (52 ms, 2 GB/s) that is about +2 ms for

@@ -10,8 +10,9 @@ CRC-32C and XXH3 run inline, on the block while it is in cache.  SHA-256,
 slower than the copy itself, of a copy of at least 4 MiB is computed by one
 helper thread per process, a block at a time, while this thread reads,
 checksums and writes the next blocks (:class:`_Ring`); moving a block to the
-other core costs about as much as a fast digest of it, so XXH3 (27 GB/s) and
-CRC-32C (50 GB/s) stay inline.  Before an XXH3 or SHA-256 update the upper
+other core costs about as much as a fast digest of it, so XXH3 (about 60 GB/s
+from the system ``libxxhash``, 27 GB/s from the wheel) and CRC-32C (50 GB/s)
+stay inline.  Before an XXH3 or SHA-256 update the upper
 vector state is cleared (see :data:`_THREADED_DIGESTS`): ISA-L's CRC of the
 same block leaves it dirty, which made XXH3 4.7x slower.  A block's CRC-32C is
 computed by address on the block buffer.  Remote sources are streamed through
@@ -71,14 +72,16 @@ COPY_BLOCK = 256 * 1024
 _THREADED_DIGESTS = frozenset({"sha256"})
 """Digests computed by the helper thread (:class:`_DigestWorker`); CRC-32C and XXH3 stay inline.
 
-XXH3 and SHA-256 are legacy-SSE code (the xxhash wheel is built for SSE2; SHA-NI
-has no VEX form).  ISA-L's AVX-512 CRCs, called on every block for the ZIP CRC-32,
+The wheel's XXH3 and SHA-256 are legacy-SSE code (the xxhash wheel is built for
+SSE2; SHA-NI has no VEX form; the system ``libxxhash``'s AVX2/AVX-512 XXH3, used
+when present, is not).  ISA-L's AVX-512 CRCs, called on every block for the ZIP CRC-32,
 return with the upper vector state dirty, and every legacy-SSE instruction that
 follows on that thread pays for it until a ``vzeroupper``: on this machine's CPU
 XXH3 of a cached 256 KiB block took 44 us after an ISA-L call instead of 9.4 us
 (27 GB/s), SHA-256 188 us instead of 143 us.  ``format.checksum`` clears the
-state before each of their updates.  Inline, XXH3 then costs about 7 ms per
-100 MiB copied (51 ms); a block handed to the other core costs about as much.
+state before each of their updates.  Inline, the wheel's XXH3 then costs about 5 ms
+per 100 MiB copied (about 60 ms), ``libxxhash``'s about 3 ms; a block handed to the
+other core costs about as much.
 SHA-256 (143 us per block, more than the copy's 128 us) gains from the thread
 when the other core is free (``bench/bench_digest_copy.py``)."""
 _SEGMENT = COPY_BLOCK
