@@ -31,7 +31,8 @@ A randomised complete block design:
   stop), then ``--pause`` seconds (``--pause -1``: none of this, to compare).
   The root file system is mounted with ``discard``: deleting a 2 GB output
   queues discards and a journal commit, and on this machine the device was
-  still busy more than 0.1 s after the sync before a quarter of the runs.
+  still busy more than 0.1 s after the sync before 20-26% of the runs of a
+  20 x 100 MiB set.
 * A variant's figure is its paired differences with the plain run of the
   same block: ``median(variant - plain) / median(plain)`` over the blocks,
   with a 95% bootstrap interval (blocks resampled with replacement 10,000
@@ -74,8 +75,11 @@ what it replaces on the same data under the same load.
 
 Run: ``.venv/bin/python bench/bench_write_throughput.py [--sets 20x100,10000x16k]
 [--rounds 5] [--checksum none,crc32c,xxh3,sha256] [--blocks 30] [--seed 1] [--pause 0.2]
-[--baseline DIR] [--workdir DIR] [--no-cp] [--output FILE]``, or ``--merge A.json B.json
-[--output FILE]``; prints a table and writes ``bench/results/write_throughput.json``.
+[--tree DIR] [--baseline DIR [--baseline-digests xxh3]] [--workdir DIR] [--no-cp]
+[--output FILE]``, or ``--merge A.json B.json [--output FILE]``; prints a table and writes
+``bench/results/write_throughput.json``.  Session 2026-11-23 (fourth), e.g.: ``--sets 20x100
+--no-cp --checksum none,crc32c,xxh3,sha256 --tree T --baseline B --baseline-digests xxh3
+--blocks 30 --seed 24 --workdir /dev/shm`` (``bench/results/digest_s5_*_frozen.json``).
 Data lives in a temporary folder (``--workdir`` to choose the disk), deleted at the end.
 """
 
