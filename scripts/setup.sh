@@ -37,8 +37,9 @@ if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want" ]]; then
 fi
 
 # 1. System packages.  Runtime: GDAL with headers (the bindings build against it) and the
-#    GDAL command-line tools.  dev adds what the tests drive: unzip, PyQGIS, Chromium.
-apt_wanted=(libgdal-dev gdal-bin)
+#    GDAL command-line tools; libxxhash0 for XXH3 digests with AVX2/AVX-512 (optional: the
+#    xxhash wheel is used without it).  dev adds what the tests drive: unzip, PyQGIS, Chromium.
+apt_wanted=(libgdal-dev gdal-bin libxxhash0)
 if [[ $MODE == dev ]]; then apt_wanted+=(unzip qgis python3-qgis chromium); fi
 apt_missing=()
 for pkg in "${apt_wanted[@]}"; do
