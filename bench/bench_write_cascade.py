@@ -110,14 +110,20 @@ if columns:  # the same samples as Arrow columns, made without a Python object p
     taco = C(roots)
 elif shape == "flat":
     roots = [S(f"s{i:07d}", files / f"f{i}", cloud=float(i % 100)) for i in range(n)]
-elif shape == "wide":  # the cascade with 40-character ids and 3 more metadata columns
-    def wide_id(prefix, i):
-        return f"{prefix}{i:07d}-{(i * 2654435761) % 2**128:032x}"[:40]
-    mid_ids = [wide_id("s", j) for j in range(FAN)]
-    leaf_ids = [wide_id("b", m) for m in range(FAN)]
-    def extra(i):
-        return {"sensor": ("S2A", "S2B", "L8", "L9")[i % 4], "elevation": float(i % 997) * 0.5,
-                "quality": i % 7}
+else:  # the cascade; "wide": 40-character ids and 3 more metadata columns
+    if shape == "wide":
+        def node_id(prefix, i):
+            return f"{prefix}{i:07d}-{(i * 2654435761) % 2**128:032x}"[:40]
+        def extra(i):
+            return {"sensor": ("S2A", "S2B", "L8", "L9")[i % 4],
+                    "elevation": float(i % 997) * 0.5, "quality": i % 7}
+    else:
+        def node_id(prefix, i):
+            return f"t{i:07d}" if prefix == "t" else f"{prefix}{i}"
+        def extra(i):
+            return {}
+    mid_ids = [node_id("s", j) for j in range(FAN)]
+    leaf_ids = [node_id("b", m) for m in range(FAN)]
     roots, k = [], 0
     for i in range(n):
         mids = []
@@ -127,18 +133,7 @@ elif shape == "wide":  # the cascade with 40-character ids and 3 more metadata c
                 leaves.append(S(leaf_ids[m], files / f"f{k}", cloud=float(m), **extra(k)))
                 k += 1
             mids.append(S(mid_ids[j], T(leaves), cloud=float(j), **extra(i * FAN + j)))
-        roots.append(S(wide_id("t", i), T(mids), cloud=float(i % 100), **extra(i)))
-else:
-    roots, k = [], 0
-    for i in range(n):
-        mids = []
-        for j in range(FAN):
-            leaves = []
-            for m in range(FAN):
-                leaves.append(S(f"b{m}", files / f"f{k}", cloud=float(m)))
-                k += 1
-            mids.append(S(f"s{j}", T(leaves), cloud=float(j)))
-        roots.append(S(f"t{i:07d}", T(mids), cloud=float(i % 100)))
+        roots.append(S(node_id("t", i), T(mids), cloud=float(i % 100), **extra(i)))
 if not columns:
     taco = C(T(roots))
 built, cpu_built = time.perf_counter(), time.process_time()
