@@ -6,8 +6,9 @@ that ``rasterio.open``, ``gdal.Open`` and QGIS read without extraction.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from taco_gdal._lazy import lazy_exports
 from taco_gdal._log import verbose
 from taco_gdal.env import Env
 from taco_gdal.errors import (
@@ -72,20 +73,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'taco_gdal' has no attribute {name!r}")
-    import importlib
-
-    module = importlib.import_module(module_name)
-    value = module if module_name.endswith(name) else getattr(module, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports("taco_gdal", globals(), _LAZY)
 
 
 __all__ = [

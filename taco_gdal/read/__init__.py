@@ -15,10 +15,11 @@ metadata while they are imported beside it (:mod:`taco_gdal.read._preload`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 # ``load`` and ``concat`` share their modules' names: bound here, at import, so
 # that a later import of the submodule cannot leave the module in their place.
+from taco_gdal._lazy import lazy_exports
 from taco_gdal.read.concat import concat
 from taco_gdal.read.load import load
 
@@ -33,19 +34,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'taco_gdal.read' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_exports("taco_gdal.read", globals(), _LAZY)
 
 
 __all__ = ["TacoDataFrame", "TacoDataset", "TacoGeoDataFrame", "concat", "load"]
