@@ -20,7 +20,9 @@ imports it at its first ``pa.array``, so a writer that needs it pays for it
 above the imports), the output's sha256 with the ZIP member times zeroed (the
 only bytes two writes of the same samples may differ in), and the CPU
 seconds of both phases (``time.process_time``, threads included), which a
-loaded machine inflates less than wall time.
+loaded machine inflates less than wall time; of ``create`` also the system
+CPU seconds, context switches and minor page faults (``getrusage``): thread
+hand-offs and mapped blocks show there.
 Tools alternate within each round (interleaved) on the same files;
 tacotoolbox runs only on the shapes listed by ``--reference`` (default:
 flat-1k, flat-10k, cascade-2k; at 100k+ it takes many minutes).  Reported per
@@ -62,7 +64,7 @@ REPO = Path(__file__).resolve().parents[1]
 FAN = 4
 
 _CHILD = r"""
-import json, sys, time, warnings
+import json, resource, sys, time, warnings
 from pathlib import Path
 warnings.simplefilter("ignore")
 def rss_kib():
@@ -137,14 +139,20 @@ else:  # the cascade; "wide": 40-character ids and 3 more metadata columns
 if not columns:
     taco = C(T(roots))
 built, cpu_built = time.perf_counter(), time.process_time()
+usage_built = resource.getrusage(resource.RUSAGE_SELF)
 W(taco)
 done, cpu_done = time.perf_counter(), time.process_time()
+usage = resource.getrusage(resource.RUSAGE_SELF)
 # VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so a child's figure
 # was at least the parent's RSS when it forked (463 MiB after listing 1M files)
 status = dict(line.split(":", 1) for line in open("/proc/self/status"))
 peak = int(status["VmHWM"].split()[0]) * 1024
 print(json.dumps({"build": built - started, "create": done - built,
                   "cpu_build": cpu_built - cpu_started, "cpu_create": cpu_done - cpu_built,
+                  "sys_create": usage.ru_stime - usage_built.ru_stime,
+                  "switches_create": usage.ru_nvcsw + usage.ru_nivcsw
+                  - usage_built.ru_nvcsw - usage_built.ru_nivcsw,
+                  "faults_create": usage.ru_minflt - usage_built.ru_minflt,
                   "peak_rss_bytes": peak, "rss_after_imports_bytes": after_imports}))
 """
 
@@ -166,7 +174,20 @@ def _shape(name: str) -> tuple[str, int, int]:
 
 
 BASELINE = "taco_gdal@baseline"
-"""taco_gdal imported from ``--baseline`` (a checkout of an earlier commit)."""
+"""taco_gdal imported from ``--baseline`` (a checkout of an earlier commit); with several
+``--baseline`` trees each is ``taco_gdal@<folder name>``."""
+
+
+def baseline_tools(trees: list[Path]) -> dict[str, Path]:
+    """The tool name of each ``--baseline`` tree (one: :data:`BASELINE`)."""
+    if len(trees) == 1:
+        return {BASELINE: trees[0]}
+    names = {f"taco_gdal@{tree.name}": tree for tree in trees}
+    if len(names) != len(trees):
+        raise SystemExit(f"--baseline folders need distinct names: {[str(t) for t in trees]}")
+    return names
+
+
 COLUMNS = "taco_gdal-columns"
 """taco_gdal with the flat samples given to ``Tortilla.from_columns`` (``--columns``)."""
 
@@ -193,9 +214,10 @@ def zip_digest(path: Path) -> str:
 def run_one(
     tool: str, shape: str, files: Path, out: Path, baseline: Path | None = None
 ) -> dict[str, Any]:
+    """One measurement of ``tool``; a baseline tool (``taco_gdal@...``) runs in ``baseline``."""
     kind, n, _ = _shape(shape)
-    checkout = baseline if tool == BASELINE and baseline is not None else REPO
-    name = "taco_gdal" if tool == BASELINE else tool
+    checkout = baseline if tool.startswith("taco_gdal@") and baseline is not None else REPO
+    name = "taco_gdal" if tool.startswith("taco_gdal@") else tool
     result = subprocess.run(
         [sys.executable, "-c", _CHILD, name, kind, str(files), str(out), str(n)],
         cwd=checkout,  # the child imports taco_gdal from its working directory
@@ -225,6 +247,9 @@ def _stats(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "build_median": round(statistics.median(r["build"] for r in runs), 3),
         "create_median": round(statistics.median(r["create"] for r in runs), 3),
         "cpu_total_median": round(statistics.median(r["cpu_total"] for r in runs), 3),
+        "cpu_create_median": round(statistics.median(r["cpu_create"] for r in runs), 3),
+        "sys_create_median": round(statistics.median(r["sys_create"] for r in runs), 3),
+        "switches_create_median": int(statistics.median(r["switches_create"] for r in runs)),
         "peak_rss_mib_median": round(
             statistics.median(r["peak_rss_bytes"] for r in runs) / 2**20, 1
         ),
@@ -250,7 +275,9 @@ def _describe(shape: str, tool: str, stats: dict[str, Any]) -> str:
     return (
         f"{shape:12s} {tool} {stats['total_median']:8.2f} s (build {stats['build_median']:.2f}"
         f", create {stats['create_median']:.2f}, worst {stats['total_worst']:.2f}"
-        f", cpu {stats['cpu_total_median']:.2f}, peak RSS {stats['peak_rss_mib_median']:.0f} MiB"
+        f", cpu {stats['cpu_total_median']:.2f} (create {stats['cpu_create_median']:.2f}"
+        f", sys {stats['sys_create_median']:.2f}, {stats['switches_create_median']} switches)"
+        f", peak RSS {stats['peak_rss_mib_median']:.0f} MiB"
         f" (worst {stats['peak_rss_mib']:.0f}), above imports"
         f" {stats['peak_above_imports_mib_median']:.0f}"
         f" (worst {stats['peak_above_imports_mib']:.0f}) MiB)"
@@ -283,8 +310,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--baseline",
         type=Path,
-        default=None,
-        help="a checkout of an earlier commit (git worktree add): measured in the same rounds",
+        action="append",
+        default=[],
+        help="a checkout of an earlier commit (git worktree add): measured in the same rounds;"
+        " repeat for several",
     )
     parser.add_argument(
         "--files",
@@ -300,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     shapes = args.shapes.split(",")
+    baselines = baseline_tools(args.baseline) if args.baseline else {}
     reference = set(args.reference.split(","))
     folder = Path(tempfile.mkdtemp(prefix="bench_write_cascade_", dir=args.workdir))
     results: dict[str, Any] = {}
@@ -308,7 +338,7 @@ def main(argv: list[str] | None = None) -> int:
         files = args.files or folder / "files"
         make_files(files, max(_shape(s)[2] for s in shapes))
         for shape in shapes:
-            tools = ["taco_gdal"] + ([BASELINE] if args.baseline else [])
+            tools = ["taco_gdal", *baselines]
             tools += [COLUMNS] if args.columns and shape.startswith("flat") else []
             tools += ["tacotoolbox"] if shape in reference else []
             runs: dict[str, list[dict[str, Any]]] = {t: [] for t in tools}
@@ -320,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
                 shift = round_ % len(tools)
                 for tool in tools[shift:] + tools[:shift]:
                     out = folder / "out.tacozip"
-                    runs[tool].append(run_one(tool, shape, files, out, args.baseline))
+                    runs[tool].append(run_one(tool, shape, files, out, baselines.get(tool)))
             results[shape] = {t: _stats(r) for t, r in runs.items()}
             results[shape]["load_average_1min"] = loads
             ours = [t for t in tools if t != "tacotoolbox"]
