@@ -4,8 +4,11 @@ and however the bytes are split (the writer feeds bytes, bytearrays and memoryvi
 from __future__ import annotations
 
 import itertools
+import mmap
 import os
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from taco_gdal.errors import TacoFormatError, TacoValidationError
@@ -139,3 +142,23 @@ def test_xxh3_after_isal_equals_the_wheel(size: int) -> None:
     assert digest.value() == f"xxh3:{xxhash.xxh3_64_hexdigest(data)}"
     assert digest_value("xxh3", data) == digest.value()
     assert digest_value("xxh3", memoryview(data)) == digest.value()
+
+
+@pytest.mark.parametrize("algorithm", ["crc32c", "xxh3"])
+def test_a_read_only_mapping_is_digested_in_place(algorithm: str, tmp_path: Path) -> None:
+    # the late digests read members back through a read-only mapping of the output: the
+    # library gets the mapping's own address (no copy made while holding the GIL)
+    (tmp_path / "member").write_bytes(DATA)
+    with (
+        open(tmp_path / "member", "rb") as f,
+        mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped,
+        memoryview(mapped) as view,
+    ):
+        pointer, n, anchor = checksum._pointer(view[4096:])
+        assert isinstance(pointer, int) and n == len(DATA) - 4096 and anchor is not None
+        assert pointer == np.frombuffer(mapped, dtype=np.uint8).ctypes.data + 4096
+        digest = StreamingDigest(algorithm)
+        digest.update(view[:4096])
+        digest.update(view[4096:])
+        assert digest.value() == independent_digest(algorithm, DATA)
+        del anchor
