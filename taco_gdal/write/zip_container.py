@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -49,6 +48,7 @@ from taco_gdal.write._parquet import (
     parquet_options,
 )
 from taco_gdal.write._progress import progress_bar
+from taco_gdal.write._readahead import is_local, read_small_files
 from taco_gdal.write._tables import local_columns, rebuild_columns, stored_level, with_offsets
 from taco_gdal.write.zipstream import LOCAL_BLOCK, MemberInfo, ZipWriter
 
@@ -127,84 +127,17 @@ class _CountingFile:
         return self._raw.fileno()
 
 
-_PREFETCH_THREADS = 8
-_PREFETCH_BATCH = 16
-_PREFETCH_BATCHES_AHEAD = 8
-
-Prefetched = bytes | OSError | None
-"""A read-ahead file: its bytes, the error reading it raised, or None (not read ahead)."""
-
-
-def _read_small(source: str, limit: int) -> bytes | None:
-    """The bytes of a local file of at most ``limit`` bytes; None for a larger file."""
-    fd = os.open(source, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        size = os.fstat(fd).st_size
-        if size > limit:
-            return None
-        data = os.pread(fd, size, 0)
-        if len(data) != size:
-            raise OSError(f"expected {size} bytes, read {len(data)} (file changed while reading?)")
-        return data
-    finally:
-        os.close(fd)
-
-
-def _is_local(source: str | None) -> bool:
-    return source is not None and source[:1] == "/" and source[:4] != "/vsi"
-
-
-def _read_batch(sources: Sequence[str | None]) -> list[Prefetched]:
-    """Small local files of one batch, read in order; an unreadable file gives its error."""
-    out: list[Prefetched] = []
-    for source in sources:
-        if source is None or not _is_local(source):
-            out.append(None)
-            continue
-        try:
-            out.append(_read_small(source, LOCAL_BLOCK))
-        except OSError as exc:
-            out.append(exc)
-    return out
-
-
-def _prefetched(sources: Sequence[str | None]) -> Iterator[Prefetched]:
-    """Small local files read ahead by a few threads, in order (None: not prefetched).
-
-    Reading many small files one by one waits for the disk once per file when
-    they are not in the page cache; several reads in flight let the disk serve
-    them together.  Files travel in batches of ``_PREFETCH_BATCH``: one hand-off
-    between threads per file cost more than reading a cached tiny file (and made
-    the writing thread wait for the GIL at each of its system calls).  At most
-    ``_PREFETCH_BATCH * _PREFETCH_BATCHES_AHEAD`` files of at most one local
-    block each are held, so memory stays bounded.
-    """
-    starts = iter(range(0, len(sources), _PREFETCH_BATCH))
-    with ThreadPoolExecutor(_PREFETCH_THREADS, thread_name_prefix="taco-prefetch") as pool:
-        pending: deque[Future[list[Prefetched]]] = deque()
-
-        def submit() -> None:
-            start = next(starts, None)
-            if start is not None:
-                pending.append(pool.submit(_read_batch, sources[start : start + _PREFETCH_BATCH]))
-
-        for _ in range(_PREFETCH_BATCHES_AHEAD):
-            submit()
-        while pending:
-            batch = pending.popleft().result()
-            submit()
-            yield from batch
-
-
 def _write_files(
     writer: ZipWriter, layout: Layout, measured: _Measured, digest: str | None, bar: Any
 ) -> None:
-    """Every FILE sample, depth first, a batch of names and sources at a time."""
+    """Every FILE sample, depth first, a batch of names and sources at a time; small
+    local files are read with the kernel reading ahead
+    (:func:`~taco_gdal.write._readahead.read_small_files`)."""
     for batch in layout.file_batches():
         sources = batch.sources
         rows = zip(batch.levels, batch.rows, batch.paths, sources, batch.padding, strict=True)
         for (level, row, path, source, padding), data in zip(
-            rows, _prefetched(sources), strict=True
+            rows, read_small_files(sources, LOCAL_BLOCK), strict=True
         ):
             name = f"{DATA_DIR}/{path}"
             if source is None:  # zero bytes; padding rows get no digest (null in the column)
@@ -214,7 +147,7 @@ def _write_files(
             elif data is not None:
                 raise TacoIOError(f"cannot copy {source!r} into member {name!r}: {data}") from data
             else:
-                local = _is_local(source)
+                local = is_local(source)
                 info = writer.add_file(name, source if local else to_vsi(source), digest=digest)
             measured.record_at(level, row, info)
             bar.update(1)

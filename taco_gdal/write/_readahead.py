@@ -1,0 +1,126 @@
+"""Small local files read ahead of the ZIP writer, on the writing thread, by the kernel.
+
+A write of a million tiny samples opens, reads and closes a million files.
+Read one by one, each file not in the page cache costs one disk wait.  Eight
+threads reading batches of files ahead used to keep several reads in flight,
+but every system call of theirs released the GIL, and getting it back from
+the writing thread was a futex hand-off and a context switch: about
+1.5 switches per file, and 20-35 s of system CPU on a 1M flat write whose
+sources were mostly not cached.
+
+:func:`read_small_files` asks the kernel instead: it opens the files a window
+ahead of the one being written and calls ``posix_fadvise(WILLNEED)`` on each,
+which starts reading the file's pages without waiting for them; by the time
+the writer reaches the file its bytes are usually in the page cache, and
+``pread`` returns at once.  The disk gets up to ``WINDOW`` reads at a time and
+no other thread exists.  On the 1M flat write (sources mostly paged out), one
+A/B run: create 30.6 s wall, 15.5 s user and 12.6 s system CPU, against 41.6,
+19.2 and 21.6 s with the threads.  A cached file costs one extra system call
+(the advice).  Where ``posix_fadvise`` does not exist the files are read
+without advice.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import resource
+from collections import deque
+from collections.abc import Iterator, Sequence
+
+__all__ = ["WINDOW", "Prefetched", "is_local", "read_small_files"]
+
+WINDOW = 256
+"""Files opened and advised ahead of the one being written (at most a quarter of the
+process's open-file limit)."""
+
+Prefetched = bytes | OSError | None
+"""A small file: its bytes, the error reading it raised, or None (not local or too large)."""
+
+_Opened = int | str | OSError | None
+"""An open descriptor, a path to open when its turn comes, an error, or None (not local)."""
+
+_ADVISE = getattr(os, "posix_fadvise", None)
+_TOO_MANY_FILES = frozenset({errno.EMFILE, errno.ENFILE})
+
+
+def is_local(source: str | None) -> bool:
+    """True for a local file path (not a GDAL ``/vsi...`` path, not None).
+
+    Example:
+        >>> is_local("/data/a.tif"), is_local("/vsis3/b/a.tif"), is_local(None)
+        (True, False, False)
+    """
+    return source is not None and source[:1] == "/" and source[:4] != "/vsi"
+
+
+def _window() -> int:
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return WINDOW if soft == resource.RLIM_INFINITY else max(1, min(WINDOW, soft // 4))
+
+
+def _open_ahead(source: str | None) -> _Opened:
+    """``source`` opened and its pages asked for, without waiting for them."""
+    if source is None or not is_local(source):
+        return None
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        # out of descriptors: the file is opened when it is read
+        return source if exc.errno in _TOO_MANY_FILES else exc
+    if _ADVISE is not None:
+        try:
+            _ADVISE(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+        except OSError:
+            return fd  # advice only: a file that refuses it is read all the same
+    return fd
+
+
+def _read_opened(opened: _Opened, limit: int) -> Prefetched:
+    """The bytes behind ``opened`` (closing it) if at most ``limit``; None if larger."""
+    if opened is None or isinstance(opened, OSError):
+        return opened
+    try:
+        fd = opened if isinstance(opened, int) else os.open(opened, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        return exc
+    try:
+        size = os.fstat(fd).st_size
+        if size > limit:
+            return None
+        data = os.pread(fd, size, 0)
+        if len(data) != size:
+            raise OSError(f"expected {size} bytes, read {len(data)} (file changed while reading?)")
+        return data
+    except OSError as exc:
+        return exc
+    finally:
+        os.close(fd)
+
+
+def read_small_files(sources: Sequence[str | None], limit: int) -> Iterator[Prefetched]:
+    """One item per source, in order: the bytes of a local file of at most ``limit``
+    bytes, the error reading it raised, or None (not local, or larger than ``limit``).
+
+    The next files are opened and advised ahead (see module doc); descriptors
+    still open when the iterator is closed early are closed.
+
+    Example:
+        >>> with open("a.bin", "wb") as f:
+        ...     f.write(b"abc")
+        3
+        >>> list(read_small_files([os.path.abspath("a.bin"), None, "/vsis3/b/k"], 1024))
+        [b'abc', None, None]
+    """
+    window = _window()
+    opened: deque[_Opened] = deque(_open_ahead(s) for s in sources[:window])
+    try:
+        for source in sources[window:]:
+            yield _read_opened(opened.popleft(), limit)
+            opened.append(_open_ahead(source))
+        while opened:
+            yield _read_opened(opened.popleft(), limit)
+    finally:
+        for left in opened:
+            if isinstance(left, int):
+                os.close(left)
