@@ -5,17 +5,19 @@ Read one by one, each file not in the page cache costs one disk wait.  Eight
 threads reading batches of files ahead used to keep several reads in flight,
 but every system call of theirs released the GIL, and getting it back from
 the writing thread was a futex hand-off and a context switch: about
-1.5 switches per file, and 20-35 s of system CPU on a 1M flat write whose
-sources were mostly not cached.
+3.5 switches per file, and most of the 34-48 s of system CPU of a 1M flat
+write whose sources were mostly not cached.
 
 :func:`read_small_files` asks the kernel instead: it opens the files a window
 ahead of the one being written and calls ``posix_fadvise(WILLNEED)`` on each,
 which starts reading the file's pages without waiting for them; by the time
 the writer reaches the file its bytes are usually in the page cache, and
 ``pread`` returns at once.  The disk gets up to ``WINDOW`` reads at a time and
-no other thread exists.  On the 1M flat write (sources mostly paged out), one
-A/B run: create 30.6 s wall, 15.5 s user and 12.6 s system CPU, against 41.6,
-19.2 and 21.6 s with the threads.  A cached file costs one extra system call
+no other thread exists.  On this machine the sources of a large write are
+mostly not cached when it reads them (pages idle for about 30 s are paged
+out), and on the 1M flat write (3 interleaved rounds, load 1.4-3.5) the
+write's CPU went from 69 to 35 s, its system CPU from 34-48 to 18-20 s and
+its context switches from 3.4M to 670; a cached file costs one more system call
 (the advice).  Where ``posix_fadvise`` does not exist the files are read
 without advice.
 """
