@@ -655,6 +655,35 @@ _ONE_SHOT: Final[dict[str, Callable[[Buffer], str]]] = {
 }
 
 
+@functools.cache
+def _small_bytes_calls() -> dict[str, Callable[[bytes, int], str]]:
+    """Per algorithm, ``value(data, n)`` for a ``bytes`` object of ``n`` <= 256 KiB bytes.
+
+    The library is called directly, keeping the GIL: a small sample the ZIP
+    writer read into memory (about 30 us per 16 KiB sample since it reads on
+    its own thread) paid 1.4 us for the general path, and pays 0.9 us (CRC-32C,
+    google-crc32c's C extension, which takes ``bytes`` without a copy) or 1.2 us
+    (XXH3, ``libxxhash`` by ctypes) here.
+    """
+    calls: dict[str, Callable[[bytes, int], str]] = {}
+    data, expected = _CRC32C_CHECK
+    import google_crc32c
+
+    if google_crc32c.implementation == "c" and google_crc32c.value(data) == expected:
+        value = google_crc32c.value  # its C extension: 0.7 us for 16 KiB, against 1.2 by ctypes
+        calls["crc32c"] = lambda data, n: f"crc32c:{value(data):08x}"
+    else:  # pragma: no cover - a pure-Python google-crc32c
+        crc32c = _crc32c_calls()
+        if crc32c is not None:
+            crc_hold = crc32c[1]
+            calls["crc32c"] = lambda data, n: f"crc32c:{crc_hold(0, data, n):08x}"
+    library = _xxh3_library()
+    if library is not None:
+        xxh3_hold = library.one_shots[1]
+        calls["xxh3"] = lambda data, n: f"xxh3:{xxh3_hold(data, n):016x}"
+    return calls
+
+
 def digest_value(algorithm: str, data: Buffer) -> str:
     """The stored form ``"<algorithm>:<hex>"`` of the digest of ``data``, in one call.
 
@@ -669,6 +698,10 @@ def digest_value(algorithm: str, data: Buffer) -> str:
         >>> digest_value("crc32c", b"123456789")
         'crc32c:e3069283'
     """
+    if type(data) is bytes and len(data) <= _HOLD_GIL_MAX:
+        small = _small_bytes_calls().get(algorithm)
+        if small is not None:
+            return small(data, len(data))
     one_shot = _ONE_SHOT.get(algorithm)
     if one_shot is None:
         raise TacoFormatError(

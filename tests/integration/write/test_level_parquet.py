@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from taco_gdal.format.names import FILE, ID, RELATIVE_PATH, TYPE
+from taco_gdal.format.names import CHECKSUM, FILE, ID, RELATIVE_PATH, TYPE
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.write import create
 from taco_gdal.write._parquet import LEVEL_OPTIONS, parquet_file, parquet_options
@@ -151,3 +151,20 @@ def test_columns_that_differ_are_kept(tmp_path: Path) -> None:
     parquet_file(compact, str(tmp_path / "rebuilt.parquet"), options, rebuilt)
     assert (tmp_path / "rebuilt.parquet").read_bytes() == (tmp_path / "held.parquet").read_bytes()
     assert pq.read_table(tmp_path / "rebuilt.parquet").column(RELATIVE_PATH).to_pylist() == paths
+
+
+@pytest.mark.parametrize(
+    "asked", [None, False, [ID, CHECKSUM]], ids=["default", "no-dictionary", "listed"]
+)
+def test_the_digest_column_has_no_dictionary(tmp_path: Path, asked: object) -> None:
+    # digests are all distinct: a dictionary only makes the column larger and slower
+    table = _level(1000).append_column(CHECKSUM, pa.array([f"xxh3:{i:016x}" for i in range(1000)]))
+    options = parquet_options(LEVEL_OPTIONS, {} if asked is None else {"use_dictionary": asked})
+    parquet_file(table, str(tmp_path / "level.parquet"), options)
+    group = pq.ParquetFile(tmp_path / "level.parquet").metadata.row_group(0)
+    encodings = {
+        group.column(i).path_in_schema: group.column(i).encodings for i in range(group.num_columns)
+    }
+    assert not any("DICTIONARY" in e for e in encodings[CHECKSUM])
+    assert any("DICTIONARY" in e for e in encodings[ID]) == (asked is not False)
+    assert pq.read_table(tmp_path / "level.parquet").equals(table)
