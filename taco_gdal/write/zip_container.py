@@ -9,6 +9,7 @@ row, so offsets are right whatever order the sibling ids sort in.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import tempfile
@@ -222,6 +223,31 @@ def _write_local_meta(
                 bar.update(1)
 
 
+@contextlib.contextmanager
+def _level_spool(folder: Path) -> Iterator[str]:
+    """A path to a temporary file in ``folder`` that has no name there, removed on exit.
+
+    The file is unnamed (``O_TMPFILE``, or unlinked as soon as it is made) and
+    reached through ``/proc/self/fd``, so a write killed while a level is spooled
+    leaves nothing beside the output (a named ``.taco-level-*`` file stayed
+    behind a Dask worker killed at that moment).  Without ``/proc`` a named
+    file is used, removed on exit.
+
+    Example:
+        >>> with _level_spool(Path(".")) as path:
+        ...     _ = Path(path).write_bytes(b"PAR1")
+        ...     Path(path).read_bytes(), [p for p in os.listdir(".") if p.startswith(".taco-")]
+        (b'PAR1', [])
+    """
+    with tempfile.TemporaryFile(dir=folder) as unnamed:
+        path = f"/proc/self/fd/{unnamed.fileno()}"
+        if os.path.exists(path):
+            yield path
+            return
+    with tempfile.NamedTemporaryFile(dir=folder, prefix=".taco-level-") as named:
+        yield named.name
+
+
 def _write_levels(
     writer: ZipWriter,
     layout: Layout,
@@ -256,9 +282,9 @@ def _write_levels(
             stored, rebuilt = rebuild_columns(stored, folder, parent_paths)
             parent_paths = paths if level < layout.depth else None
             del folder, paths
-        with tempfile.NamedTemporaryFile(dir=spool_dir, prefix=".taco-level-") as spool:
-            parquet_file(stored, spool.name, options, rebuilt)
-            info = writer.add_file(level_member(level), spool.name)
+        with _level_spool(spool_dir) as spool:
+            parquet_file(stored, spool, options, rebuilt)
+            info = writer.add_file(level_member(level), spool)
         entries.append(HeaderEntry(info.data_offset, info.size))
         del stored, rebuilt
         if last_use:

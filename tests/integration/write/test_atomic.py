@@ -136,3 +136,37 @@ def test_kill_9_mid_write_leaves_nothing(tmp_path: Path) -> None:
     assert seen > 16 * 1024 * 1024
     assert list(out.iterdir()) == []
     source.unlink()
+
+
+_KILLED_WHILE_SPOOLING = """
+import os, signal, sys
+from tests.integration.write._package import package_from_tree
+from taco_gdal.write import write_zip, zip_container
+
+real = zip_container.parquet_file
+
+def write_then_die(*args, **kwargs):
+    real(*args, **kwargs)  # the level is spooled; the process dies before copying it in
+    os.kill(os.getpid(), signal.SIGKILL)
+
+zip_container.parquet_file = write_then_die
+write_zip(package_from_tree([("a", sys.argv[1])]), sys.argv[2], quiet=True)
+"""
+
+
+def test_kill_9_while_a_level_is_spooled_leaves_nothing(tmp_path: Path) -> None:
+    # each level Parquet goes through a temporary file beside the output: it must have no
+    # name there (a named .taco-level-* file stayed behind a Dask worker killed at that point)
+    source = tmp_path / "a.bin"
+    source.write_bytes(b"x" * 1000)
+    out = tmp_path / "out"
+    out.mkdir()
+    child = subprocess.run(
+        [sys.executable, "-c", _KILLED_WHILE_SPOOLING, str(source), str(out / "a.tacozip")],
+        cwd=REPO,
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert child.returncode == -signal.SIGKILL, child.stderr.decode()
+    assert list(out.iterdir()) == []
