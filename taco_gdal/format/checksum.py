@@ -656,32 +656,30 @@ _ONE_SHOT: Final[dict[str, Callable[[Buffer], str]]] = {
 
 
 @functools.cache
-def _small_bytes_calls() -> dict[str, Callable[[bytes, int], str]]:
-    """Per algorithm, ``value(data, n)`` for a ``bytes`` object of ``n`` <= 256 KiB bytes.
+def _small_bytes_call(algorithm: str) -> Callable[[bytes], str] | None:
+    """``value(data)`` for a ``bytes`` object of at most 256 KiB, or None (the general path).
 
     The library is called directly, keeping the GIL: a small sample the ZIP
     writer read into memory (about 30 us per 16 KiB sample since it reads on
     its own thread) paid 1.4 us for the general path, and pays 0.9 us (CRC-32C,
     google-crc32c's C extension, which takes ``bytes`` without a copy) or 1.2 us
-    (XXH3, ``libxxhash`` by ctypes) here.
+    (XXH3, ``libxxhash`` by ctypes) here.  Only ``algorithm``'s library is loaded.
     """
-    calls: dict[str, Callable[[bytes, int], str]] = {}
-    data, expected = _CRC32C_CHECK
-    import google_crc32c
+    if algorithm == "crc32c":
+        import google_crc32c
 
-    if google_crc32c.implementation == "c" and google_crc32c.value(data) == expected:
-        value = google_crc32c.value  # its C extension: 0.7 us for 16 KiB, against 1.2 by ctypes
-        calls["crc32c"] = lambda data, n: f"crc32c:{value(data):08x}"
-    else:  # pragma: no cover - a pure-Python google-crc32c
-        crc32c = _crc32c_calls()
-        if crc32c is not None:
-            crc_hold = crc32c[1]
-            calls["crc32c"] = lambda data, n: f"crc32c:{crc_hold(0, data, n):08x}"
-    library = _xxh3_library()
-    if library is not None:
-        xxh3_hold = library.one_shots[1]
-        calls["xxh3"] = lambda data, n: f"xxh3:{xxh3_hold(data, n):016x}"
-    return calls
+        check, expected = _CRC32C_CHECK
+        if google_crc32c.implementation != "c" or google_crc32c.value(check) != expected:
+            return None  # pragma: no cover - a pure-Python google-crc32c
+        value = google_crc32c.value
+        return lambda data: f"crc32c:{value(data):08x}"
+    if algorithm == "xxh3":
+        library = _xxh3_library()
+        if library is None:
+            return None  # pragma: no cover - no libxxhash
+        hold = library.one_shots[1]
+        return lambda data: f"xxh3:{hold(data, len(data)):016x}"
+    return None
 
 
 def digest_value(algorithm: str, data: Buffer) -> str:
@@ -699,9 +697,9 @@ def digest_value(algorithm: str, data: Buffer) -> str:
         'crc32c:e3069283'
     """
     if type(data) is bytes and len(data) <= _HOLD_GIL_MAX:
-        small = _small_bytes_calls().get(algorithm)
+        small = _small_bytes_call(algorithm)
         if small is not None:
-            return small(data, len(data))
+            return small(data)
     one_shot = _ONE_SHOT.get(algorithm)
     if one_shot is None:
         raise TacoFormatError(

@@ -174,7 +174,7 @@ def parquet_view(table: pa.Table, options: Mapping[str, Any]) -> memoryview:
         b'PAR1'
     """
     sink = pa.BufferOutputStream()
-    pq.write_table(table, sink, **_digest_column_level(table, options))
+    pq.write_table(table, sink, **_digest_column_options(table, options))
     return memoryview(sink.getvalue())
 
 
@@ -199,7 +199,7 @@ def parquet_file(
         b'PAR1'
     """
     schema = table.schema if rebuilt is None else rebuilt.schema
-    settings = dict(_digest_column_level(pa.Table.from_batches([], schema=schema), options))
+    settings = dict(_digest_column_options(pa.Table.from_batches([], schema=schema), options))
     asked = settings.pop("row_group_size", None)
     rows = min(_MAX_ROW_GROUP, asked or _DEFAULT_ROW_GROUP)
 
@@ -230,7 +230,7 @@ The column is not dictionary-encoded either: every digest is distinct, and the
 dictionary made 10k XXH3 digests 12% larger (157 vs 140 kB) and 1.8 ms slower to write."""
 
 
-def _digest_column_level(table: pa.Table, options: Mapping[str, Any]) -> Mapping[str, Any]:
+def _digest_column_options(table: pa.Table, options: Mapping[str, Any]) -> Mapping[str, Any]:
     """``options`` with the digest column at :data:`DIGEST_LEVEL` and without a dictionary.
 
     Every other column is written as asked.  pyarrow takes one level (and one
