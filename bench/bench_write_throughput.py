@@ -507,7 +507,7 @@ def run_set(
                 "ratio_runs": [round(r, 3) for r in ratios],
             }
         )
-    if len(variants) > 1:
+    if len(variants) > 1 and blocks > 0:  # --blocks 0: the cp rounds only
         records = run_blocks(sources, out, variants, blocks, seed, pause)
         result["digest_blocks"] = records
         result["digest"] = summarise_blocks(records)

@@ -61,7 +61,7 @@ import numpy as np
 from taco_gdal.errors import TacoError, TacoFormatError, TacoIOError
 from taco_gdal.format import header as hdr
 from taco_gdal.format import zip as zipfmt
-from taco_gdal.format.checksum import StreamingDigest, check_algorithm, crc32, digest_value
+from taco_gdal.format.checksum import StreamingDigest, check_algorithm, crc32, value_call
 from taco_gdal.format.names import HEADER_MEMBER
 from taco_gdal.io.vsi import VSIFile
 from taco_gdal.write._copy import _THREADED_DIGESTS, LateDigest, LateDigests, copy_fd
@@ -380,7 +380,7 @@ class ZipWriter:
         if late is not None and not late.busy:  # a view of a reused buffer is copied first
             value = late.of_bytes(data if isinstance(data, bytes) else bytes(data))
         else:
-            value = None if check_algorithm(digest) is None else digest_value(digest or "", data)
+            value = None if digest is None else value_call(digest)(data)
         lfh, lfh_offset = self._begin(name, len(data), crc)
         self._f.write(data)
         if self._on_bytes:

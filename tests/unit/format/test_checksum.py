@@ -52,6 +52,21 @@ def test_digest_value_is_the_streaming_value(algorithm: str, size: int) -> None:
         assert digest_value(algorithm, as_buffer(data)) == independent_digest(algorithm, data)  # type: ignore[operator]
 
 
+@pytest.mark.parametrize("algorithm", CHECKSUM_ALGORITHMS)
+def test_the_writers_bound_call_is_digest_value(algorithm: str) -> None:
+    call = checksum.value_call(algorithm)
+    assert checksum.value_call(algorithm) is call  # chosen once, not per sample
+    for size in (0, 16_384, 262_144, 262_145):  # both sides of the GIL-holding limit
+        data = DATA[:size]
+        for as_buffer in BUFFERS:
+            assert call(as_buffer(data)) == independent_digest(algorithm, data)  # type: ignore[operator]
+
+
+def test_the_bound_call_refuses_an_unknown_algorithm() -> None:
+    with pytest.raises(TacoFormatError, match=r"expected an algorithm among .* found 'md5'"):
+        checksum.value_call("md5")
+
+
 def test_digest_value_refuses_an_unknown_algorithm() -> None:
     with pytest.raises(TacoFormatError, match=r"expected an algorithm among .* found 'md5'"):
         digest_value("md5", b"x")
