@@ -711,9 +711,10 @@ def value_call(algorithm: str) -> Callable[[Buffer], str]:
 def digest_value(algorithm: str, data: Buffer) -> str:
     """The stored form ``"<algorithm>:<hex>"`` of the digest of ``data``, in one call.
 
-    The writer's path for a sample held in memory: no hasher object, and the
-    CRC-32C and XXH3 of a small buffer keep the GIL (a release costs more than
-    the work when other threads run).  Equal to :class:`StreamingDigest`'s value.
+    No hasher object, and the CRC-32C and XXH3 of a small buffer keep the GIL
+    (a release costs more than the work when other threads run).  Equal to
+    :class:`StreamingDigest`'s value.  A caller digesting many samples with one
+    algorithm takes :func:`value_call` once instead.
 
     Raises:
         TacoFormatError: the algorithm is not one of ``crc32c``, ``xxh3``, ``sha256``.
