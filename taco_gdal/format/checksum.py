@@ -38,7 +38,8 @@ import hashlib
 import mmap
 import platform
 import re
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol, TypeAlias
@@ -662,11 +663,12 @@ def value_call(algorithm: str) -> Callable[[Buffer], str]:
 
     A ``bytes`` object of at most 256 KiB goes straight to the library,
     keeping the GIL, in one Python frame: CRC-32C through google-crc32c's C
-    extension (it takes ``bytes`` without a copy), XXH3 through ``libxxhash``
-    by ctypes.  A writer spends about 30 us per 16 KiB sample; the general
-    path cost 1.4 us of digest there, this one about 0.9 us (CRC-32C) or
-    1.2 us (XXH3), and looking the algorithm up per sample (``check_algorithm``,
-    then :func:`digest_value`'s dispatch) about 0.3-0.5 us more.  Only
+    extension (it takes ``bytes`` without a copy), XXH3 through whichever of
+    :func:`_xxh3_calls` :func:`_fastest` finds quickest on this CPU.  A writer
+    spends about 30-45 us per 16 KiB sample; the general path cost 1.4 us of
+    digest there, this one about 0.9 us (CRC-32C) or 1.2 us (XXH3), and
+    looking the algorithm up per sample (``check_algorithm``, then
+    :func:`digest_value`'s dispatch) about 0.3-0.5 us more.  Only
     ``algorithm``'s library is loaded.  Other buffers take the general path.
 
     Raises:
@@ -696,16 +698,100 @@ def value_call(algorithm: str) -> Callable[[Buffer], str]:
             else general(data)
         )
     if algorithm == "xxh3":
-        library = _xxh3_library()
-        if library is None:
-            return general  # pragma: no cover - no libxxhash
-        hold = library.one_shots[1]
-        return lambda data: (
-            f"xxh3:{hold(data, len(data)):016x}"
-            if type(data) is bytes and len(data) <= limit
-            else general(data)
-        )
+        return _fastest(_xxh3_calls(general))[1]
     return general
+
+
+_WHEEL_MAX: Final = 64 * 1024
+"""Up to this size a ``bytes`` object may take the xxhash wheel's XXH3 (a C extension
+call, about 0.1 us): above it ``libxxhash``'s AVX2/AVX-512 code gains more than its
+ctypes call costs (about 1 us)."""
+
+
+def _xxh3_calls(general: Callable[[Buffer], str]) -> dict[str, Callable[[Buffer], str]]:
+    """The equivalent XXH3 calls :func:`value_call` chooses from, by name.
+
+    ``libxxhash`` by ctypes (about 1 us per call, then 30-60 GB/s) and the xxhash
+    wheel (about 0.1 us, then 27 GB/s of legacy SSE code), the latter also after
+    clearing the upper vector state (:func:`_clean_vectors`, needed on CPUs
+    where ISA-L's AVX-512 CRC leaves it dirty).  Which is fastest for a small
+    sample depends on the CPU: on an AMD EPYC without AVX-512, 16 KiB right
+    after the ZIP CRC-32 took 0.7 us more through the wheel, 0.9 us with the
+    state cleared, 1.0 us through the library; on an Intel CPU with AVX-512 the
+    wheel without the clearing paid 4.7x on 256 KiB.  Buffers other than
+    ``bytes`` take ``general``.
+    """
+    import xxhash
+
+    wheel, limit, small = xxhash.xxh3_64_intdigest, _HOLD_GIL_MAX, _WHEEL_MAX
+    library = _xxh3_library()
+    if library is None:  # pragma: no cover - no libxxhash: the wheel alone
+        by_library = general
+    else:
+        hold = library.one_shots[1]
+
+        def by_library(data: Buffer) -> str:
+            if type(data) is bytes and len(data) <= limit:
+                return f"xxh3:{hold(data, len(data)):016x}"
+            return general(data)
+
+    def by_wheel(data: Buffer) -> str:
+        if type(data) is bytes and len(data) <= small:
+            return f"xxh3:{wheel(data):016x}"
+        return by_library(data)
+
+    calls = {"libxxhash": by_library, "xxhash wheel": by_wheel}
+    clean = _clean_vectors()
+    if clean is not _nothing:
+
+        def by_clean_wheel(data: Buffer) -> str:
+            if type(data) is bytes and len(data) <= small:
+                clean()
+                return f"xxh3:{wheel(data):016x}"
+            return by_library(data)
+
+        calls["xxhash wheel, clean state"] = by_clean_wheel
+    return calls
+
+
+_TRIAL: Final = bytes(range(256)) * 64
+"""What :func:`_fastest` times: 16 KiB, a small sample."""
+
+
+def _fastest(
+    calls: Mapping[str, Callable[[Buffer], str]], rounds: int = 8, data: bytes = _TRIAL
+) -> tuple[str, Callable[[Buffer], str]]:
+    """The fastest of equivalent digest calls on this CPU, timed as the writer uses them.
+
+    Each round times every call four times on ``data``, each right after the
+    ZIP CRC-32 of it (the writer's order, and the vector state ISA-L leaves);
+    a call's figure is its best round, the least disturbed by other processes.
+    Rounds interleave the calls, so a slow spell of the machine hits them all.
+    About 1 ms, once per process and algorithm.  A call whose value differs
+    from the first's is never chosen: the choice changes the speed, never the
+    digest.
+
+    Example:
+        >>> calls = {"once": lambda d: digest_value("crc32c", d),
+        ...          "ten times": lambda d: [digest_value("crc32c", d) for _ in range(10)][0]}
+        >>> _fastest(calls)[0]
+        'once'
+    """
+    names = list(calls)
+    expected = calls[names[0]](data)
+    usable = [name for name in names if calls[name](data) == expected]
+    best = dict.fromkeys(usable, float("inf"))
+    clock = time.perf_counter
+    for _ in range(rounds):
+        for name in usable:
+            call = calls[name]
+            started = clock()
+            for _ in range(4):
+                crc32(data)
+                call(data)
+            best[name] = min(best[name], clock() - started)
+    name = min(usable, key=best.__getitem__)
+    return name, calls[name]
 
 
 def digest_value(algorithm: str, data: Buffer) -> str:

@@ -494,9 +494,7 @@ def settle_digests(values: list[str | LateDigest | None]) -> list[str | None]:
         >>> settle_digests(["xxh3:00", None])
         ['xxh3:00', None]
     """
-    for i, value in enumerate(values):
-        if isinstance(value, LateDigest):
-            values[i] = value.value()
+    values[:] = [value.value() if isinstance(value, LateDigest) else value for value in values]
     return cast(list[str | None], values)
 
 

@@ -364,7 +364,12 @@ class ZipWriter:
         )
 
     def add_bytes(
-        self, name: str, data: bytes | memoryview, digest: str | None = None
+        self,
+        name: str,
+        data: bytes | memoryview,
+        digest: str | None = None,
+        *,
+        digested: str | None = None,
     ) -> MemberInfo:
         """Append a member whose bytes are in memory (metadata, small files).
 
@@ -373,11 +378,15 @@ class ZipWriter:
             data: its bytes.
             digest: also compute this per-sample digest (``"crc32c"``, ``"xxh3"``,
                 ``"sha256"``); it is returned in :attr:`MemberInfo.digest`.
+            digested: that digest of ``data``, already computed by the caller
+                (``value_call(digest)(data)``, several files at a time); stored as given.
         """
         crc = crc32(data)
         late = self._late_for(digest) if len(data) > LOCAL_BLOCK else None
         value: LateDigest | str | None
-        if late is not None and not late.busy:  # a view of a reused buffer is copied first
+        if digested is not None:
+            value = digested
+        elif late is not None and not late.busy:  # a view of a reused buffer is copied first
             value = late.of_bytes(data if isinstance(data, bytes) else bytes(data))
         else:
             value = None if digest is None else value_call(digest)(data)

@@ -234,6 +234,8 @@ def test_digest_column_compressed_at_its_own_level_other_columns_unchanged() -> 
     for path, i in chunks.items():  # every leaf but the digests: the same level, the same bytes
         size = ours.metadata.row_group(0).column(i).total_compressed_size
         assert (size == theirs.column(i).total_compressed_size) == (path != CHECKSUM)
+        # no reader prunes by digest: the digest column alone has no min / max
+        assert ours.metadata.row_group(0).column(i).is_stats_set == (path != CHECKSUM)
     assert ours.read().equals(table)
     no_digest, direct = table.drop_columns([CHECKSUM]), io.BytesIO()
     pq.write_table(no_digest, direct, **options)  # without digests: written exactly as asked

@@ -62,6 +62,33 @@ def test_the_writers_bound_call_is_digest_value(algorithm: str) -> None:
             assert call(as_buffer(data)) == independent_digest(algorithm, data)  # type: ignore[operator]
 
 
+@pytest.mark.parametrize("size", [0, 1, 240, 16_384, 65_536, 65_537, 262_144, 262_145])
+def test_every_xxh3_call_the_writer_may_choose_gives_the_wheels_value(size: int) -> None:
+    # value_call takes the fastest of these on the CPU it runs on: each must be right
+    data = (DATA * 4)[:size]
+    calls = checksum._xxh3_calls(checksum._ONE_SHOT["xxh3"])
+    assert {"libxxhash", "xxhash wheel"} <= set(calls)
+    for name, call in calls.items():
+        for as_buffer in BUFFERS:
+            checksum.crc32(data)  # the writer's order: ZIP CRC-32 (ISA-L), then the digest
+            assert call(as_buffer(data)) == independent_digest("xxh3", data), name  # type: ignore[operator]
+
+
+def test_the_fastest_call_is_chosen_and_never_a_wrong_one() -> None:
+    def once(data: bytes) -> str:
+        return digest_value("sha256", data)
+
+    def many(data: bytes) -> str:
+        values = {digest_value("sha256", data) for _ in range(50)}
+        return values.pop()
+
+    def wrong(data: bytes) -> str:
+        return "sha256:" + "0" * 64
+
+    assert checksum._fastest({"many": many, "once": once})[0] == "once"
+    assert checksum._fastest({"many": many, "wrong": wrong})[0] == "many"
+
+
 def test_the_bound_call_refuses_an_unknown_algorithm() -> None:
     with pytest.raises(TacoFormatError, match=r"expected an algorithm among .* found 'md5'"):
         checksum.value_call("md5")
