@@ -71,22 +71,36 @@ class _Measured:
         self.digests: list[list[str | LateDigest | None]] | None = (
             None if digest is None else [[None] * n for n in rows]
         )
+        self.late: list[list[int]] = [[] for _ in rows]
+        """Rows of each level whose digest is a :class:`LateDigest` (not settled yet)."""
 
     def record_at(self, level: int, row: int, info: MemberInfo) -> None:
         self.offsets[level][row] = info.data_offset
         self.sizes[level][row] = info.size
-        if self.digests is not None and info.digest is not None:
-            self.digests[level][row] = info.digest
+        digest = info.digest
+        if self.digests is not None and digest is not None:
+            self.digests[level][row] = digest
+            if type(digest) is not str:
+                self.late[level].append(row)
 
     def checksums(self, level: int) -> Sequence[str | None] | None:
-        # a late digest (SHA-256, finished by the digest thread) is waited for here
-        return None if self.digests is None else settle_digests(self.digests[level])
+        """``level``'s digests; a late one (SHA-256, finished by the digest thread) is
+        waited for here, and only those rows are visited."""
+        if self.digests is None:
+            return None
+        values = self.digests[level]
+        late = [values[row] for row in self.late[level]]
+        for row, value in zip(self.late[level], settle_digests(late), strict=True):
+            values[row] = value
+        self.late[level] = []
+        return cast(list[str | None], values)
 
     def drop(self, level: int) -> None:
         """Forget ``level``'s measurements once its Parquet is written."""
         self.offsets[level] = self.sizes[level] = np.empty(0, np.int64)
         if self.digests is not None:
             self.digests[level] = []
+            self.late[level] = []
 
     def check_complete(self) -> None:
         for level, offsets in enumerate(self.offsets):

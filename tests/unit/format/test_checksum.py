@@ -89,6 +89,19 @@ def test_the_fastest_call_is_chosen_and_never_a_wrong_one() -> None:
     assert checksum._fastest({"many": many, "wrong": wrong})[0] == "many"
 
 
+@pytest.mark.parametrize("size", [0, 1, 9, 16_384, 262_144, 262_145])
+def test_every_crc32c_library_the_writer_may_choose_gives_the_same_value(size: int) -> None:
+    # _crc32c_calls takes the faster of these on the CPU it runs on: each must be right
+    data = DATA[:size]
+    libraries = checksum._crc32c_libraries()
+    assert set(libraries) == {"ISA-L", "google-crc32c"}
+    for name, calls in libraries.items():
+        for raw in calls:
+            found = f"crc32c:{raw(0, data, len(data)):08x}" if size else "crc32c:00000000"
+            assert found == independent_digest("crc32c", data), name
+    assert checksum._crc32c_calls() in libraries.values()
+
+
 def test_the_bound_call_refuses_an_unknown_algorithm() -> None:
     with pytest.raises(TacoFormatError, match=r"expected an algorithm among .* found 'md5'"):
         checksum.value_call("md5")
