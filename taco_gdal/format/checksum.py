@@ -17,11 +17,14 @@ by ``verify`` and by sample reads that check a digest.
   (:func:`digest_value`), no hasher object.
 
 CRC-32C is ISA-L's ``crc32_iscsi`` (the ``isal`` wheel links ISA-L and exports
-it; AVX-512 here), else google-crc32c's C library (about 22 GB/s), both called
-with ctypes on the buffer in place, and checked against the RFC 3720 check
-value before use.  Measured on this machine's CPU (one core, 256 KiB buffers in
-cache): CRC-32 (ISA-L) 55 GB/s, CRC-32C 50 GB/s, XXH3 about 60 GB/s from
-``libxxhash`` (27 GB/s from the wheel), SHA-256 1.8 GB/s (SHA-NI).  The
+it) or google-crc32c's C library, whichever is faster on the CPU (timed once,
+:func:`_fastest`), both called with ctypes on the buffer in place, and checked
+against the RFC 3720 check value before use.  Measured on an Intel CPU with
+AVX-512 (one core, 256 KiB buffers in cache): CRC-32 (ISA-L) 55 GB/s, CRC-32C
+50 GB/s (ISA-L; google-crc32c 22), XXH3 about 60 GB/s from ``libxxhash`` (27
+GB/s from the wheel), SHA-256 1.8 GB/s (SHA-NI).  On an AMD EPYC without
+AVX-512: CRC-32 13 GB/s, CRC-32C 24 GB/s (google-crc32c; ISA-L 12), XXH3 34
+GB/s (``libxxhash``; the wheel 24).  The
 wheel's XXH3 and SHA-256 are legacy-SSE code, slowed down (XXH3 4.7x,
 SHA-256 1.3x) on a thread whose upper vector state an ISA-L call left dirty;
 their updates clear it first (:func:`_clean_vectors`).  Against the writer's
@@ -322,14 +325,20 @@ def _clean_vectors() -> Callable[[], None]:
 
 
 def _cpu_has_avx() -> bool:
+    return "avx" in _cpu_flags()
+
+
+@functools.cache
+def _cpu_flags() -> frozenset[str]:
+    """The CPU's feature flags (``/proc/cpuinfo``); empty where there is none."""
     try:
         with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
             for line in f:
                 if line.startswith("flags"):
-                    return "avx" in line.split(":", 1)[1].split()
+                    return frozenset(line.split(":", 1)[1].split())
     except OSError:  # pragma: no cover - no /proc: not Linux
-        return False
-    return False  # pragma: no cover - a /proc/cpuinfo without flags
+        return frozenset()
+    return frozenset()  # pragma: no cover - a /proc/cpuinfo without flags
 
 
 class _Clean:
@@ -739,7 +748,8 @@ def _xxh3_calls(general: Callable[[Buffer], str]) -> dict[str, Callable[[Buffer]
     after the ZIP CRC-32 took 0.7 us more through the wheel, 0.9 us with the
     state cleared, 1.0 us through the library; on an Intel CPU with AVX-512 the
     wheel without the clearing paid 4.7x on 256 KiB.  Buffers other than
-    ``bytes`` take ``general``.
+    ``bytes`` take ``general``.  The third is offered only on CPUs with AVX-512
+    (setting up the clearing costs about 0.7 ms).
     """
     import xxhash
 
@@ -761,6 +771,8 @@ def _xxh3_calls(general: Callable[[Buffer], str]) -> dict[str, Callable[[Buffer]
         return by_library(data)
 
     calls = {"libxxhash": by_library, "xxhash wheel": by_wheel}
+    if "avx512f" not in _cpu_flags():  # no AVX-512 kernel in ISA-L to leave the state dirty
+        return calls
     clean = _clean_vectors()
     if clean is not _nothing:
 
@@ -779,7 +791,7 @@ _TRIAL: Final = bytes(range(256)) * 64
 
 
 def _fastest(
-    calls: Mapping[str, Callable[[Buffer], str]], rounds: int = 8, data: bytes = _TRIAL
+    calls: Mapping[str, Callable[[Buffer], str]], rounds: int = 5, data: bytes = _TRIAL
 ) -> tuple[str, Callable[[Buffer], str]]:
     """The fastest of equivalent digest calls on this CPU, timed as the writer uses them.
 
@@ -787,7 +799,7 @@ def _fastest(
     ZIP CRC-32 of it (the writer's order, and the vector state ISA-L leaves);
     a call's figure is its best round, the least disturbed by other processes.
     Rounds interleave the calls, so a slow spell of the machine hits them all.
-    About 1 ms, once per process and algorithm.  A call whose value differs
+    About 0.5 ms, once per process and algorithm.  A call whose value differs
     from the first's is never chosen: the choice changes the speed, never the
     digest.
 

@@ -10,9 +10,9 @@ CRC-32C and XXH3 run inline, on the block while it is in cache.  SHA-256,
 slower than the copy itself, of a copy of at least 4 MiB is computed by one
 helper thread per process, a block at a time, while this thread reads,
 checksums and writes the next blocks (:class:`_Ring`); moving a block to the
-other core costs about as much as a fast digest of it, so XXH3 (about 60 GB/s
-from the system ``libxxhash``, 27 GB/s from the wheel) and CRC-32C (50 GB/s)
-stay inline.  Before an XXH3 or SHA-256 update the upper
+other core costs about as much as a fast digest of it, so XXH3 (34-60 GB/s
+from the system ``libxxhash``, 24-27 GB/s from the wheel) and CRC-32C (24-50
+GB/s, see ``format/checksum.py``) stay inline.  Before an XXH3 or SHA-256 update the upper
 vector state is cleared (see :data:`_THREADED_DIGESTS`): ISA-L's CRC of the
 same block leaves it dirty, which made XXH3 4.7x slower.  A block's CRC-32C is
 computed by address on the block buffer.  Remote sources are streamed through

@@ -68,10 +68,24 @@ def test_every_xxh3_call_the_writer_may_choose_gives_the_wheels_value(size: int)
     data = (DATA * 4)[:size]
     calls = checksum._xxh3_calls(checksum._ONE_SHOT["xxh3"])
     assert {"libxxhash", "xxhash wheel"} <= set(calls)
+    # clearing the vector state is a candidate only where ISA-L runs AVX-512 code
+    assert ("xxhash wheel, clean state" in calls) == ("avx512f" in _cpu_flags())
     for name, call in calls.items():
         for as_buffer in BUFFERS:
             checksum.crc32(data)  # the writer's order: ZIP CRC-32 (ISA-L), then the digest
             assert call(as_buffer(data)) == independent_digest("xxh3", data), name  # type: ignore[operator]
+
+
+def test_the_clean_state_xxh3_call_offered_on_avx512_cpus_is_right(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # this machine may lack AVX-512: the candidate is built as such a CPU would build it
+    monkeypatch.setattr(checksum, "_cpu_flags", lambda: frozenset({"avx", "avx512f"}))
+    call = checksum._xxh3_calls(checksum._ONE_SHOT["xxh3"])["xxhash wheel, clean state"]
+    for size in (0, 1, 16_384, 65_537, 262_145):
+        data = DATA[:size]
+        checksum.crc32(data)
+        assert call(data) == call(bytearray(data)) == independent_digest("xxh3", data)
 
 
 def test_the_fastest_call_is_chosen_and_never_a_wrong_one() -> None:
