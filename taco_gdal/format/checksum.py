@@ -45,27 +45,33 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Protocol, TypeAlias, cast
+from typing import Final, Protocol, TypeAlias, TypeVar, cast
 
 import numpy as np
+import numpy.typing as npt
 
 from taco_gdal.errors import TacoFormatError, TacoValidationError
 from taco_gdal.format.names import CHECKSUM, CHECKSUM_ALGORITHMS
 
 __all__ = [
+    "BatchDigest",
     "Digest",
     "Hasher",
     "StreamingDigest",
+    "batch_digest",
     "check_algorithm",
     "crc32",
     "digest_bytes",
     "digest_value",
     "new_hasher",
     "parse_checksum",
+    "stored_ascii",
     "value_call",
 ]
 
 Buffer: TypeAlias = bytes | bytearray | memoryview
+D = TypeVar("D")
+V = TypeVar("V")
 
 try:  # ISA-L's CRC-32 is ~10x zlib's: it keeps the CRC off the copy's critical path
     from isal.isal_zlib import crc32 as _crc32
@@ -686,6 +692,17 @@ _ONE_SHOT: Final[dict[str, Callable[[Buffer], str]]] = {
 }
 
 
+def _one_shot(algorithm: str) -> Callable[[Buffer], str]:
+    """``algorithm``'s general one-shot digest; TacoFormatError for an unknown one."""
+    general = _ONE_SHOT.get(algorithm)
+    if general is None:
+        raise TacoFormatError(
+            f"{CHECKSUM}: expected an algorithm among {list(CHECKSUM_ALGORITHMS)}, "
+            f"found {algorithm!r}"
+        )
+    return general
+
+
 @functools.cache
 def value_call(algorithm: str) -> Callable[[Buffer], str]:
     """:func:`digest_value` for one ``algorithm``, chosen once: the writer's call per sample.
@@ -707,12 +724,7 @@ def value_call(algorithm: str) -> Callable[[Buffer], str]:
         >>> value_call("crc32c")(b"123456789")
         'crc32c:e3069283'
     """
-    general = _ONE_SHOT.get(algorithm)
-    if general is None:
-        raise TacoFormatError(
-            f"{CHECKSUM}: expected an algorithm among {list(CHECKSUM_ALGORITHMS)}, "
-            f"found {algorithm!r}"
-        )
+    general = _one_shot(algorithm)
     limit = _HOLD_GIL_MAX
     if algorithm == "crc32c":
         import google_crc32c
@@ -793,12 +805,17 @@ _TRIAL: Final = bytes(range(256)) * 64
 
 
 def _fastest(
-    calls: Mapping[str, Callable[[Buffer], str]], rounds: int = 5, data: bytes = _TRIAL
-) -> tuple[str, Callable[[Buffer], str]]:
+    calls: Mapping[str, Callable[[D], V]],
+    rounds: int = 5,
+    data: D = _TRIAL,  # type: ignore[assignment]
+    before: Callable[[D], object] = crc32,  # type: ignore[assignment]
+) -> tuple[str, Callable[[D], V]]:
     """The fastest of equivalent digest calls on this CPU, timed as the writer uses them.
 
-    Each round times every call four times on ``data``, each right after the
-    ZIP CRC-32 of it (the writer's order, and the vector state ISA-L leaves);
+    Each round times every call four times on ``data``, each right after
+    ``before`` on it, by default the ZIP CRC-32 of it (the writer's order, and
+    the vector state ISA-L leaves; a batch call is timed on a batch, after the
+    CRC-32 of each buffer);
     a call's figure is its best round, the least disturbed by other processes.
     Rounds interleave the calls, so a slow spell of the machine hits them all.
     About 0.5 ms, once per process and algorithm.  A call whose value differs
@@ -821,11 +838,127 @@ def _fastest(
             call = calls[name]
             started = clock()
             for _ in range(4):
-                crc32(data)
+                before(data)
                 call(data)
             best[name] = min(best[name], clock() - started)
     name = min(usable, key=best.__getitem__)
     return name, calls[name]
+
+
+@dataclass(frozen=True, slots=True)
+class BatchDigest:
+    """One algorithm's digests of many small ``bytes`` objects, kept as integers.
+
+    The writer's path for files read into memory, 16 at a time: :attr:`of`
+    calls the library once per buffer from C (``map`` over the C function:
+    no Python frame and no string per sample), and :func:`stored_ascii`
+    formats a whole level's integers at once.  In ``create()`` of 10,000 files
+    of 16 KiB (AMD EPYC, tmpfs) the digests took 1.1 us per sample this way
+    and 1.8 us through :func:`value_call` (an f-string alone is about 0.27 us).
+
+    Example:
+        >>> batch = batch_digest("crc32c")
+        >>> stored_ascii(batch.algorithm, np.array(batch.of([b"123456789"]), np.uint64)).tobytes()
+        b'crc32c:e3069283'
+    """
+
+    algorithm: str
+    of: Callable[[list[bytes]], list[int]]
+    """Integer digests of buffers, each a ``bytes`` object of at most 256 KiB."""
+
+
+@functools.cache
+def batch_digest(algorithm: str) -> BatchDigest | None:
+    """The :class:`BatchDigest` of ``algorithm``, chosen once per process; None for
+    ``sha256`` (its digest is no machine integer, and its compute dwarfs the call).
+
+    CRC-32C is google-crc32c's C extension; XXH3 whichever of the xxhash wheel
+    (``bytes`` up to 32 KiB), the same after clearing the upper vector state
+    (AVX-512 CPUs), or ``libxxhash`` :func:`_fastest` finds quickest on this CPU.
+
+    Raises:
+        TacoFormatError: the algorithm is not one of ``crc32c``, ``xxh3``, ``sha256``.
+
+    Example:
+        >>> batch_digest("xxh3").of([b"", b"abc"]) == [0x2D06800538D394C2, 0x78AF5F94892F3950]
+        True
+    """
+    _one_shot(algorithm)
+    if algorithm == "crc32c":
+        import google_crc32c
+
+        check, expected = _CRC32C_CHECK
+        if google_crc32c.implementation != "c" or google_crc32c.value(check) != expected:
+            extend = _crc32c_extend()  # pragma: no cover - a pure-Python google-crc32c
+            return BatchDigest(algorithm, lambda datas: [extend(0, d) for d in datas])
+        crc = google_crc32c.value
+        return BatchDigest(algorithm, lambda datas: list(map(crc, datas)))
+    if algorithm == "xxh3":
+        _, call = _fastest(_xxh3_batches(), data=_TRIALS, before=_crc32_each)
+        return BatchDigest(algorithm, call)
+    return None
+
+
+_TRIALS: Final = [bytes([i]) * 4096 + bytes(range(256)) * 48 for i in range(4)]
+"""What :func:`_fastest` times a batch call on: four small samples of 16 KiB."""
+
+
+def _crc32_each(datas: list[bytes]) -> None:
+    for data in datas:
+        crc32(data)
+
+
+def _xxh3_batches() -> dict[str, Callable[[list[bytes]], list[int]]]:
+    """The equivalent XXH3 batch calls :func:`batch_digest` chooses from (see
+    :func:`_xxh3_calls`); a buffer above 32 KiB takes ``libxxhash`` when it exists."""
+    import xxhash
+
+    wheel, small = xxhash.xxh3_64_intdigest, _WHEEL_MAX
+    library = _xxh3_library()
+    hold = None if library is None else library.one_shots[1]
+
+    def by_library(datas: list[bytes]) -> list[int]:
+        if hold is None:  # pragma: no cover - no libxxhash: the wheel alone
+            return list(map(wheel, datas))
+        return [hold(d, len(d)) for d in datas]
+
+    def by_wheel(datas: list[bytes]) -> list[int]:
+        if hold is None or max(map(len, datas), default=0) <= small:
+            return list(map(wheel, datas))
+        return [wheel(d) if len(d) <= small else hold(d, len(d)) for d in datas]
+
+    calls: dict[str, Callable[[list[bytes]], list[int]]] = {"xxhash wheel": by_wheel}
+    if hold is not None:
+        calls["libxxhash"] = by_library
+    clean = _clean_vectors() if "avx512f" in _cpu_flags() else _nothing
+    if clean is not _nothing:
+
+        def by_clean_wheel(datas: list[bytes]) -> list[int]:
+            clean()  # once: nothing between these calls dirties the state again
+            return by_wheel(datas)
+
+        calls["xxhash wheel, clean state"] = by_clean_wheel
+    return calls
+
+
+_NIBBLES: Final = np.frombuffer(b"0123456789abcdef", np.uint8)
+
+
+def stored_ascii(algorithm: str, values: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint8]:
+    """The stored form ``"<algorithm>:<hex>"`` of each integer digest of a
+    :class:`BatchDigest`, one row of ASCII bytes per value, all formatted at once.
+
+    Example:
+        >>> stored_ascii("xxh3", np.array([1, 2**64 - 1], np.uint64)).tobytes()
+        b'xxh3:0000000000000001xxh3:ffffffffffffffff'
+    """
+    digits = _HEX_DIGITS[algorithm]
+    prefix = np.frombuffer(f"{algorithm}:".encode(), np.uint8)
+    shifts = np.arange(4 * (digits - 1), -1, -4, dtype=np.uint64)
+    rows = np.empty((len(values), prefix.size + digits), np.uint8)
+    rows[:, : prefix.size] = prefix
+    rows[:, prefix.size :] = _NIBBLES[(values[:, None] >> shifts) & np.uint64(15)]
+    return rows
 
 
 def digest_value(algorithm: str, data: Buffer) -> str:

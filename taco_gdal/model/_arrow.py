@@ -12,11 +12,13 @@ from datetime import datetime
 from typing import Any, Final
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 
 from taco_gdal.errors import TacoSchemaError
 
 __all__ = [
+    "ascii_rows_array",
     "column_from_values",
     "flags",
     "from_numpy",
@@ -257,6 +259,27 @@ def string_array(values: Sequence[str | None]) -> pa.Array:
     bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
     return pa.StringArray.from_buffers(
         n, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data), bitmap, nulls
+    )
+
+
+def ascii_rows_array(rows: npt.NDArray[np.uint8], valid: npt.NDArray[np.bool_]) -> pa.Array:
+    """A ``string`` array of fixed-width ASCII ``rows`` (one row of bytes per value,
+    null where not ``valid``), built on their bytes: no Python string per value.
+
+    Example:
+        >>> rows = np.frombuffer(b"abcdef", np.uint8).reshape(3, 2)
+        >>> ascii_rows_array(rows, np.array([True, False, True])).to_pylist()
+        ['ab', None, 'ef']
+    """
+    n, width = rows.shape
+    if n * width > _INT32_MAX:  # past 32-bit offsets: the general builder decides
+        text = [row.tobytes().decode("ascii") for row in rows]
+        return string_array([t if ok else None for t, ok in zip(text, valid, strict=True)])
+    offsets = np.arange(0, (n + 1) * width, width, dtype=np.int64).astype(np.int32)
+    nulls = n - int(np.count_nonzero(valid))
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little")) if nulls else None
+    return pa.StringArray.from_buffers(
+        n, pa.py_buffer(offsets), pa.py_buffer(np.ascontiguousarray(rows)), bitmap, nulls
     )
 
 

@@ -68,7 +68,7 @@ def local_columns(names: Sequence[str]) -> list[str]:
     return _user_columns(names)
 
 
-def with_checksums(table: pa.Table, checksums: Sequence[str | None] | None) -> pa.Table:
+def with_checksums(table: pa.Table, checksums: Sequence[str | None] | pa.Array | None) -> pa.Table:
     """``table`` with its ``taco_gdal:checksum`` column set from ``checksums`` (None: unchanged).
 
     A column already present (a dataset exported from one written with digests)
@@ -83,19 +83,21 @@ def with_checksums(table: pa.Table, checksums: Sequence[str | None] | None) -> p
         return table
     if CHECKSUM in table.column_names:
         table = table.drop_columns([CHECKSUM])
-    return table.append_column(CHECKSUM, string_array(checksums))
+    column = checksums if isinstance(checksums, pa.Array) else string_array(checksums)
+    return table.append_column(CHECKSUM, column)
 
 
 def with_offsets(
     table: pa.Table,
     offsets: IntArray,
     sizes: IntArray,
-    checksums: Sequence[str | None] | None = None,
+    checksums: Sequence[str | None] | pa.Array | None = None,
     copy: bool = True,
 ) -> pa.Table:
     """``table`` plus ``internal:offset`` / ``internal:size`` (int64), in stored order.
 
-    ``checksums`` (one ``"<algorithm>:<hex>"`` or None per row) adds the digest column.
+    ``checksums`` (one ``"<algorithm>:<hex>"`` or None per row, or a ``string``
+    array of them) adds the digest column.
     ``copy=False`` shares ``offsets`` and ``sizes`` (int64 arrays no one changes
     any more; 16 MB at a million rows) instead of copying them.
     """

@@ -22,9 +22,16 @@ from typing import Any, BinaryIO, Final, TypeVar, cast
 import numpy as np
 import numpy.typing as npt
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from taco_gdal.errors import TacoIOError, TacoValidationError
-from taco_gdal.format.checksum import check_algorithm, value_call
+from taco_gdal.format.checksum import (
+    BatchDigest,
+    batch_digest,
+    check_algorithm,
+    stored_ascii,
+    value_call,
+)
 from taco_gdal.format.header import HeaderEntry
 from taco_gdal.format.names import (
     COLLECTION_FILE,
@@ -34,7 +41,7 @@ from taco_gdal.format.names import (
     level_member,
 )
 from taco_gdal.format.vsi import to_vsi
-from taco_gdal.model._arrow import from_numpy
+from taco_gdal.model._arrow import ascii_rows_array, from_numpy, string_array
 from taco_gdal.model.collection import collection_json_bytes
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import atomic_file
@@ -73,17 +80,30 @@ class _Measured:
         )
         self.late: list[list[int]] = [[] for _ in rows]
         """Rows of each level whose digest is a :class:`LateDigest` (not settled yet)."""
+        self.batch = None if digest is None else batch_digest(digest)
+        self.integer_rows: list[list[int]] = [[] for _ in rows]
+        self.integers: list[list[int]] = [[] for _ in rows]
+        """Rows of each level digested by :attr:`batch` (small files), and their digests
+        as integers: formatted a level at once by :meth:`checksums`."""
+        self.strings = [False] * len(rows)
+        """Whether a level holds digests other than those integers (large members)."""
 
-    def record_at(self, level: int, row: int, info: MemberInfo) -> None:
+    def record_at(self, level: int, row: int, info: MemberInfo, integer: int | None = None) -> None:
+        """Record ``row``'s member; its digest is ``info``'s, or ``integer`` (:attr:`batch`'s)."""
         self.offsets[level][row] = info.data_offset
         self.sizes[level][row] = info.size
+        if integer is not None:
+            self.integer_rows[level].append(row)
+            self.integers[level].append(integer)
+            return
         digest = info.digest
         if self.digests is not None and digest is not None:
             self.digests[level][row] = digest
+            self.strings[level] = True
             if type(digest) is not str:
                 self.late[level].append(row)
 
-    def checksums(self, level: int) -> Sequence[str | None] | None:
+    def checksums(self, level: int) -> Sequence[str | None] | pa.Array | None:
         """``level``'s digests; a late one (SHA-256, finished by the digest thread) is
         waited for here, and only those rows are visited."""
         if self.digests is None:
@@ -93,7 +113,20 @@ class _Measured:
         for row, value in zip(self.late[level], settle_digests(late), strict=True):
             values[row] = value
         self.late[level] = []
-        return cast(list[str | None], values)
+        strings = cast(list[str | None], values)
+        rows = self.integer_rows[level]
+        if self.batch is None or not rows:
+            return strings
+        index = np.asarray(rows, np.int64)
+        formatted = stored_ascii(self.batch.algorithm, np.asarray(self.integers[level], np.uint64))
+        ascii = np.zeros((len(values), formatted.shape[1]), np.uint8)
+        ascii[index] = formatted
+        valid = np.zeros(len(values), np.bool_)
+        valid[index] = True
+        batched = ascii_rows_array(ascii, valid)
+        if not self.strings[level]:
+            return batched
+        return pc.if_else(pa.array(valid), batched, string_array(strings))
 
     def drop(self, level: int) -> None:
         """Forget ``level``'s measurements once its Parquet is written."""
@@ -101,6 +134,8 @@ class _Measured:
         if self.digests is not None:
             self.digests[level] = []
             self.late[level] = []
+            self.integer_rows[level] = []
+            self.integers[level] = []
 
     def check_complete(self) -> None:
         for level, offsets in enumerate(self.offsets):
@@ -150,21 +185,24 @@ def _write_files(
     local files are read with the kernel reading ahead
     (:func:`~taco_gdal.write._readahead.read_small_files`), :data:`DIGEST_AHEAD` at a
     time, and with a ``digest`` those read into memory are digested together."""
-    call = None if digest is None else value_call(digest)
+    integers = None if digest is None else batch_digest(digest)
+    call = None if digest is None or integers is not None else value_call(digest)
     for batch in layout.file_batches():
         sources = batch.sources
         rows = zip(batch.levels, batch.rows, batch.paths, sources, batch.padding, strict=True)
         files = zip(rows, read_small_files(sources, LOCAL_BLOCK), strict=True)
         while chunk := list(itertools.islice(files, DIGEST_AHEAD)):
-            values = _digests(chunk, call)
+            values = _digests(chunk, integers, call)
             for ((level, row, path, source, padding), data), value in zip(
                 chunk, values, strict=True
             ):
                 name = f"{DATA_DIR}/{path}"
                 if source is None:  # zero bytes; padding rows get no digest (null in the column)
                     info = writer.add_bytes(name, b"", None if padding else digest)
+                elif type(value) is int:  # digested with the chunk: recorded below
+                    info = writer.add_bytes(name, cast(bytes, data))
                 elif isinstance(data, bytes):
-                    info = writer.add_bytes(name, data, digest, digested=value)
+                    info = writer.add_bytes(name, data, digest, digested=cast(str | None, value))
                 elif data is not None:
                     raise TacoIOError(
                         f"cannot copy {source!r} into member {name!r}: {data}"
@@ -172,7 +210,7 @@ def _write_files(
                 else:
                     local = is_local(source)
                     info = writer.add_file(name, source if local else to_vsi(source), digest=digest)
-                measured.record_at(level, row, info)
+                measured.record_at(level, row, info, value if type(value) is int else None)
                 bar.update(1)
 
 
@@ -189,15 +227,25 @@ written unchanged."""
 
 
 def _digests(
-    files: list[tuple[Any, Prefetched]], call: Callable[[bytes], str] | None
-) -> list[str | None]:
-    """The digest of each of ``files`` read into memory (``bytes``), None for the others
-    (and for all of them without a ``call``).
+    files: list[tuple[Any, Prefetched]],
+    batch: BatchDigest | None,
+    call: Callable[[bytes], str] | None,
+) -> Sequence[int | str | None]:
+    """The digest of each of ``files`` read into memory (``bytes``), None for the
+    others (and for all of them with neither ``batch`` nor ``call``): integers
+    from ``batch`` (all in one call when every file was read), else strings from ``call``.
 
     Example:
-        >>> list(_digests([("a", b"123456789"), ("b", None)], value_call("crc32c")))
-        ['crc32c:e3069283', None]
+        >>> list(_digests([("a", b"123456789"), ("b", None)], batch_digest("crc32c"), None))
+        [3808858755, None]
+        >>> list(_digests([("a", b"123456789")], None, value_call("sha256")))[0][:15]
+        'sha256:15e2b0d3'
     """
+    if batch is not None:
+        datas = [data for _, data in files]
+        if all(type(data) is bytes for data in datas):
+            return batch.of(cast(list[bytes], datas))
+        return [batch.of([data])[0] if type(data) is bytes else None for data in datas]
     if call is None:
         return [None] * len(files)
     return [call(data) if type(data) is bytes else None for _, data in files]

@@ -103,6 +103,96 @@ def test_the_fastest_call_is_chosen_and_never_a_wrong_one() -> None:
     assert checksum._fastest({"many": many, "wrong": wrong})[0] == "many"
 
 
+BATCHES = {
+    "small": [0, 1, 240, 16_384, 32_768],  # every buffer within the wheel's limit: one map
+    "mixed": [16_384, 32_769, 0, 262_144, 1],  # some past it: buffer by buffer
+}
+
+
+@pytest.mark.parametrize("sizes", BATCHES.values(), ids=BATCHES.keys())
+def test_every_xxh3_batch_the_writer_may_choose_gives_the_wheels_values(sizes: list[int]) -> None:
+    datas = [os.urandom(size) for size in sizes]
+    expected = [independent_digest("xxh3", data) for data in datas]
+    calls = checksum._xxh3_batches()
+    assert {"libxxhash", "xxhash wheel"} <= set(calls)
+    assert ("xxhash wheel, clean state" in calls) == ("avx512f" in _cpu_flags())
+    for name, call in calls.items():
+        checksum.crc32(datas[-1])  # the writer's order: the last chunk's CRC-32s came before
+        found = checksum.stored_ascii("xxh3", np.array(call(datas), np.uint64))
+        assert [row.tobytes().decode() for row in found] == expected, name
+    chosen = checksum.batch_digest("xxh3")
+    assert chosen is not None and chosen is checksum.batch_digest("xxh3")  # chosen once
+    assert chosen.of in calls.values() or chosen.of(datas) == calls["xxhash wheel"](datas)
+
+
+def test_the_clean_state_xxh3_batch_offered_on_avx512_cpus_is_right(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(checksum, "_cpu_flags", lambda: frozenset({"avx", "avx512f"}))
+    call = checksum._xxh3_batches()["xxhash wheel, clean state"]
+    for sizes in BATCHES.values():
+        datas = [DATA[:size] for size in sizes]
+        checksum.crc32(DATA)
+        assert [f"xxh3:{v:016x}" for v in call(datas)] == [
+            independent_digest("xxh3", data) for data in datas
+        ]
+
+
+def test_the_crc32c_batch_gives_independent_values() -> None:
+    batch = checksum.batch_digest("crc32c")
+    assert batch is not None and batch.algorithm == "crc32c"
+    datas = [DATA[:size] for size in (0, 1, 9, 16_384, 262_144)]
+    found = checksum.stored_ascii("crc32c", np.array(batch.of(datas), np.uint64))
+    assert [row.tobytes().decode() for row in found] == [
+        independent_digest("crc32c", data) for data in datas
+    ]
+
+
+def test_sha256_has_no_batch_and_an_unknown_algorithm_is_refused() -> None:
+    assert checksum.batch_digest("sha256") is None  # the writer digests it sample by sample
+    with pytest.raises(TacoFormatError, match=r"expected an algorithm among .* found 'md5'"):
+        checksum.batch_digest("md5")
+
+
+@pytest.mark.parametrize(("algorithm", "bits"), [("crc32c", 32), ("xxh3", 64)])
+def test_stored_ascii_is_the_stored_form_of_every_value(algorithm: str, bits: int) -> None:
+    rng = np.random.default_rng(7)
+    values = [0, 1, 15, 16, 2**bits - 1, 2 ** (bits - 1)] + [
+        int(v) for v in rng.integers(0, 2**bits - 1, 200, dtype=np.uint64, endpoint=True)
+    ]
+    rows = checksum.stored_ascii(algorithm, np.array(values, np.uint64))
+    digits = bits // 4
+    assert [row.tobytes().decode() for row in rows] == [
+        f"{algorithm}:{v:0{digits}x}" for v in values
+    ]
+    assert checksum.stored_ascii(algorithm, np.array([], np.uint64)).shape[0] == 0
+
+
+def test_the_fastest_batch_is_timed_on_a_batch() -> None:
+    seen: list[object] = []
+
+    def cheap(datas: list[bytes]) -> list[int]:
+        seen.append(datas)
+        return [len(d) for d in datas]
+
+    def dear(datas: list[bytes]) -> list[int]:
+        return [max(len(d) for _ in range(200)) for d in datas]
+
+    def wrong(datas: list[bytes]) -> list[int]:
+        return [0 for _ in datas]
+
+    chosen = checksum._fastest(
+        {"dear": dear, "cheap": cheap}, data=checksum._TRIALS, before=checksum._crc32_each
+    )
+    assert chosen[0] == "cheap" and seen[0] is checksum._TRIALS
+    assert (
+        checksum._fastest(
+            {"dear": dear, "wrong": wrong}, data=checksum._TRIALS, before=checksum._crc32_each
+        )[0]
+        == "dear"
+    )
+
+
 @pytest.mark.parametrize("size", [0, 1, 9, 16_384, 262_144, 262_145])
 def test_every_crc32c_library_the_writer_may_choose_gives_the_same_value(size: int) -> None:
     # _crc32c_calls takes the faster of these on the CPU it runs on: each must be right
