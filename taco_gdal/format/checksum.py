@@ -941,9 +941,6 @@ def _xxh3_batches() -> dict[str, Callable[[list[bytes]], list[int]]]:
     return calls
 
 
-_NIBBLES: Final = np.frombuffer(b"0123456789abcdef", np.uint8)
-
-
 def stored_ascii(algorithm: str, values: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint8]:
     """The stored form ``"<algorithm>:<hex>"`` of each integer digest of a
     :class:`BatchDigest`, one row of ASCII bytes per value, all formatted at once.
@@ -954,10 +951,11 @@ def stored_ascii(algorithm: str, values: npt.NDArray[np.uint64]) -> npt.NDArray[
     """
     digits = _HEX_DIGITS[algorithm]
     prefix = np.frombuffer(f"{algorithm}:".encode(), np.uint8)
-    shifts = np.arange(4 * (digits - 1), -1, -4, dtype=np.uint64)
+    big_endian = values.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - digits // 2 :]
+    hexed = big_endian.tobytes().hex().encode("ascii")  # in C, about 8x numpy's nibble lookup
     rows = np.empty((len(values), prefix.size + digits), np.uint8)
     rows[:, : prefix.size] = prefix
-    rows[:, prefix.size :] = _NIBBLES[(values[:, None] >> shifts) & np.uint64(15)]
+    rows[:, prefix.size :] = np.frombuffer(hexed, np.uint8).reshape(-1, digits)
     return rows
 
 

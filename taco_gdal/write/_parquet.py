@@ -232,6 +232,22 @@ Nor has it statistics: no reader prunes row groups by digest, and the minimum an
 maximum of 10k digests cost about 1 ms to write."""
 
 
+def _leaf_paths(schema: pa.Schema) -> list[str]:
+    """The Parquet leaf column paths of ``schema``: its names when no column is nested,
+    else read from the Parquet schema of an empty table (about 0.6 ms).
+
+    Example:
+        >>> _leaf_paths(pa.schema([("id", pa.string()), ("v", pa.list_(pa.int8()))]))
+        ['id', 'v.list.element']
+    """
+    if not any(pa.types.is_nested(field.type) for field in schema):
+        return list(schema.names)
+    empty = pa.BufferOutputStream()
+    pq.write_table(schema.empty_table(), empty)
+    leaves = pq.ParquetFile(pa.BufferReader(empty.getvalue())).schema
+    return [leaves.column(i).path for i in range(len(leaves))]
+
+
 def _digest_column_options(table: pa.Table, options: Mapping[str, Any]) -> Mapping[str, Any]:
     """``options`` with the digest column at :data:`DIGEST_LEVEL`, without a dictionary or
     statistics.
@@ -244,10 +260,7 @@ def _digest_column_options(table: pa.Table, options: Mapping[str, Any]) -> Mappi
     """
     if CHECKSUM not in table.column_names:
         return options
-    empty = pa.BufferOutputStream()
-    pq.write_table(table.slice(0, 0), empty)
-    leaves = pq.ParquetFile(pa.BufferReader(empty.getvalue())).schema
-    paths = [leaves.column(i).path for i in range(len(leaves))]
+    paths = _leaf_paths(table.schema)
     settings = dict(options)
     dictionary = options.get("use_dictionary", True)
     if dictionary is True:

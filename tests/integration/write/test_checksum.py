@@ -240,3 +240,23 @@ def test_digest_column_compressed_at_its_own_level_other_columns_unchanged() -> 
     no_digest, direct = table.drop_columns([CHECKSUM]), io.BytesIO()
     pq.write_table(no_digest, direct, **options)  # without digests: written exactly as asked
     assert parquet_bytes(no_digest, options) == direct.getvalue()
+
+
+def test_a_flat_level_takes_its_leaf_paths_from_the_schema() -> None:
+    from taco_gdal.write._parquet import LEVEL_OPTIONS, _leaf_paths, parquet_bytes, parquet_options
+
+    n = 2000
+    table = pa.table({
+        "id": [f"s{i}" for i in range(n)],
+        "kind": pa.array(["a", "b"] * (n // 2)).dictionary_encode(),
+        CHECKSUM: [independent_digest("xxh3", i.to_bytes(4, "little")) for i in range(n)],
+    })  # fmt: skip
+    assert _leaf_paths(table.schema) == ["id", "kind", CHECKSUM]
+    written = pq.ParquetFile(pa.BufferReader(parquet_bytes(table, parquet_options(LEVEL_OPTIONS))))
+    group = written.metadata.row_group(0)
+    for i, path in enumerate(["id", "kind", CHECKSUM]):
+        column = group.column(i)
+        assert column.path_in_schema == path
+        assert column.is_stats_set == (path != CHECKSUM)
+        assert ("RLE_DICTIONARY" in column.encodings) == (path != CHECKSUM)
+    assert written.read().column(CHECKSUM).to_pylist() == table.column(CHECKSUM).to_pylist()
