@@ -186,7 +186,9 @@ def _write_files(
     (:func:`~taco_gdal.write._readahead.read_small_files`), :data:`DIGEST_AHEAD` at a
     time, and with a ``digest`` those read into memory are digested together."""
     integers = None if digest is None else batch_digest(digest)
-    call = None if digest is None or integers is not None else value_call(digest)
+    call = None
+    if digest is not None and integers is None and not writer.defers_small(digest):
+        call = value_call(digest)
     for batch in layout.file_batches():
         sources = batch.sources
         rows = zip(batch.levels, batch.rows, batch.paths, sources, batch.padding, strict=True)
@@ -461,16 +463,22 @@ def write_layout(
         atomic_file(target, overwrite) as f,
     ):
         writer = ZipWriter(cast(BinaryIO, _CountingFile(f)), check_names=False, late_digests=True)
-        writer.add_taco_header()
-        _write_files(writer, layout, measured, checksum, bar)
-        if last_use:
-            layout.drop_sources()
-        release_memory()
-        _write_local_meta(writer, layout, measured, meta_options, bar)
-        release_memory()
-        entries = _write_levels(writer, layout, measured, level_options, target.parent, last_use)
-        info = writer.add_bytes(COLLECTION_FILE, collection_json_bytes(package.collection))
-        entries.append(HeaderEntry(info.data_offset, info.size))
-        writer.set_header_entries(entries)
-        writer.close()
+        try:
+            writer.add_taco_header()
+            _write_files(writer, layout, measured, checksum, bar)
+            if last_use:
+                layout.drop_sources()
+            release_memory()
+            _write_local_meta(writer, layout, measured, meta_options, bar)
+            release_memory()
+            entries = _write_levels(
+                writer, layout, measured, level_options, target.parent, last_use
+            )
+            info = writer.add_bytes(COLLECTION_FILE, collection_json_bytes(package.collection))
+            entries.append(HeaderEntry(info.data_offset, info.size))
+            writer.set_header_entries(entries)
+            writer.close()
+        except BaseException:
+            writer.abort()
+            raise
     return target

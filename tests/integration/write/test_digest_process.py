@@ -1,0 +1,172 @@
+"""write/_digest_process.py: SHA-256 of small members computed by a real helper process.
+
+Every digest is checked against hashlib on the bytes written; the helper is
+started for real (``python -I -S``), killed for real, and refused for real (an
+executable that is not Python), and no helper outlives its writer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from taco_gdal.errors import TacoError, TacoIOError
+from taco_gdal.format.names import CHECKSUM
+from taco_gdal.model import Sample, Taco, Tortilla
+from taco_gdal.write import _digest_process, create
+from taco_gdal.write._digest_process import DigestProcess, start_digest_process
+from taco_gdal.write._sources import read_zip_metadata
+from taco_gdal.write.zipstream import ZipWriter
+
+
+def _children() -> set[int]:
+    """Live children of this process (from /proc: reaped ones are gone)."""
+    found: set[int] = set()
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            found.update(int(pid) for pid in (task / "children").read_text().split())
+        except FileNotFoundError:  # a thread that just ended
+            continue
+    return found
+
+
+def _reaped(before: set[int]) -> bool:
+    """True once every child started since ``before`` has ended and been reaped
+    (helpers are reaped by a thread after their writer stops them)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if _children() <= before:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def _members(path: Path, count: int, seed: int) -> list[tuple[int, bytes]]:
+    rng = random.Random(seed)
+    members, position = [], 0
+    with open(path, "wb") as f:
+        for _ in range(count):
+            data = rng.randbytes(rng.choice([0, 1, 100, 4096, 20_000]))
+            f.write(data)
+            members.append((position, data))
+            position += len(data)
+    return members
+
+
+def _helper(fd: int) -> DigestProcess:
+    helper = start_digest_process("sha256", fd, lambda: None)
+    assert helper is not None, "a helper process must start where Python runs"
+    return helper
+
+
+def test_every_digest_comes_back_in_order_past_the_in_flight_limit(tmp_path: Path) -> None:
+    members = _members(tmp_path / "out.bin", 2500, seed=1)  # > 2 x the 1024 in flight
+    before = _children()
+    fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
+    try:
+        helper = _helper(fd)
+        assert len(_children() - before) == 1
+        lates = [helper.of_range(position, len(data)) for position, data in members]
+        found = [late.value() for late in lates]
+        helper.close()
+    finally:
+        os.close(fd)
+    assert found == [f"sha256:{hashlib.sha256(data).hexdigest()}" for _, data in members]
+    assert _reaped(before)
+
+
+def test_a_killed_helper_leaves_its_digests_to_the_writer(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    members = _members(tmp_path / "out.bin", 600, seed=2)
+    fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
+    try:
+        helper = _helper(fd)
+        lates = [helper.of_range(position, len(data)) for position, data in members[:300]]
+        helper._child.kill()  # type: ignore[union-attr]
+        lates += [helper.of_range(position, len(data)) for position, data in members[300:]]
+        with caplog.at_level(logging.WARNING, logger=_digest_process.__name__):
+            found = [late.value() for late in lates]
+        helper.close()
+    finally:
+        os.close(fd)
+    assert found == [f"sha256:{hashlib.sha256(data).hexdigest()}" for _, data in members]
+    assert "the writer computes the rest" in caplog.text
+
+
+def test_a_range_past_the_end_is_a_taco_error_not_a_wrong_digest(tmp_path: Path) -> None:
+    (tmp_path / "out.bin").write_bytes(b"abc")
+    fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
+    try:
+        helper = _helper(fd)
+        good, past = helper.of_range(0, 3), helper.of_range(1, 10)
+        assert good.value() == f"sha256:{hashlib.sha256(b'abc').hexdigest()}"
+        with pytest.raises(TacoIOError, match=r"expected 10 bytes at 1, read 2"):
+            past.value()
+        helper.close()
+    finally:
+        os.close(fd)
+
+
+def test_no_helper_without_a_python_to_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "executable", "/usr/bin/qgis")  # embedded: not a Python
+    assert start_digest_process("sha256", 0, lambda: None) is None
+    monkeypatch.setattr(sys, "executable", "")
+    assert start_digest_process("sha256", 0, lambda: None) is None
+
+
+def test_only_sha256_goes_to_a_helper(tmp_path: Path) -> None:
+    assert start_digest_process("xxh3", 0, lambda: None) is None
+    with open(tmp_path / "a.zip", "w+b") as f:
+        writer = ZipWriter(f, late_digests=True)
+        assert writer.defers_small("sha256") and not writer.defers_small("crc32c")
+        writer.close()
+    with open(tmp_path / "b.zip", "wb") as f:  # cannot be read back: inline
+        assert not ZipWriter(f, late_digests=True).defers_small("sha256")
+
+
+def _taco(folder: Path, count: int) -> tuple[Taco, dict[str, bytes]]:
+    folder.mkdir()
+    contents = {f"s{i:04d}": os.urandom(i * 37 % 9000) for i in range(count)}
+    for name, data in contents.items():
+        (folder / name).write_bytes(data)
+    samples = [Sample(name, folder / name) for name in contents]
+    taco = Taco(
+        Tortilla(samples), id="helper", dataset_version="1", description="helper digests",
+        licenses=["CC0-1.0"], providers=[{"name": "t"}], tasks=["other"],
+    )  # fmt: skip
+    return taco, contents
+
+
+@pytest.mark.parametrize("interpreter", ["python", "not python"])
+def test_create_writes_the_same_sha256_column_with_or_without_a_helper(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, interpreter: str
+) -> None:
+    if interpreter != "python":
+        monkeypatch.setattr(_digest_process, "_interpreter", lambda: None)
+    taco, contents = _taco(tmp_path / "src", 1500)
+    before = _children()
+    out = create(taco, tmp_path / "out.tacozip", checksum="sha256", quiet=True)[0]
+    assert _reaped(before)
+    table = read_zip_metadata(out).levels[0]
+    expected = [
+        f"sha256:{hashlib.sha256(contents[i]).hexdigest()}" for i in table.column("id").to_pylist()
+    ]
+    assert table.column(CHECKSUM).to_pylist() == expected
+
+
+def test_a_failed_write_leaves_no_helper_behind(tmp_path: Path) -> None:
+    taco, _ = _taco(tmp_path / "src", 300)
+    (tmp_path / "src" / "s0200").unlink()  # vanishes before the write reaches it
+    before = _children()
+    with pytest.raises(TacoError):
+        create(taco, tmp_path / "out.tacozip", checksum="sha256", quiet=True)
+    assert _reaped(before)
+    assert not (tmp_path / "out.tacozip").exists()
