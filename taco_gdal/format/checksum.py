@@ -941,19 +941,30 @@ def _xxh3_batches() -> dict[str, Callable[[list[bytes]], list[int]]]:
     return calls
 
 
-def stored_ascii(algorithm: str, values: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint8]:
-    """The stored form ``"<algorithm>:<hex>"`` of each integer digest of a
-    :class:`BatchDigest`, one row of ASCII bytes per value, all formatted at once.
+def stored_ascii(
+    algorithm: str, digests: npt.NDArray[np.uint64] | npt.NDArray[np.uint8]
+) -> npt.NDArray[np.uint8]:
+    """The stored form ``"<algorithm>:<hex>"`` of each digest, one row of ASCII bytes
+    per digest, all formatted at once: ``digests`` are the integers of a
+    :class:`BatchDigest`, or rows of raw (big-endian) digest bytes.
 
     Example:
         >>> stored_ascii("xxh3", np.array([1, 2**64 - 1], np.uint64)).tobytes()
         b'xxh3:0000000000000001xxh3:ffffffffffffffff'
+        >>> stored_ascii("crc32c", np.array([[0xE3, 0x06, 0x92, 0x83]], np.uint8)).tobytes()
+        b'crc32c:e3069283'
     """
     digits = _HEX_DIGITS[algorithm]
+    if digests.dtype == np.uint64:
+        digests = digests.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - digits // 2 :]
+    if digests.ndim != 2 or digests.shape[1] * 2 != digits:
+        raise TacoValidationError(
+            f"{algorithm} digests: expected rows of {digits // 2} bytes, "
+            f"found an array of shape {digests.shape}"
+        )
     prefix = np.frombuffer(f"{algorithm}:".encode(), np.uint8)
-    big_endian = values.astype(">u8").view(np.uint8).reshape(-1, 8)[:, 8 - digits // 2 :]
-    hexed = big_endian.tobytes().hex().encode("ascii")  # in C, about 8x numpy's nibble lookup
-    rows = np.empty((len(values), prefix.size + digits), np.uint8)
+    hexed = digests.tobytes().hex().encode("ascii")  # in C, about 8x numpy's nibble lookup
+    rows = np.empty((len(digests), prefix.size + digits), np.uint8)
     rows[:, : prefix.size] = prefix
     rows[:, prefix.size :] = np.frombuffer(hexed, np.uint8).reshape(-1, digits)
     return rows

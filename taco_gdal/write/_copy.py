@@ -43,7 +43,7 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, cast
+from typing import cast
 
 from taco_gdal.errors import TacoIOError, TacoValidationError
 from taco_gdal.format.checksum import Buffer, StreamingDigest, check_algorithm, crc32, digest_value
@@ -286,25 +286,16 @@ _LATE_BATCH_COUNT = 64
 """Small members handed to the digest thread together: one hand-off per batch, not per member."""
 
 
-class _Owner(Protocol):
-    """Who computes a :class:`LateDigest`: :class:`LateDigests` (the digest thread) or a
-    :class:`~taco_gdal.write._digest_process.DigestProcess` (a helper process)."""
-
-    def wait(self) -> None:
-        """Return once every digest asked for so far is known."""
-
-
 class LateDigest:
-    """The digest of one member, finished by the digest thread (or a helper process)
-    after the writer moved on.
+    """The digest of one member, finished by the digest thread after the writer moved on.
 
     :meth:`value` waits for it (and for every digest submitted before it by
-    the same owner).
+    the same :class:`LateDigests`).
     """
 
     __slots__ = ("_owner", "_result")
 
-    def __init__(self, owner: _Owner) -> None:
+    def __init__(self, owner: LateDigests) -> None:
         self._owner = owner
         self._result: str | Exception | None = None
 

@@ -7,14 +7,14 @@ help with small members: every hashlib call hands the GIL back and forth
 with the writing thread, and each hand-off waits for a thread to wake.
 
 A :class:`DigestProcess` is another interpreter (``python -I -S``, no
-imports but ``hashlib``), started on the first small member.  The writing
-thread only tells it where each member is (16 bytes: position and size,
-sent 64 members at a time, after flushing the output), and it reads the
-member back from the output file (its pages are in the page cache: the
-bytes written, not the source again) and digests it on the other core.  The
-digests come back 32 bytes each, in order, and are picked up without
-blocking while the writer goes on; :meth:`LateDigest.value
-<taco_gdal.write._copy.LateDigest.value>` waits for the rest.
+imports but ``hashlib``), started for the write.  The writing thread only
+tells it where each member is (16 bytes: position and size, sent 64
+members at a time, after flushing the output), and it reads the member back
+from the output file (its pages are in the page cache: the bytes written,
+not the source again) and digests it on the other core.  The digests come
+back 32 bytes each, in order, and are picked up without blocking while the
+writer goes on; the level's digest column is then formatted from all of
+them at once.
 
 Flow control: no more than :data:`_IN_FLIGHT` members are outstanding, so
 neither pipe ever fills (requests 16 KiB, results 32 KiB, pipes 64 KiB) and
@@ -26,6 +26,7 @@ from the output, so a digest is never lost or wrong.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import select
@@ -38,8 +39,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Final
 
-from taco_gdal.format.checksum import digest_value
-from taco_gdal.write._copy import LateDigest
+from taco_gdal.errors import TacoIOError
 
 __all__ = ["PROCESS_DIGESTS", "DigestProcess", "start_digest_process"]
 
@@ -117,6 +117,11 @@ def start_digest_process(
 class DigestProcess:
     """Digests of members written to ``output``, computed by the helper ``child``.
 
+    Members are numbered in the order they are submitted; :meth:`digests` gives
+    all their raw digests at once, in that order, to be formatted together
+    (:func:`~taco_gdal.format.checksum.stored_ascii`): no object and no string
+    per member on the writing thread.
+
     Args:
         algorithm: the digest (one of :data:`PROCESS_DIGESTS`).
         output: a descriptor of the output open for reading, shared with the child.
@@ -128,9 +133,11 @@ class DigestProcess:
         >>> fd = os.open("members.bin", os.O_CREAT | os.O_RDWR, 0o644)
         >>> _ = os.pwrite(fd, b"abcdef", 0)
         >>> helper = start_digest_process("sha256", fd, lambda: None)
-        >>> first, second = helper.of_range(0, 3), helper.of_range(3, 3)
-        >>> first.value() == digest_value("sha256", b"abc"), second.value()[:15]
-        (True, 'sha256:cb8379ac')
+        >>> helper.submit(0, 3), helper.submit(3, 3)
+        (0, 1)
+        >>> digests = helper.digests()
+        >>> digests[:32] == hashlib.sha256(b"abc").digest(), digests[32:36].hex()
+        (True, 'cb8379ac')
         >>> helper.close(); os.close(fd)
     """
 
@@ -142,33 +149,47 @@ class DigestProcess:
         child: subprocess.Popen[bytes],
     ) -> None:
         self.algorithm = algorithm
+        self.size = _DIGEST_SIZE
+        """Bytes of one raw digest."""
         self._output = output
         self._flush = flush
         self._child: subprocess.Popen[bytes] | None = child
-        self._batch: list[tuple[LateDigest, int, int]] = []
-        self._sent: deque[tuple[LateDigest, int, int]] = deque()
-        self._answers = bytearray()
+        self._count = 0
+        self._batch = bytearray()
+        self._owed: deque[tuple[int, int]] = deque()
+        """Position and size of every member sent whose digest has not come back."""
+        self._done = bytearray()
+        """Raw digests of members 0, 1, 2...: every one that came back."""
+        self._partial = bytearray()
         assert child.stdin is not None and child.stdout is not None
-        self._requests, self._digests = child.stdin.fileno(), child.stdout.fileno()
-        os.set_blocking(self._digests, False)
+        self._requests, self._answers = child.stdin.fileno(), child.stdout.fileno()
+        os.set_blocking(self._answers, False)
         self._stop = weakref.finalize(self, _stop, child)
 
-    def of_range(self, position: int, size: int) -> LateDigest:
-        """The digest of the ``size`` bytes written at ``position`` of the output."""
-        late = LateDigest(self)
-        self._batch.append((late, position, size))
-        if len(self._batch) >= _BATCH:
+    def submit(self, position: int, size: int) -> int:
+        """Ask for the digest of the ``size`` bytes written at ``position`` of the
+        output; returns the member's number (its place in :meth:`digests`)."""
+        self._batch += _REQUEST.pack(position, size)
+        number = self._count
+        self._count += 1
+        if len(self._batch) >= _BATCH * _REQUEST.size:
             self._send()
-        return late
+        return number
 
-    def wait(self) -> None:
-        """Wait until every digest asked for so far is known."""
+    def digests(self) -> bytes:
+        """Every member's raw digest, in submitted order (waits for the last ones).
+
+        Raises:
+            TacoIOError: a member the helper did not digest could not be read
+                back from the output here either.
+        """
         self._send()
         self._receive(until=0)
+        return bytes(self._done)
 
     def close(self) -> None:
         """Wait for every digest, then let the helper end."""
-        self.wait()
+        self.digests()
         self.abort()
 
     def abort(self) -> None:
@@ -179,15 +200,14 @@ class DigestProcess:
     def _send(self) -> None:
         if not self._batch:
             return
-        batch, self._batch = self._batch, []
-        self._sent.extend(batch)
+        batch, self._batch = self._batch, bytearray()
+        self._owed.extend(_REQUEST.iter_unpack(batch))
         if self._child is None:  # the helper is gone: the writer digests
-            self._receive(until=0)
+            self._digest_here()
             return
         self._flush()
-        message = b"".join(_REQUEST.pack(position, size) for _, position, size in batch)
         try:
-            view = memoryview(message)
+            view = memoryview(batch)
             while view:
                 view = view[os.write(self._requests, view) :]
         except OSError as exc:
@@ -197,15 +217,15 @@ class DigestProcess:
 
     def _receive(self, until: int) -> None:
         """Take the digests that came back; wait while more than ``until`` are owed."""
-        while self._sent:
+        while self._owed:
             if self._child is None:
                 self._digest_here()
                 return
-            blocking = len(self._sent) > until
+            blocking = len(self._owed) > until
             if blocking:
-                select.select([self._digests], [], [])
+                select.select([self._answers], [], [])
             try:
-                chunk = os.read(self._digests, _DIGEST_SIZE * len(self._sent))
+                chunk = os.read(self._answers, _DIGEST_SIZE * len(self._owed))
             except BlockingIOError:
                 return
             except OSError as exc:
@@ -214,37 +234,33 @@ class DigestProcess:
             if not chunk:
                 self._fail(f"the helper ended (exit code {self._child.wait()})")
                 continue
-            self._answers += chunk
-            self._settle()
+            self._partial += chunk
+            whole = len(self._partial) // _DIGEST_SIZE
+            self._done += self._partial[: whole * _DIGEST_SIZE]
+            del self._partial[: whole * _DIGEST_SIZE]
+            for _ in range(whole):
+                self._owed.popleft()
             if not blocking:
                 return
 
-    def _settle(self) -> None:
-        whole = len(self._answers) // _DIGEST_SIZE
-        for i in range(whole):
-            late, _, _ = self._sent.popleft()
-            digest = self._answers[i * _DIGEST_SIZE : (i + 1) * _DIGEST_SIZE]
-            late._result = f"{self.algorithm}:{digest.hex()}"
-        del self._answers[: whole * _DIGEST_SIZE]
-
     def _fail(self, why: str) -> None:
         log.warning("digest helper process: %s; the writer computes the rest", why)
-        self._stop()
-        self._child = None
+        self.abort()
 
     def _digest_here(self) -> None:
         """The digests the helper owes, computed here from the output."""
-        self._answers.clear()
+        self._partial.clear()
         self._flush()
-        while self._sent:
-            late, position, size = self._sent.popleft()
-            try:
-                data = os.pread(self._output, size, position)
-                if len(data) != size:
-                    raise OSError(f"expected {size} bytes at {position}, read {len(data)}")
-                late._result = digest_value(self.algorithm, data)
-            except Exception as exc:  # handed to the writer by value()
-                late._result = exc
+        while self._owed:
+            position, size = self._owed[0]
+            data = os.pread(self._output, size, position)
+            if len(data) != size:
+                raise TacoIOError(
+                    f"cannot digest the member of {size} bytes at {position} of the output: "
+                    f"read {len(data)} bytes back"
+                )
+            self._done += hashlib.new(self.algorithm, data).digest()
+            self._owed.popleft()
 
 
 def _stop(child: subprocess.Popen[bytes]) -> None:

@@ -46,6 +46,7 @@ from taco_gdal.model.collection import collection_json_bytes
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import atomic_file
 from taco_gdal.write._copy import LateDigest, settle_digests
+from taco_gdal.write._digest_process import DigestProcess, start_digest_process
 from taco_gdal.write._layout import Layout
 from taco_gdal.write._memory import release_memory
 from taco_gdal.write._parquet import (
@@ -59,7 +60,7 @@ from taco_gdal.write._parquet import (
 from taco_gdal.write._progress import progress_bar
 from taco_gdal.write._readahead import Prefetched, is_local, read_small_files
 from taco_gdal.write._tables import local_columns, rebuild_columns, stored_level, with_offsets
-from taco_gdal.write.zipstream import LOCAL_BLOCK, MemberInfo, ZipWriter
+from taco_gdal.write.zipstream import LOCAL_BLOCK, MemberInfo, ZipWriter, readable_fd
 
 __all__ = ["write_zip"]
 
@@ -80,21 +81,25 @@ class _Measured:
         )
         self.late: list[list[int]] = [[] for _ in rows]
         """Rows of each level whose digest is a :class:`LateDigest` (not settled yet)."""
+        self.algorithm = digest
         self.batch = None if digest is None else batch_digest(digest)
-        self.integer_rows: list[list[int]] = [[] for _ in rows]
-        self.integers: list[list[int]] = [[] for _ in rows]
-        """Rows of each level digested by :attr:`batch` (small files), and their digests
-        as integers: formatted a level at once by :meth:`checksums`."""
+        self.helper: DigestProcess | None = None
+        """The helper process digesting small members (SHA-256), set by the writer."""
+        self.batched_rows: list[list[int]] = [[] for _ in rows]
+        self.batched: list[list[int]] = [[] for _ in rows]
+        """Rows of each level digested together (small files) and, for each, its
+        integer digest (:attr:`batch`) or its member number in :attr:`helper`:
+        formatted a level at once by :meth:`checksums`."""
         self.strings = [False] * len(rows)
-        """Whether a level holds digests other than those integers (large members)."""
+        """Whether a level holds other digests (large members, zero-byte samples)."""
 
-    def record_at(self, level: int, row: int, info: MemberInfo, integer: int | None = None) -> None:
-        """Record ``row``'s member; its digest is ``info``'s, or ``integer`` (:attr:`batch`'s)."""
+    def record_at(self, level: int, row: int, info: MemberInfo, batched: int | None = None) -> None:
+        """Record ``row``'s member; its digest is ``info``'s, or ``batched`` (:attr:`batched`)."""
         self.offsets[level][row] = info.data_offset
         self.sizes[level][row] = info.size
-        if integer is not None:
-            self.integer_rows[level].append(row)
-            self.integers[level].append(integer)
+        if batched is not None:
+            self.batched_rows[level].append(row)
+            self.batched[level].append(batched)
             return
         digest = info.digest
         if self.digests is not None and digest is not None:
@@ -104,9 +109,9 @@ class _Measured:
                 self.late[level].append(row)
 
     def checksums(self, level: int) -> Sequence[str | None] | pa.Array | None:
-        """``level``'s digests; a late one (SHA-256, finished by the digest thread) is
-        waited for here, and only those rows are visited."""
-        if self.digests is None:
+        """``level``'s digests; a late one (SHA-256, finished by the digest thread or
+        the helper process) is waited for here, and only those rows are visited."""
+        if self.digests is None or self.algorithm is None:
             return None
         values = self.digests[level]
         late = [values[row] for row in self.late[level]]
@@ -114,11 +119,17 @@ class _Measured:
             values[row] = value
         self.late[level] = []
         strings = cast(list[str | None], values)
-        rows = self.integer_rows[level]
-        if self.batch is None or not rows:
+        rows = self.batched_rows[level]
+        if not rows:
             return strings
+        digests: npt.NDArray[np.uint64] | npt.NDArray[np.uint8]
+        if self.helper is not None:
+            every = np.frombuffer(self.helper.digests(), np.uint8).reshape(-1, self.helper.size)
+            digests = every[np.asarray(self.batched[level], np.int64)]
+        else:
+            digests = np.asarray(self.batched[level], np.uint64)
+        formatted = stored_ascii(self.algorithm, digests)
         index = np.asarray(rows, np.int64)
-        formatted = stored_ascii(self.batch.algorithm, np.asarray(self.integers[level], np.uint64))
         ascii = np.zeros((len(values), formatted.shape[1]), np.uint8)
         ascii[index] = formatted
         valid = np.zeros(len(values), np.bool_)
@@ -134,8 +145,8 @@ class _Measured:
         if self.digests is not None:
             self.digests[level] = []
             self.late[level] = []
-            self.integer_rows[level] = []
-            self.integers[level] = []
+            self.batched_rows[level] = []
+            self.batched[level] = []
 
     def check_complete(self) -> None:
         for level, offsets in enumerate(self.offsets):
@@ -185,9 +196,9 @@ def _write_files(
     local files are read with the kernel reading ahead
     (:func:`~taco_gdal.write._readahead.read_small_files`), :data:`DIGEST_AHEAD` at a
     time, and with a ``digest`` those read into memory are digested together."""
-    integers = None if digest is None else batch_digest(digest)
+    integers, helper = measured.batch, measured.helper
     call = None
-    if digest is not None and integers is None and not writer.defers_small(digest):
+    if digest is not None and integers is None and helper is None:
         call = value_call(digest)
     for batch in layout.file_batches():
         sources = batch.sources
@@ -203,6 +214,9 @@ def _write_files(
                     info = writer.add_bytes(name, b"", None if padding else digest)
                 elif type(value) is int:  # digested with the chunk: recorded below
                     info = writer.add_bytes(name, cast(bytes, data))
+                elif isinstance(data, bytes) and helper is not None:  # read back by the helper
+                    info = writer.add_bytes(name, data)
+                    value = helper.submit(info.data_offset, info.size)
                 elif isinstance(data, bytes):
                     info = writer.add_bytes(name, data, digest, digested=cast(str | None, value))
                 elif data is not None:
@@ -462,7 +476,11 @@ def write_layout(
         progress_bar(total, f"writing {target.name}", quiet, unit="sample") as bar,
         atomic_file(target, overwrite) as f,
     ):
-        writer = ZipWriter(cast(BinaryIO, _CountingFile(f)), check_names=False, late_digests=True)
+        counting = _CountingFile(f)
+        writer = ZipWriter(cast(BinaryIO, counting), check_names=False, late_digests=True)
+        readable = readable_fd(f)
+        if checksum is not None and readable is not None:
+            measured.helper = start_digest_process(checksum, readable, counting.flush)
         try:
             writer.add_taco_header()
             _write_files(writer, layout, measured, checksum, bar)
@@ -478,7 +496,7 @@ def write_layout(
             entries.append(HeaderEntry(info.data_offset, info.size))
             writer.set_header_entries(entries)
             writer.close()
-        except BaseException:
-            writer.abort()
-            raise
+        finally:
+            if measured.helper is not None:  # its digests are in the levels written
+                measured.helper.abort()
     return target

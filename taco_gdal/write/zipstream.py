@@ -65,9 +65,8 @@ from taco_gdal.format.checksum import StreamingDigest, check_algorithm, crc32, v
 from taco_gdal.format.names import HEADER_MEMBER
 from taco_gdal.io.vsi import VSIFile
 from taco_gdal.write._copy import _THREADED_DIGESTS, LateDigest, LateDigests, copy_fd
-from taco_gdal.write._digest_process import PROCESS_DIGESTS, DigestProcess, start_digest_process
 
-__all__ = ["BLOCK_SIZE", "LOCAL_BLOCK", "MemberInfo", "ZipWriter"]
+__all__ = ["BLOCK_SIZE", "LOCAL_BLOCK", "MemberInfo", "ZipWriter", "readable_fd"]
 
 BLOCK_SIZE = 8 * 1024 * 1024
 """Block of a remote (VSI) copy; a remote sample up to this size is fetched in one read."""
@@ -182,7 +181,7 @@ class MemberInfo:
     writer was made with ``late_digests=True``."""
 
 
-def _readable_fd(fileobj: BinaryIO) -> int | None:
+def readable_fd(fileobj: BinaryIO) -> int | None:
     """The descriptor of ``fileobj`` when it is open for reading too, else None."""
     try:
         import fcntl
@@ -267,11 +266,10 @@ class ZipWriter:
             for it): a member copied from a file goes through a buffer handed
             to the thread (up to 4 MiB) or is read back from the output's page
             cache, a member from memory is digested from its bytes.  Members
-            up to 256 KiB are not given to the thread: its hashlib call releases
-            the GIL for each, and getting it back cost more than the digest
-            (10k x 16 KiB: +0.24 s of CPU late vs +0.09 s inline).  A helper
-            process reads them back from the output instead
-            (:meth:`defers_small`), or they are digested inline.  Without
+            up to 256 KiB are digested inline all the same: the thread's
+            hashlib call releases the GIL for each, and among the writer's 8
+            read-ahead threads getting it back cost more than the digest
+            (10k x 16 KiB: +0.24 s of CPU late vs +0.09 s inline).  Without
             it, every digest is computed before the member's method returns.
 
     The central directory is kept packed (about 50 bytes plus the name per
@@ -299,7 +297,6 @@ class ZipWriter:
         self._f = fileobj
         self._late_digests = late_digests
         self._late: dict[str, LateDigests] = {}
-        self._helpers: dict[str, DigestProcess | None] = {}
         self._dos = zipfmt.dos_datetime(mtime)
         self._on_bytes = on_bytes
         # closed by close(), or when an abandoned writer is collected
@@ -386,19 +383,15 @@ class ZipWriter:
         """
         crc = crc32(data)
         late = self._late_for(digest) if len(data) > LOCAL_BLOCK else None
-        helper = self._helper_for(digest) if digested is None and late is None else None
-        value: LateDigest | str | None = None
+        value: LateDigest | str | None
         if digested is not None:
             value = digested
         elif late is not None and not late.busy:  # a view of a reused buffer is copied first
             value = late.of_bytes(data if isinstance(data, bytes) else bytes(data))
-        elif helper is None and digest is not None:
-            value = value_call(digest)(data)
+        else:
+            value = None if digest is None else value_call(digest)(data)
         lfh, lfh_offset = self._begin(name, len(data), crc)
-        position = self._f.tell()
         self._f.write(data)
-        if helper is not None:  # read back from the output by the helper process
-            value = helper.of_range(position, len(data))
         if self._on_bytes:
             self._on_bytes(len(data))
         return self._finish(lfh, lfh_offset, len(data), crc, value)
@@ -525,29 +518,13 @@ class ZipWriter:
         self._f.seek(position + size)
         return self._finish(lfh, lfh_offset, size, crc, hasher)
 
-    def defers_small(self, digest: str | None) -> bool:
-        """True when members up to 256 KiB given to :meth:`add_bytes` without their
-        ``digested`` value get a :class:`~taco_gdal.write._copy.LateDigest` of ``digest``
-        from a helper process (:mod:`~taco_gdal.write._digest_process`): SHA-256,
-        with ``late_digests``, an output open for reading and a Python to run."""
-        return self._helper_for(digest) is not None
-
-    def _helper_for(self, digest: str | None) -> DigestProcess | None:
-        if not self._late_digests or digest not in PROCESS_DIGESTS:
-            return None
-        if digest not in self._helpers:
-            fd = _readable_fd(self._f)
-            started = None if fd is None else start_digest_process(digest, fd, self._f.flush)
-            self._helpers[digest] = started
-        return self._helpers[digest]
-
     def _late_for(self, digest: str | None) -> LateDigests | None:
         """The late digests of ``digest`` when this writer defers it, else None (inline)."""
         if not self._late_digests or digest not in _THREADED_DIGESTS:
             return None
         late = self._late.get(digest)
         if late is None:
-            late = self._late[digest] = LateDigests(digest, _readable_fd(self._f))
+            late = self._late[digest] = LateDigests(digest, readable_fd(self._f))
         return late
 
     def _add_vsi(self, name: str, source: str, size: int | None, digest: str | None) -> MemberInfo:
@@ -594,13 +571,6 @@ class ZipWriter:
         self._central.seek(central_end)
 
     # -- finish ------------------------------------------------------------------
-    def abort(self) -> None:
-        """Stop the digest helper processes of a write that failed (no directory written)."""
-        for helper in self._helpers.values():
-            if helper is not None:
-                helper.abort()
-        self._helpers.clear()
-
     def close(self) -> None:
         """Write the central directory and the end records."""
         if self._closed:
@@ -615,7 +585,4 @@ class ZipWriter:
         self._writeback.close()
         for late in self._late.values():
             late.close()
-        for helper in self._helpers.values():
-            if helper is not None:
-                helper.close()
         self._closed = True

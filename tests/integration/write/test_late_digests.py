@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from taco_gdal.errors import TacoIOError, TacoValidationError
-from taco_gdal.write import _copy, _digest_process
+from taco_gdal.write import _copy
 from taco_gdal.write._copy import LateDigest, LateDigests, settle_digests
 from taco_gdal.write.zipstream import LOCAL_BLOCK, MemberInfo, ZipWriter
 from tests.forking import in_forked_child
@@ -287,28 +287,17 @@ def test_copy_through_a_whole_member_buffer(tmp_path: Path) -> None:
     assert crc == zlib.crc32(data)
 
 
-@pytest.mark.parametrize("helper", [True, False], ids=["helper process", "no helper"])
-def test_only_members_above_a_block_held_in_memory_go_to_the_digest_thread(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper: bool
+def test_only_members_above_a_block_held_in_memory_are_late(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # a small member's digest never goes to the digest thread (a GIL hand-off per member
-    # costs more than its SHA-256): a helper process reads it back from the output, or
-    # the writing thread computes it; a large one (a remote sample fetched whole) goes late
+    # a small member's digest stays on the writing thread (a GIL hand-off per member costs
+    # more than its SHA-256); a large one (a remote sample fetched whole) goes late
     monkeypatch.setattr(_copy, "_LATE_BACKLOG", 1 << 40)
-    if not helper:
-        monkeypatch.setattr(_digest_process, "_interpreter", lambda: None)
     small, large = os.urandom(LOCAL_BLOCK), os.urandom(LOCAL_BLOCK + 1)
     with open(tmp_path / "out.zip", "w+b") as f:
         writer = ZipWriter(f, late_digests=True)
         infos = [writer.add_bytes(n, d, digest="sha256") for n, d in (("s", small), ("l", large))]
-        first = infos[0].digest
-        if helper:
-            assert isinstance(first, LateDigest)
-            assert isinstance(first._owner, _digest_process.DigestProcess)
-        else:
-            assert isinstance(first, str)
-        assert isinstance(infos[1].digest, LateDigest)
-        assert isinstance(infos[1].digest._owner, _copy.LateDigests)
+        assert isinstance(infos[0].digest, str) and isinstance(infos[1].digest, LateDigest)
         assert settle_digests([i.digest for i in infos]) == [
             f"sha256:{hashlib.sha256(d).hexdigest()}" for d in (small, large)
         ]

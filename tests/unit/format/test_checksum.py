@@ -3,6 +3,7 @@ and however the bytes are split (the writer feeds bytes, bytearrays and memoryvi
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import mmap
 import os
@@ -321,3 +322,14 @@ def test_a_read_only_mapping_is_digested_in_place(algorithm: str, tmp_path: Path
         digest.update(view[4096:])
         assert digest.value() == independent_digest(algorithm, DATA)
         del anchor
+
+
+def test_stored_ascii_of_raw_digest_rows_and_a_wrong_width_refused() -> None:
+    datas = [DATA[:size] for size in (0, 1, 16_384)]
+    raw = np.frombuffer(b"".join(hashlib.sha256(d).digest() for d in datas), np.uint8)
+    rows = checksum.stored_ascii("sha256", raw.reshape(-1, 32))
+    assert [row.tobytes().decode() for row in rows] == [
+        independent_digest("sha256", d) for d in datas
+    ]
+    with pytest.raises(TacoValidationError, match=r"expected rows of 4 bytes, found .*\(3, 32\)"):
+        checksum.stored_ascii("crc32c", raw.reshape(-1, 32))
