@@ -164,6 +164,8 @@ class DigestProcess:
         assert child.stdin is not None and child.stdout is not None
         self._requests, self._answers = child.stdin.fileno(), child.stdout.fileno()
         os.set_blocking(self._answers, False)
+        self._poll = select.poll()  # not select(): a descriptor may be above FD_SETSIZE
+        self._poll.register(self._answers, select.POLLIN)
         self._stop = weakref.finalize(self, _stop, child)
 
     def submit(self, position: int, size: int) -> int:
@@ -223,7 +225,7 @@ class DigestProcess:
                 return
             blocking = len(self._owed) > until
             if blocking:
-                select.select([self._answers], [], [])
+                self._poll.poll()
             try:
                 chunk = os.read(self._answers, _DIGEST_SIZE * len(self._owed))
             except BlockingIOError:

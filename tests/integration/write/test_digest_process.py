@@ -181,3 +181,31 @@ def test_a_failed_write_leaves_no_helper_behind(tmp_path: Path) -> None:
         create(taco, tmp_path / "out.tacozip", checksum="sha256", quiet=True)
     assert _reaped(before)
     assert not (tmp_path / "out.tacozip").exists()
+
+
+def test_a_helper_whose_pipes_are_past_fd_setsize_still_waits(tmp_path: Path) -> None:
+    # a process with many files open (a read-ahead window, a server) gets pipes above
+    # 1024, where select() refuses them: the blocking waits must work there too
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = 2048 if hard == resource.RLIM_INFINITY else min(hard, 2048)
+    assert wanted > 1200, f"the test needs 1,200 descriptors, the hard limit is {hard}"
+    resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+    null = os.open(os.devnull, os.O_RDONLY)
+    held = [os.dup(null) for _ in range(1100)]
+    try:
+        members = _members(tmp_path / "out.bin", 2500, seed=3)
+        fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
+        try:
+            helper = _helper(fd)
+            assert helper._answers > 1024
+            numbers = [helper.submit(position, len(data)) for position, data in members]
+            assert helper.digests() == _sha256s(members) and numbers[-1] == 2499
+            helper.close()
+        finally:
+            os.close(fd)
+    finally:
+        for descriptor in [*held, null]:
+            os.close(descriptor)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
