@@ -98,7 +98,7 @@ def start_digest_process(
     if algorithm not in PROCESS_DIGESTS:
         return None
     executable = _interpreter()
-    if executable is None:
+    if executable is None or os.name != "posix":  # pass_fds, pread, poll: POSIX only
         return None
     try:
         child = subprocess.Popen(
