@@ -752,52 +752,20 @@ more through the library, 2.75 us through the wheel)."""
 
 
 def _xxh3_calls(general: Callable[[Buffer], str]) -> dict[str, Callable[[Buffer], str]]:
-    """The equivalent XXH3 calls :func:`value_call` chooses from, by name.
+    """The equivalent XXH3 calls :func:`value_call` chooses from, by name: each of
+    :func:`_xxh3_batches` on one ``bytes`` object of at most 256 KiB; other buffers
+    take ``general``."""
+    limit = _HOLD_GIL_MAX
 
-    ``libxxhash`` by ctypes (about 1 us per call, then 30-60 GB/s) and the xxhash
-    wheel (about 0.1 us, then 27 GB/s of legacy SSE code), the latter also after
-    clearing the upper vector state (:func:`_clean_vectors`, needed on CPUs
-    where ISA-L's AVX-512 CRC leaves it dirty).  Which is fastest for a small
-    sample depends on the CPU: on an AMD EPYC without AVX-512, 16 KiB right
-    after the ZIP CRC-32 took 0.7 us more through the wheel, 0.9 us with the
-    state cleared, 1.0 us through the library; on an Intel CPU with AVX-512 the
-    wheel without the clearing paid 4.7x on 256 KiB.  Buffers other than
-    ``bytes`` take ``general``.  The third is offered only on CPUs with AVX-512
-    (setting up the clearing costs about 0.7 ms).
-    """
-    import xxhash
-
-    wheel, limit, small = xxhash.xxh3_64_intdigest, _HOLD_GIL_MAX, _WHEEL_MAX
-    library = _xxh3_library()
-    if library is None:  # pragma: no cover - no libxxhash: the wheel alone
-        by_library = general
-    else:
-        hold = library.one_shots[1]
-
-        def by_library(data: Buffer) -> str:
+    def one(batch: Callable[[list[bytes]], list[int]]) -> Callable[[Buffer], str]:
+        def call(data: Buffer) -> str:
             if type(data) is bytes and len(data) <= limit:
-                return f"xxh3:{hold(data, len(data)):016x}"
+                return f"xxh3:{batch([data])[0]:016x}"
             return general(data)
 
-    def by_wheel(data: Buffer) -> str:
-        if type(data) is bytes and len(data) <= small:
-            return f"xxh3:{wheel(data):016x}"
-        return by_library(data)
+        return call
 
-    calls = {"libxxhash": by_library, "xxhash wheel": by_wheel}
-    if "avx512f" not in _cpu_flags():  # no AVX-512 kernel in ISA-L to leave the state dirty
-        return calls
-    clean = _clean_vectors()
-    if clean is not _nothing:
-
-        def by_clean_wheel(data: Buffer) -> str:
-            if type(data) is bytes and len(data) <= small:
-                clean()
-                return f"xxh3:{wheel(data):016x}"
-            return by_library(data)
-
-        calls["xxhash wheel, clean state"] = by_clean_wheel
-    return calls
+    return {name: one(batch) for name, batch in _xxh3_batches().items()}
 
 
 _TRIAL: Final = bytes(range(256)) * 64
@@ -909,8 +877,20 @@ def _crc32_each(datas: list[bytes]) -> None:
 
 
 def _xxh3_batches() -> dict[str, Callable[[list[bytes]], list[int]]]:
-    """The equivalent XXH3 batch calls :func:`batch_digest` chooses from (see
-    :func:`_xxh3_calls`); a buffer above 32 KiB takes ``libxxhash`` when it exists."""
+    """The equivalent XXH3 calls on ``bytes`` objects of at most 256 KiB, by name:
+    :func:`batch_digest` (and, a buffer at a time, :func:`value_call`) choose from them.
+
+    ``libxxhash`` by ctypes (about 1 us per call, then 30-60 GB/s) and the xxhash
+    wheel (about 0.1 us, then 27 GB/s of legacy SSE code; a buffer above 32 KiB
+    takes ``libxxhash`` when it exists), the latter also after clearing the
+    upper vector state (:func:`_clean_vectors`, needed on CPUs where ISA-L's
+    AVX-512 CRC leaves it dirty).  Which is fastest for a small sample depends
+    on the CPU: on an AMD EPYC without AVX-512, 16 KiB right after the ZIP
+    CRC-32 took 0.7 us more through the wheel, 0.9 us with the state cleared,
+    1.0 us through the library; on an Intel CPU with AVX-512 the wheel without
+    the clearing paid 4.7x on 256 KiB.  The third is offered only on CPUs with
+    AVX-512 (setting up the clearing costs about 0.7 ms).
+    """
     import xxhash
 
     wheel, small = xxhash.xxh3_64_intdigest, _WHEEL_MAX
