@@ -840,9 +840,14 @@ def batch_digest(algorithm: str) -> BatchDigest | None:
     """The :class:`BatchDigest` of ``algorithm``, chosen once per process; None for
     ``sha256`` (its digest is no machine integer, and its compute dwarfs the call).
 
-    CRC-32C is google-crc32c's C extension; XXH3 whichever of the xxhash wheel
-    (``bytes`` up to 32 KiB), the same after clearing the upper vector state
-    (AVX-512 CPUs), or ``libxxhash`` :func:`_fastest` finds quickest on this CPU.
+    CRC-32C is google-crc32c's C extension.  XXH3 is the xxhash wheel's for
+    ``bytes`` up to 32 KiB (``libxxhash`` above) on a CPU without AVX-512:
+    there a ``libxxhash`` call costs more than its faster code saves on a
+    small sample (0.3 us more per 16 KiB on an AMD EPYC), and nothing leaves
+    the upper vector state dirty, so nothing is timed and ``libxxhash`` is
+    loaded only for a larger buffer (the trial and the library's checks took
+    1.2 ms of a 10k x 16 KiB ``create()``).  On an AVX-512 CPU it is whichever
+    of :func:`_xxh3_batches` :func:`_fastest` finds quickest.
 
     Raises:
         TacoFormatError: the algorithm is not one of ``crc32c``, ``xxh3``, ``sha256``.
@@ -862,6 +867,8 @@ def batch_digest(algorithm: str) -> BatchDigest | None:
         crc = google_crc32c.value
         return BatchDigest(algorithm, lambda datas: list(map(crc, datas)))
     if algorithm == "xxh3":
+        if "avx512f" not in _cpu_flags():
+            return BatchDigest(algorithm, _xxh3_batches(timed=False)["xxhash wheel"])
         _, call = _fastest(_xxh3_batches(), data=_TRIALS, before=_crc32_each)
         return BatchDigest(algorithm, call)
     return None
@@ -876,7 +883,7 @@ def _crc32_each(datas: list[bytes]) -> None:
         crc32(data)
 
 
-def _xxh3_batches() -> dict[str, Callable[[list[bytes]], list[int]]]:
+def _xxh3_batches(timed: bool = True) -> dict[str, Callable[[list[bytes]], list[int]]]:
     """The equivalent XXH3 calls on ``bytes`` objects of at most 256 KiB, by name:
     :func:`batch_digest` (and, a buffer at a time, :func:`value_call`) choose from them.
 
@@ -889,26 +896,30 @@ def _xxh3_batches() -> dict[str, Callable[[list[bytes]], list[int]]]:
     CRC-32 took 0.7 us more through the wheel, 0.9 us with the state cleared,
     1.0 us through the library; on an Intel CPU with AVX-512 the wheel without
     the clearing paid 4.7x on 256 KiB.  The third is offered only on CPUs with
-    AVX-512 (setting up the clearing costs about 0.7 ms).
+    AVX-512 (setting up the clearing costs about 0.7 ms).  Without ``timed``,
+    only the wheel's, which loads ``libxxhash`` on its first larger buffer.
     """
     import xxhash
 
     wheel, small = xxhash.xxh3_64_intdigest, _WHEEL_MAX
-    library = _xxh3_library()
-    hold = None if library is None else library.one_shots[1]
-
-    def by_library(datas: list[bytes]) -> list[int]:
-        if hold is None:  # pragma: no cover - no libxxhash: the wheel alone
-            return list(map(wheel, datas))
-        return [hold(d, len(d)) for d in datas]
 
     def by_wheel(datas: list[bytes]) -> list[int]:
-        if hold is None or max(map(len, datas), default=0) <= small:
+        if max(map(len, datas), default=0) <= small:
+            return list(map(wheel, datas))
+        hold = _xxh3_hold()
+        if hold is None:  # pragma: no cover - no libxxhash: the wheel alone
             return list(map(wheel, datas))
         return [wheel(d) if len(d) <= small else hold(d, len(d)) for d in datas]
 
     calls: dict[str, Callable[[list[bytes]], list[int]]] = {"xxhash wheel": by_wheel}
+    if not timed:
+        return calls
+    hold = _xxh3_hold()
     if hold is not None:
+
+        def by_library(datas: list[bytes], hold: Callable[[bytes, int], int] = hold) -> list[int]:
+            return [hold(d, len(d)) for d in datas]
+
         calls["libxxhash"] = by_library
     clean = _clean_vectors() if "avx512f" in _cpu_flags() else _nothing
     if clean is not _nothing:
@@ -919,6 +930,12 @@ def _xxh3_batches() -> dict[str, Callable[[list[bytes]], list[int]]]:
 
         calls["xxhash wheel, clean state"] = by_clean_wheel
     return calls
+
+
+def _xxh3_hold() -> Callable[[bytes, int], int] | None:
+    """``libxxhash``'s one-shot XXH3 that keeps the GIL, None without the library."""
+    library = _xxh3_library()
+    return None if library is None else library.one_shots[1]
 
 
 def stored_ascii(

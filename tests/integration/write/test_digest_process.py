@@ -13,6 +13,7 @@ import os
 import random
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -209,3 +210,52 @@ def test_a_helper_whose_pipes_are_past_fd_setsize_still_waits(tmp_path: Path) ->
         for descriptor in [*held, null]:
             os.close(descriptor)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+@pytest.fixture
+def affinity() -> Iterator[set[int]]:
+    """This thread's CPUs, given back after the test narrows them."""
+    allowed = os.sched_getaffinity(0)
+    yield allowed
+    os.sched_setaffinity(0, allowed)
+
+
+def test_the_helper_runs_off_the_writers_cpu(tmp_path: Path, affinity: set[int]) -> None:
+    assert len(affinity) >= 2, f"the test needs two CPUs, this thread may use {affinity}"
+    mine = max(affinity)
+    os.sched_setaffinity(0, {mine})
+    os.sched_setaffinity(0, affinity)  # free again, but last ran on `mine`
+    members = _members(tmp_path / "out.bin", 200, seed=4)
+    fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
+    try:
+        helper = _helper(fd)
+        assert helper._child is not None
+        placed = os.sched_getaffinity(helper._child.pid)
+        for position, data in members:
+            helper.submit(position, len(data))
+        found = helper.digests()
+        helper.close()
+    finally:
+        os.close(fd)
+    assert placed == affinity - {mine}
+    assert found == _sha256s(members)
+
+
+def test_on_one_cpu_the_writer_digests_inline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, affinity: set[int]
+) -> None:
+    started: list[DigestProcess | None] = []
+
+    def start(*args: Any) -> DigestProcess | None:  # the real decision, only observed
+        started.append(start_digest_process(*args))
+        return started[-1]
+
+    monkeypatch.setattr(zip_container, "start_digest_process", start)
+    os.sched_setaffinity(0, {min(affinity)})  # a container or a pinned DataLoader worker
+    taco, contents = _taco(tmp_path / "src", 300)
+    out = create(taco, tmp_path / "out.tacozip", checksum="sha256", quiet=True)[0]
+    assert started == [None]  # asked, and no helper started
+    table = read_zip_metadata(out).levels[0]
+    assert table.column(CHECKSUM).to_pylist() == [
+        f"sha256:{hashlib.sha256(contents[i]).hexdigest()}" for i in table.column("id").to_pylist()
+    ]

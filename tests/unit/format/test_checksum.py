@@ -7,7 +7,9 @@ import hashlib
 import itertools
 import mmap
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -137,6 +139,57 @@ def test_the_clean_state_xxh3_batch_offered_on_avx512_cpus_is_right(
         assert [f"xxh3:{v:016x}" for v in call(datas)] == [
             independent_digest("xxh3", data) for data in datas
         ]
+
+
+@pytest.fixture
+def fresh_choices() -> Iterator[None]:
+    """``batch_digest`` and ``libxxhash`` chosen again in the test, and again after it."""
+    for cached in (checksum.batch_digest, checksum._xxh3_library):
+        cached.cache_clear()
+    yield
+    for cached in (checksum.batch_digest, checksum._xxh3_library):
+        cached.cache_clear()
+
+
+def test_without_avx512_the_xxh3_batch_times_nothing_and_loads_libxxhash_for_large_buffers(
+    monkeypatch: pytest.MonkeyPatch, fresh_choices: None
+) -> None:
+    monkeypatch.setattr(checksum, "_cpu_flags", lambda: frozenset({"avx", "avx2"}))
+
+    def no_trial(*args: object, **kwargs: object) -> None:
+        raise AssertionError("timed a choice that needs no timing")
+
+    monkeypatch.setattr(checksum, "_fastest", no_trial)
+    batch = checksum.batch_digest("xxh3")
+    assert batch is not None
+    small = [DATA[:size] for size in BATCHES["small"]]
+    assert [f"xxh3:{v:016x}" for v in batch.of(small)] == [
+        independent_digest("xxh3", data) for data in small
+    ]
+    assert checksum._xxh3_library.cache_info().currsize == 0  # not loaded for small ones
+    mixed = [DATA[:size] for size in BATCHES["mixed"]]
+    assert [f"xxh3:{v:016x}" for v in batch.of(mixed)] == [
+        independent_digest("xxh3", data) for data in mixed
+    ]
+    assert checksum._xxh3_library() is not None  # loaded for the 256 KiB one
+
+
+def test_with_avx512_the_xxh3_batch_is_timed(
+    monkeypatch: pytest.MonkeyPatch, fresh_choices: None
+) -> None:
+    monkeypatch.setattr(checksum, "_cpu_flags", lambda: frozenset({"avx", "avx512f"}))
+    timed: list[list[str]] = []
+    fastest = checksum._fastest
+
+    def watched(calls: Any, *args: Any, **kwargs: Any) -> Any:
+        timed.append(list(calls))
+        return fastest(calls, *args, **kwargs)
+
+    monkeypatch.setattr(checksum, "_fastest", watched)
+    batch = checksum.batch_digest("xxh3")
+    assert batch is not None
+    assert timed == [["xxhash wheel", "libxxhash", "xxhash wheel, clean state"]]
+    assert batch.of([DATA]) == [int(independent_digest("xxh3", DATA)[5:], 16)]
 
 
 def test_the_crc32c_batch_gives_independent_values() -> None:
