@@ -1,7 +1,8 @@
 """Per-sample digests computed by libraries other than the one under test.
 
-The writer and ``format/checksum.py`` compute CRC-32C through ISA-L; tests
-check them against ``google_crc32c``, ``xxhash`` and ``hashlib``.
+The writer and ``format/checksum.py`` compute CRC-32C through the project's own C
+extension, ISA-L or google-crc32c by ctypes; tests check them against
+``google_crc32c``'s Python extension, ``xxhash`` and ``hashlib``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,303 @@
+/* CRC-32C (Castagnoli) by carry-less multiplication, for x86-64 CPUs with VPCLMULQDQ.
+ *
+ * The SSE 4.2 crc32 instruction used by google-crc32c, ISA-L's AVX2 code and
+ * the crc32c package retires 8 bytes a cycle at best (about 24 GB/s on the
+ * AMD EPYC this project is measured on).  Folding 128-byte blocks with
+ * 256-bit carry-less multiplies runs on other execution units and is not
+ * bound by that instruction's throughput.
+ *
+ * How it works: a block C of 16 bytes followed by d more bytes stands, for the
+ * CRC, for C * x^(8d) mod P.  With d = 128 bytes that product is
+ * C.lo * K1 xor C.hi * K2 (two 64 x 33-bit carry-less products), where
+ * K1 = reflect(x^(1024+32) mod P) << 1 and K2 = reflect(x^(1024-32) mod P) << 1,
+ * and it is xored into the 16 bytes 128 bytes later.  Eight such lanes (four
+ * 256-bit registers) walk the input 128 bytes at a time; the 128 bytes they
+ * hold at the end have the same CRC, continued by the input's tail, as the
+ * input itself, so both are finished with the crc32 instruction: no Barrett
+ * reduction, and the constants are computed here from P at import.
+ *
+ * Python API (module ``taco_gdal._crc32c``):
+ *   accelerated: True when this CPU runs the folding code (else nothing uses it).
+ *   value(buffer) -> int: CRC-32C of a buffer (GIL kept: small buffers).
+ *   extend_hold(crc, pointer, n) / extend_release(crc, pointer, n) -> int:
+ *     CRC-32C of n bytes at pointer (an address as int, or a bytes object),
+ *     continuing the finished CRC ``crc``; the second releases the GIL.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define TACO_X86 1
+#endif
+
+#define CRC32C_POLY 0x1EDC6F41u       /* x^32 implied, normal (MSB-first) form */
+#define CRC32C_REFLECTED 0x82F63B78u  /* the same, reflected */
+#define FOLD_MIN 512                  /* shorter inputs: the crc32 instruction alone */
+
+/* A mixed block of m loop turns: 128 m bytes folded, then three stripes of 40 m bytes
+ * for the crc32 instruction.  Large inputs take blocks of 256 turns (62 KiB), what is
+ * left blocks of 32 turns (7.75 KiB): combining costs about 100 cycles a block. */
+#define BIG_M 256
+#define SMALL_M 32
+#define BLOCK(m) (248 * (size_t)(m))
+
+static int have_fold = 0;
+static uint64_t fold_k1, fold_k2;
+static uint32_t big_k[3], small_k[3]; /* move a CRC past 1, 2 and 3 stripes of a block */
+
+/* x^n mod P, normal form. */
+static uint32_t xpow_mod(unsigned n) {
+    uint32_t r = 1;
+    while (n--) {
+        uint32_t carry = r & 0x80000000u;
+        r <<= 1;
+        if (carry) r ^= CRC32C_POLY;
+    }
+    return r;
+}
+
+static uint32_t reflect32(uint32_t v) {
+    uint32_t r = 0;
+    for (int i = 0; i < 32; i++) {
+        r = (r << 1) | (v & 1u);
+        v >>= 1;
+    }
+    return r;
+}
+
+static uint64_t fold_constant(unsigned bits) { return (uint64_t)reflect32(xpow_mod(bits)) << 1; }
+
+/* Raw (no inversion) reflected CRC-32C update, one bit at a time: other CPUs. */
+static uint32_t crc_bitwise(uint32_t s, const uint8_t *p, size_t n) {
+    while (n--) {
+        s ^= *p++;
+        for (int i = 0; i < 8; i++) s = (s >> 1) ^ (CRC32C_REFLECTED & (0u - (s & 1u)));
+    }
+    return s;
+}
+
+#ifdef TACO_X86
+__attribute__((target("sse4.2"))) static uint32_t crc_instruction(uint32_t s, const uint8_t *p,
+                                                                   size_t n) {
+    uint64_t s64 = s;
+    while (n >= 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        s64 = _mm_crc32_u64(s64, v);
+        p += 8;
+        n -= 8;
+    }
+    s = (uint32_t)s64;
+    while (n--) s = _mm_crc32_u8(s, *p++);
+    return s;
+}
+
+__attribute__((target("sse4.2,pclmul,avx2,vpclmulqdq"))) static inline __m256i fold(
+    __m256i lanes, __m256i k, const uint8_t *next) {
+    __m256i lo = _mm256_clmulepi64_epi128(lanes, k, 0x00);
+    __m256i hi = _mm256_clmulepi64_epi128(lanes, k, 0x11);
+    __m256i data = _mm256_loadu_si256((const __m256i *)next);
+    return _mm256_xor_si256(_mm256_xor_si256(lo, hi), data);
+}
+
+/* Raw update of n >= 256 bytes. */
+__attribute__((target("sse4.2,pclmul,avx2,vpclmulqdq"))) static uint32_t crc_fold(
+    uint32_t s, const uint8_t *p, size_t n) {
+    __m256i a0 = _mm256_loadu_si256((const __m256i *)p);
+    __m256i a1 = _mm256_loadu_si256((const __m256i *)(p + 32));
+    __m256i a2 = _mm256_loadu_si256((const __m256i *)(p + 64));
+    __m256i a3 = _mm256_loadu_si256((const __m256i *)(p + 96));
+    a0 = _mm256_xor_si256(a0, _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0, (int)s));
+    const __m256i k = _mm256_set_epi64x((long long)fold_k2, (long long)fold_k1,
+                                        (long long)fold_k2, (long long)fold_k1);
+    p += 128;
+    n -= 128;
+    while (n >= 128) {
+        a0 = fold(a0, k, p);
+        a1 = fold(a1, k, p + 32);
+        a2 = fold(a2, k, p + 64);
+        a3 = fold(a3, k, p + 96);
+        p += 128;
+        n -= 128;
+    }
+    uint8_t held[128];
+    _mm256_storeu_si256((__m256i *)held, a0);
+    _mm256_storeu_si256((__m256i *)(held + 32), a1);
+    _mm256_storeu_si256((__m256i *)(held + 64), a2);
+    _mm256_storeu_si256((__m256i *)(held + 96), a3);
+    return crc_instruction(crc_instruction(0, held, sizeof held), p, n);
+}
+#endif
+
+#ifdef TACO_X86
+/* c * x^(8L) mod P for the L whose constant is k = reflect(x^(8L-33) mod P): the 63-bit
+ * carry-less product, read as 8 message bytes by the crc32 instruction, is c * k * x^33. */
+__attribute__((target("sse4.2,pclmul"))) static inline uint32_t shift(uint32_t c, uint32_t k) {
+    __m128i product = _mm_clmulepi64_si128(_mm_cvtsi32_si128((int)c), _mm_cvtsi32_si128((int)k),
+                                           0x00);
+    return (uint32_t)_mm_crc32_u64(0, (uint64_t)_mm_cvtsi128_si64(product));
+}
+
+#define CRC_STEP(c, q)                     \
+    do {                                   \
+        uint64_t v_;                       \
+        memcpy(&v_, (q), 8);               \
+        (c) = _mm_crc32_u64((c), v_);      \
+        (q) += 8;                          \
+    } while (0)
+#define CRC_40(c, q) \
+    do {             \
+        CRC_STEP(c, q); CRC_STEP(c, q); CRC_STEP(c, q); CRC_STEP(c, q); CRC_STEP(c, q); \
+    } while (0)
+
+/* Raw update of one MIX_BLOCK: its first MIX_FOLD bytes folded, its three stripes of
+ * MIX_STRIPE bytes through the crc32 instruction in the same loop (other execution
+ * units: both run at once), then the four CRCs combined. */
+__attribute__((target("sse4.2,pclmul,avx2,vpclmulqdq"))) static uint32_t crc_block(
+    uint32_t s, const uint8_t *p, int m, const uint32_t *shift_k) {
+    const uint8_t *f = p + 128, *q1 = p + 128 * (size_t)m, *q2 = q1 + 40 * (size_t)m,
+                  *q3 = q2 + 40 * (size_t)m;
+    __m256i a0 = _mm256_loadu_si256((const __m256i *)p);
+    __m256i a1 = _mm256_loadu_si256((const __m256i *)(p + 32));
+    __m256i a2 = _mm256_loadu_si256((const __m256i *)(p + 64));
+    __m256i a3 = _mm256_loadu_si256((const __m256i *)(p + 96));
+    a0 = _mm256_xor_si256(a0, _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0, (int)s));
+    const __m256i k = _mm256_set_epi64x((long long)fold_k2, (long long)fold_k1,
+                                        (long long)fold_k2, (long long)fold_k1);
+    uint64_t c1 = 0, c2 = 0, c3 = 0;
+    CRC_40(c1, q1);
+    CRC_40(c2, q2);
+    CRC_40(c3, q3);
+    for (int i = 1; i < m; i++) {
+        a0 = fold(a0, k, f);
+        a1 = fold(a1, k, f + 32);
+        a2 = fold(a2, k, f + 64);
+        a3 = fold(a3, k, f + 96);
+        f += 128;
+        CRC_40(c1, q1);
+        CRC_40(c2, q2);
+        CRC_40(c3, q3);
+    }
+    uint8_t held[128];
+    _mm256_storeu_si256((__m256i *)held, a0);
+    _mm256_storeu_si256((__m256i *)(held + 32), a1);
+    _mm256_storeu_si256((__m256i *)(held + 64), a2);
+    _mm256_storeu_si256((__m256i *)(held + 96), a3);
+    uint32_t folded = crc_instruction(0, held, sizeof held);
+    return shift(folded, shift_k[2]) ^ shift((uint32_t)c1, shift_k[1]) ^
+           shift((uint32_t)c2, shift_k[0]) ^ (uint32_t)c3;
+}
+#endif
+
+/* CRC-32C of n bytes continuing the finished CRC `crc` (google-crc32c's crc32c_extend). */
+static uint32_t crc32c_extend(uint32_t crc, const uint8_t *p, size_t n) {
+    uint32_t s = ~crc;
+#ifdef TACO_X86
+    if (have_fold) {
+        for (; n >= BLOCK(BIG_M); p += BLOCK(BIG_M), n -= BLOCK(BIG_M))
+            s = crc_block(s, p, BIG_M, big_k);
+        for (; n >= BLOCK(SMALL_M); p += BLOCK(SMALL_M), n -= BLOCK(SMALL_M))
+            s = crc_block(s, p, SMALL_M, small_k);
+        s = n >= FOLD_MIN ? crc_fold(s, p, n) : crc_instruction(s, p, n);
+        return ~s;
+    }
+#endif
+    return ~crc_bitwise(s, p, n);
+}
+
+static PyObject *value(PyObject *module, PyObject *arg) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) return NULL;
+    uint32_t crc = crc32c_extend(0, (const uint8_t *)view.buf, (size_t)view.len);
+    PyBuffer_Release(&view);
+    return PyLong_FromUnsignedLong(crc);
+}
+
+static PyObject *extend(PyObject *const *args, Py_ssize_t nargs, int release) {
+    if (nargs != 3) {
+        PyErr_Format(PyExc_TypeError, "expected (crc, pointer, n), found %zd arguments", nargs);
+        return NULL;
+    }
+    unsigned long crc = PyLong_AsUnsignedLong(args[0]);
+    if (crc == (unsigned long)-1 && PyErr_Occurred()) return NULL;
+    Py_ssize_t n = PyLong_AsSsize_t(args[2]);
+    if (n == -1 && PyErr_Occurred()) return NULL;
+    if (n < 0) {
+        PyErr_Format(PyExc_ValueError, "expected a length >= 0, found %zd", n);
+        return NULL;
+    }
+    const uint8_t *p;
+    if (PyBytes_Check(args[1])) {
+        if (n > PyBytes_GET_SIZE(args[1])) {
+            PyErr_Format(PyExc_ValueError, "expected at most %zd bytes, found a length of %zd",
+                         PyBytes_GET_SIZE(args[1]), n);
+            return NULL;
+        }
+        p = (const uint8_t *)PyBytes_AS_STRING(args[1]);
+    } else if (PyLong_Check(args[1])) {
+        p = (const uint8_t *)PyLong_AsVoidPtr(args[1]);
+        if (p == NULL && PyErr_Occurred()) return NULL;
+        if (p == NULL && n) {
+            PyErr_SetString(PyExc_ValueError, "expected an address, found 0");
+            return NULL;
+        }
+    } else {
+        PyErr_Format(PyExc_TypeError, "expected an address or bytes, found %.100s",
+                     Py_TYPE(args[1])->tp_name);
+        return NULL;
+    }
+    uint32_t result;
+    if (release) {
+        Py_BEGIN_ALLOW_THREADS result = crc32c_extend((uint32_t)crc, p, (size_t)n);
+        Py_END_ALLOW_THREADS
+    } else {
+        result = crc32c_extend((uint32_t)crc, p, (size_t)n);
+    }
+    return PyLong_FromUnsignedLong(result);
+}
+
+static PyObject *extend_hold(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    return extend(args, nargs, 0);
+}
+
+static PyObject *extend_release(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    return extend(args, nargs, 1);
+}
+
+static PyMethodDef methods[] = {
+    {"value", value, METH_O, "CRC-32C of a buffer, the GIL kept."},
+    {"extend_hold", (PyCFunction)(void (*)(void))extend_hold, METH_FASTCALL,
+     "extend_hold(crc, pointer, n): CRC-32C of n bytes at pointer continuing crc."},
+    {"extend_release", (PyCFunction)(void (*)(void))extend_release, METH_FASTCALL,
+     "extend_release(crc, pointer, n): the same, the GIL released."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef definition = {
+    PyModuleDef_HEAD_INIT, "_crc32c", "CRC-32C by carry-less multiplication (VPCLMULQDQ).", -1,
+    methods,
+};
+
+PyMODINIT_FUNC PyInit__crc32c(void) {
+#ifdef TACO_X86
+    __builtin_cpu_init();
+    have_fold = __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("pclmul") &&
+                __builtin_cpu_supports("avx2") && __builtin_cpu_supports("vpclmulqdq");
+#endif
+    fold_k1 = fold_constant(1024 + 32);
+    fold_k2 = fold_constant(1024 - 32);
+    for (unsigned i = 0; i < 3; i++) {
+        big_k[i] = reflect32(xpow_mod(8u * 40u * BIG_M * (i + 1) - 33));
+        small_k[i] = reflect32(xpow_mod(8u * 40u * SMALL_M * (i + 1) - 33));
+    }
+    PyObject *module = PyModule_Create(&definition);
+    if (module == NULL) return NULL;
+    if (PyModule_AddObject(module, "accelerated", PyBool_FromLong(have_fold)) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}
