@@ -895,7 +895,8 @@ def batch_digest(algorithm: str) -> BatchDigest | None:
     """The :class:`BatchDigest` of ``algorithm``, chosen once per process; None for
     ``sha256`` (its digest is no machine integer, and its compute dwarfs the call).
 
-    CRC-32C is google-crc32c's C extension.  XXH3 is the xxhash wheel's for
+    CRC-32C is :func:`_crc32c_value_call`'s one C call (the project's extension
+    where it runs, google-crc32c's otherwise).  XXH3 is the xxhash wheel's for
     ``bytes`` up to 32 KiB (``libxxhash`` above) on a CPU without AVX-512:
     there a ``libxxhash`` call costs more than its faster code saves on a
     small sample (0.3 us more per 16 KiB on an AMD EPYC), and nothing leaves
