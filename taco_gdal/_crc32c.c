@@ -103,32 +103,45 @@ __attribute__((target("sse4.2,pclmul,avx2,vpclmulqdq"))) static inline __m256i f
     return _mm256_xor_si256(_mm256_xor_si256(lo, hi), data);
 }
 
+/* Four 256-bit registers: eight lanes of 16 bytes walking the input 128 bytes a turn. */
+typedef struct {
+    __m256i a[4];
+} Lanes;
+
+/* The lanes on the first 128 bytes at p, the raw CRC state s xored into the first four. */
+__attribute__((target("sse4.2,pclmul,avx2,vpclmulqdq"))) static inline __attribute__((always_inline)) Lanes lanes_start(
+    uint32_t s, const uint8_t *p) {
+    Lanes l;
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) l.a[i] = _mm256_loadu_si256((const __m256i *)(p + 32 * i));
+    l.a[0] = _mm256_xor_si256(l.a[0], _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0, (int)s));
+    return l;
+}
+
+/* The lanes moved past the 128 bytes at p. */
+__attribute__((target("sse4.2,pclmul,avx2,vpclmulqdq"))) static inline __attribute__((always_inline)) void lanes_fold(
+    Lanes *l, const uint8_t *p) {
+    const __m256i k = _mm256_set_epi64x((long long)fold_k2, (long long)fold_k1,
+                                        (long long)fold_k2, (long long)fold_k1);
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) l->a[i] = fold(l->a[i], k, p + 32 * i);
+}
+
+/* The raw CRC of the 128 bytes the lanes hold: that of everything they walked. */
+__attribute__((target("sse4.2,pclmul,avx2,vpclmulqdq"))) static inline __attribute__((always_inline)) uint32_t lanes_crc(
+    const Lanes *l) {
+    uint8_t held[128];
+#pragma GCC unroll 4
+    for (int i = 0; i < 4; i++) _mm256_storeu_si256((__m256i *)(held + 32 * i), l->a[i]);
+    return crc_instruction(0, held, sizeof held);
+}
+
 /* Raw update of n >= 256 bytes. */
 __attribute__((target("sse4.2,pclmul,avx2,vpclmulqdq"))) static uint32_t crc_fold(
     uint32_t s, const uint8_t *p, size_t n) {
-    __m256i a0 = _mm256_loadu_si256((const __m256i *)p);
-    __m256i a1 = _mm256_loadu_si256((const __m256i *)(p + 32));
-    __m256i a2 = _mm256_loadu_si256((const __m256i *)(p + 64));
-    __m256i a3 = _mm256_loadu_si256((const __m256i *)(p + 96));
-    a0 = _mm256_xor_si256(a0, _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0, (int)s));
-    const __m256i k = _mm256_set_epi64x((long long)fold_k2, (long long)fold_k1,
-                                        (long long)fold_k2, (long long)fold_k1);
-    p += 128;
-    n -= 128;
-    while (n >= 128) {
-        a0 = fold(a0, k, p);
-        a1 = fold(a1, k, p + 32);
-        a2 = fold(a2, k, p + 64);
-        a3 = fold(a3, k, p + 96);
-        p += 128;
-        n -= 128;
-    }
-    uint8_t held[128];
-    _mm256_storeu_si256((__m256i *)held, a0);
-    _mm256_storeu_si256((__m256i *)(held + 32), a1);
-    _mm256_storeu_si256((__m256i *)(held + 64), a2);
-    _mm256_storeu_si256((__m256i *)(held + 96), a3);
-    return crc_instruction(crc_instruction(0, held, sizeof held), p, n);
+    Lanes l = lanes_start(s, p);
+    for (p += 128, n -= 128; n >= 128; p += 128, n -= 128) lanes_fold(&l, p);
+    return crc_instruction(lanes_crc(&l), p, n);
 }
 #endif
 
@@ -153,41 +166,25 @@ __attribute__((target("sse4.2,pclmul"))) static inline uint32_t shift(uint32_t c
         CRC_STEP(c, q); CRC_STEP(c, q); CRC_STEP(c, q); CRC_STEP(c, q); CRC_STEP(c, q); \
     } while (0)
 
-/* Raw update of one MIX_BLOCK: its first MIX_FOLD bytes folded, its three stripes of
- * MIX_STRIPE bytes through the crc32 instruction in the same loop (other execution
- * units: both run at once), then the four CRCs combined. */
+/* Raw update of one block of m turns: its first 128 m bytes folded, its three stripes of
+ * 40 m bytes through the crc32 instruction in the same loop (other execution units:
+ * both run at once), then the four CRCs combined. */
 __attribute__((target("sse4.2,pclmul,avx2,vpclmulqdq"))) static uint32_t crc_block(
     uint32_t s, const uint8_t *p, int m, const uint32_t *shift_k) {
     const uint8_t *f = p + 128, *q1 = p + 128 * (size_t)m, *q2 = q1 + 40 * (size_t)m,
                   *q3 = q2 + 40 * (size_t)m;
-    __m256i a0 = _mm256_loadu_si256((const __m256i *)p);
-    __m256i a1 = _mm256_loadu_si256((const __m256i *)(p + 32));
-    __m256i a2 = _mm256_loadu_si256((const __m256i *)(p + 64));
-    __m256i a3 = _mm256_loadu_si256((const __m256i *)(p + 96));
-    a0 = _mm256_xor_si256(a0, _mm256_set_epi32(0, 0, 0, 0, 0, 0, 0, (int)s));
-    const __m256i k = _mm256_set_epi64x((long long)fold_k2, (long long)fold_k1,
-                                        (long long)fold_k2, (long long)fold_k1);
+    Lanes l = lanes_start(s, p);
     uint64_t c1 = 0, c2 = 0, c3 = 0;
     CRC_40(c1, q1);
     CRC_40(c2, q2);
     CRC_40(c3, q3);
-    for (int i = 1; i < m; i++) {
-        a0 = fold(a0, k, f);
-        a1 = fold(a1, k, f + 32);
-        a2 = fold(a2, k, f + 64);
-        a3 = fold(a3, k, f + 96);
-        f += 128;
+    for (int i = 1; i < m; i++, f += 128) {
+        lanes_fold(&l, f);
         CRC_40(c1, q1);
         CRC_40(c2, q2);
         CRC_40(c3, q3);
     }
-    uint8_t held[128];
-    _mm256_storeu_si256((__m256i *)held, a0);
-    _mm256_storeu_si256((__m256i *)(held + 32), a1);
-    _mm256_storeu_si256((__m256i *)(held + 64), a2);
-    _mm256_storeu_si256((__m256i *)(held + 96), a3);
-    uint32_t folded = crc_instruction(0, held, sizeof held);
-    return shift(folded, shift_k[2]) ^ shift((uint32_t)c1, shift_k[1]) ^
+    return shift(lanes_crc(&l), shift_k[2]) ^ shift((uint32_t)c1, shift_k[1]) ^
            shift((uint32_t)c2, shift_k[0]) ^ (uint32_t)c3;
 }
 #endif
