@@ -48,15 +48,25 @@ static int have_fold = 0;
 static uint64_t fold_k1, fold_k2;
 static uint32_t big_k[3], small_k[3]; /* move a CRC past 1, 2 and 3 stripes of a block */
 
-/* x^n mod P, normal form. */
-static uint32_t xpow_mod(unsigned n) {
-    uint32_t r = 1;
-    while (n--) {
+/* a * b mod P, normal form (Horner over b's bits, reducing at each step). */
+static uint32_t mulmod(uint32_t a, uint32_t b) {
+    uint32_t r = 0;
+    for (int i = 31; i >= 0; i--) {
         uint32_t carry = r & 0x80000000u;
         r <<= 1;
         if (carry) r ^= CRC32C_POLY;
+        if ((b >> i) & 1u) r ^= a;
     }
     return r;
+}
+
+/* x^n mod P, normal form, by squaring: a few hundred steps where one step per power
+ * took 0.86 ms at import for the block constants (n up to 245,727). */
+static uint32_t xpow_mod(unsigned n) {
+    uint32_t result = 1, power = 2; /* 1 and x */
+    for (; n; n >>= 1, power = mulmod(power, power))
+        if (n & 1u) result = mulmod(result, power);
+    return result;
 }
 
 static uint32_t reflect32(uint32_t v) {
