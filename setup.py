@@ -1,8 +1,11 @@
-"""Build hook for the one C extension; the project's metadata is in pyproject.toml.
+"""Build hook for the C extensions; the project's metadata is in pyproject.toml.
 
-``taco_gdal._crc32c`` (CRC-32C by carry-less multiplication) is optional: where it
-cannot be compiled the package installs without it and CRC-32C comes from
-google-crc32c (``taco_gdal/format/checksum.py`` chooses at run time).
+Both are optional: where one cannot be compiled the package installs without it.
+- ``taco_gdal._crc32c`` (CRC-32C by carry-less multiplication); without it CRC-32C
+  comes from google-crc32c (``taco_gdal/format/checksum.py`` chooses at run time).
+- ``taco_gdal._sha256_thread`` (SHA-256 of small members on a native thread, with
+  OpenSSL's libcrypto); without it the ZIP writer's helper process digests them
+  (``taco_gdal/write/_digest_thread.py`` chooses at run time).
 """
 
 from setuptools import Extension, setup
@@ -14,6 +17,14 @@ setup(
             sources=["taco_gdal/_crc32c.c"],
             optional=True,
             extra_compile_args=["-O2"],
-        )
+        ),
+        Extension(
+            "taco_gdal._sha256_thread",
+            sources=["taco_gdal/_sha256_thread.c"],
+            optional=True,
+            libraries=["crypto"],
+            extra_compile_args=["-O2", "-pthread"],
+            extra_link_args=["-pthread"],
+        ),
     ]
 )

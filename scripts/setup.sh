@@ -38,10 +38,11 @@ fi
 
 # 1. System packages.  Runtime: GDAL with headers (the bindings build against it) and the
 #    GDAL command-line tools; libxxhash0 for XXH3 digests with AVX2/AVX-512 (optional: the
-#    xxhash wheel is used without it); gcc for the bindings and for taco_gdal's own CRC-32C
-#    extension (optional at run time: google-crc32c without it).  dev adds what the tests
-#    drive: unzip, PyQGIS, Chromium.
-apt_wanted=(libgdal-dev gdal-bin libxxhash0 gcc g++)
+#    xxhash wheel is used without it); gcc for the bindings and for taco_gdal's own C
+#    extensions, with libssl-dev for the SHA-256 one (both optional at run time:
+#    google-crc32c and a helper process without them).  dev adds what the tests drive:
+#    unzip, PyQGIS, Chromium.
+apt_wanted=(libgdal-dev gdal-bin libxxhash0 gcc g++ libssl-dev)
 if [[ $MODE == dev ]]; then apt_wanted+=(unzip qgis python3-qgis chromium); fi
 apt_missing=()
 for pkg in "${apt_wanted[@]}"; do

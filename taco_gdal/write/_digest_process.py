@@ -42,7 +42,7 @@ from typing import Final
 
 from taco_gdal.errors import TacoIOError
 
-__all__ = ["PROCESS_DIGESTS", "DigestProcess", "start_digest_process"]
+__all__ = ["PROCESS_DIGESTS", "DigestProcess", "other_cpus", "start_digest_process"]
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ def start_digest_process(
     executable = _interpreter()
     if executable is None or os.name != "posix":  # pass_fds, pread, poll: POSIX only
         return None
-    others = _other_cpus()
+    others = other_cpus()
     if others is not None and not others:  # one CPU: the helper could only take turns
         return None
     try:
@@ -122,7 +122,7 @@ def start_digest_process(
     return DigestProcess(algorithm, output, flush, child)
 
 
-def _other_cpus() -> set[int] | None:
+def other_cpus() -> set[int] | None:
     """The CPUs this thread may run on, but the one it runs on now; None when unknown.
 
     The helper is kept off the writing thread's CPU.  A helper woken by the
@@ -161,7 +161,7 @@ class DigestProcess:
         >>> fd = os.open("members.bin", os.O_CREAT | os.O_RDWR, 0o644)
         >>> _ = os.pwrite(fd, b"abcdef", 0)
         >>> helper = start_digest_process("sha256", fd, lambda: None)
-        >>> helper.submit(0, 3), helper.submit(3, 3)
+        >>> helper.submit(b"abc", 0), helper.submit(b"def", 3)
         (0, 1)
         >>> digests = helper.digests()
         >>> digests[:32] == hashlib.sha256(b"abc").digest(), digests[32:36].hex()
@@ -196,10 +196,11 @@ class DigestProcess:
         self._poll.register(self._answers, select.POLLIN)
         self._stop = weakref.finalize(self, _stop, child)
 
-    def submit(self, position: int, size: int) -> int:
-        """Ask for the digest of the ``size`` bytes written at ``position`` of the
-        output; returns the member's number (its place in :meth:`digests`)."""
-        self._batch += _REQUEST.pack(position, size)
+    def submit(self, data: bytes, position: int) -> int:
+        """Ask for the digest of the member ``data`` written at ``position`` of the
+        output (read back from there); returns the member's number (its place in
+        :meth:`digests`)."""
+        self._batch += _REQUEST.pack(position, len(data))
         number = self._count
         self._count += 1
         if len(self._batch) >= _BATCH * _REQUEST.size:

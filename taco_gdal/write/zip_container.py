@@ -46,7 +46,7 @@ from taco_gdal.model.collection import collection_json_bytes
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import atomic_file
 from taco_gdal.write._copy import LateDigest, settle_digests
-from taco_gdal.write._digest_process import DigestProcess, start_digest_process
+from taco_gdal.write._digest_thread import MemberDigests, start_member_digests
 from taco_gdal.write._layout import Layout
 from taco_gdal.write._memory import release_memory
 from taco_gdal.write._parquet import (
@@ -83,8 +83,8 @@ class _Measured:
         """Rows of each level whose digest is a :class:`LateDigest` (not settled yet)."""
         self.algorithm = digest
         self.batch = None if digest is None else batch_digest(digest)
-        self.helper: DigestProcess | None = None
-        """The helper process digesting small members (SHA-256), set by the writer."""
+        self.helper: MemberDigests | None = None
+        """What digests small members off the writing thread (SHA-256), set by the writer."""
         self.batched_rows: list[list[int]] = [[] for _ in rows]
         self.batched: list[list[int]] = [[] for _ in rows]
         """Rows of each level digested together (small files) and, for each, its
@@ -214,9 +214,9 @@ def _write_files(
                     info = writer.add_bytes(name, b"", None if padding else digest)
                 elif type(value) is int:  # digested with the chunk: recorded below
                     info = writer.add_bytes(name, cast(bytes, data))
-                elif isinstance(data, bytes) and helper is not None:  # read back by the helper
+                elif isinstance(data, bytes) and helper is not None:  # digested off this thread
                     info = writer.add_bytes(name, data)
-                    value = helper.submit(info.data_offset, info.size)
+                    value = helper.submit(data, info.data_offset)
                 elif isinstance(data, bytes):
                     info = writer.add_bytes(name, data, digest, digested=cast(str | None, value))
                 elif data is not None:
@@ -479,8 +479,8 @@ def write_layout(
         counting = _CountingFile(f)
         writer = ZipWriter(cast(BinaryIO, counting), check_names=False, late_digests=True)
         readable = readable_fd(f)
-        if checksum is not None and readable is not None:
-            measured.helper = start_digest_process(checksum, readable, counting.flush)
+        if checksum is not None:
+            measured.helper = start_member_digests(checksum, readable, counting.flush)
         try:
             writer.add_taco_header()
             _write_files(writer, layout, measured, checksum, bar)

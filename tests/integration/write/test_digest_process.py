@@ -22,9 +22,11 @@ import pytest
 from taco_gdal.errors import TacoError, TacoIOError
 from taco_gdal.format.names import CHECKSUM
 from taco_gdal.model import Sample, Taco, Tortilla
-from taco_gdal.write import _digest_process, create, zip_container
+from taco_gdal.write import _digest_process, _digest_thread, create, zip_container
 from taco_gdal.write._digest_process import DigestProcess, start_digest_process
+from taco_gdal.write._digest_thread import DigestThread, MemberDigests, start_member_digests
 from taco_gdal.write._sources import read_zip_metadata
+from tests.threads import thread_cpus
 
 
 def _children() -> set[int]:
@@ -78,7 +80,7 @@ def test_every_digest_comes_back_in_order_past_the_in_flight_limit(tmp_path: Pat
     try:
         helper = _helper(fd)
         assert len(_children() - before) == 1
-        numbers = [helper.submit(position, len(data)) for position, data in members]
+        numbers = [helper.submit(data, position) for position, data in members]
         found = helper.digests()
         helper.close()
     finally:
@@ -96,11 +98,11 @@ def test_a_killed_helper_leaves_its_digests_to_the_writer(
     try:
         helper = _helper(fd)
         for position, data in members[:300]:
-            helper.submit(position, len(data))
+            helper.submit(data, position)
         helper._child.kill()  # type: ignore[union-attr]
         with caplog.at_level(logging.WARNING, logger=_digest_process.__name__):
             for position, data in members[300:]:
-                helper.submit(position, len(data))
+                helper.submit(data, position)
             found = helper.digests()
         helper.close()
     finally:
@@ -114,8 +116,8 @@ def test_a_range_past_the_end_is_a_taco_error_not_a_wrong_digest(tmp_path: Path)
     fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
     try:
         helper = _helper(fd)
-        helper.submit(0, 3)
-        helper.submit(1, 10)
+        helper.submit(b"abc", 0)
+        helper.submit(b"bc" + bytes(8), 1)  # 10 bytes said to be at 1: two are there
         with pytest.raises(TacoIOError, match=r"member of 10 bytes at 1 of the output: read 2"):
             helper.digests()
         helper.abort()
@@ -149,24 +151,29 @@ def _taco(folder: Path, count: int) -> tuple[Taco, dict[str, bytes]]:
     return taco, contents
 
 
-@pytest.mark.parametrize("interpreter", ["python", "not python"])
-def test_create_writes_the_same_sha256_column_with_or_without_a_helper(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, interpreter: str
+@pytest.mark.parametrize(
+    ("helper", "kind"),
+    [("native thread", DigestThread), ("no extension", DigestProcess), ("neither", type(None))],
+)
+def test_create_writes_the_same_sha256_column_whoever_digests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper: str, kind: type
 ) -> None:
-    if interpreter != "python":
+    if helper != "native thread":  # as where the extension was not built
+        monkeypatch.setattr(_digest_thread, "NATIVE_SHA256", "taco_gdal._not_built")
+    if helper == "neither":  # and no Python to run a helper (embedded, as in QGIS)
         monkeypatch.setattr(_digest_process, "_interpreter", lambda: None)
-    started: list[DigestProcess | None] = []
+    started: list[MemberDigests | None] = []
 
-    def start(*args: Any) -> DigestProcess | None:  # the real helper, only observed
-        started.append(start_digest_process(*args))
+    def start(*args: Any) -> MemberDigests | None:  # the real choice, only observed
+        started.append(start_member_digests(*args))
         return started[-1]
 
-    monkeypatch.setattr(zip_container, "start_digest_process", start)
+    monkeypatch.setattr(zip_container, "start_member_digests", start)
     taco, contents = _taco(tmp_path / "src", 1500)
     before = _children()
     out = create(taco, tmp_path / "out.tacozip", checksum="sha256", quiet=True)[0]
     assert _reaped(before)
-    assert len(started) == 1 and (started[0] is not None) == (interpreter == "python")
+    assert len(started) == 1 and type(started[0]) is kind
     table = read_zip_metadata(out).levels[0]
     expected = [
         f"sha256:{hashlib.sha256(contents[i]).hexdigest()}" for i in table.column("id").to_pylist()
@@ -201,7 +208,7 @@ def test_a_helper_whose_pipes_are_past_fd_setsize_still_waits(tmp_path: Path) ->
         try:
             helper = _helper(fd)
             assert helper._answers > 1024
-            numbers = [helper.submit(position, len(data)) for position, data in members]
+            numbers = [helper.submit(data, position) for position, data in members]
             assert helper.digests() == _sha256s(members) and numbers[-1] == 2499
             helper.close()
         finally:
@@ -232,7 +239,7 @@ def test_the_helper_runs_off_the_writers_cpu(tmp_path: Path, affinity: set[int])
         assert helper._child is not None
         placed = os.sched_getaffinity(helper._child.pid)
         for position, data in members:
-            helper.submit(position, len(data))
+            helper.submit(data, position)
         found = helper.digests()
         helper.close()
     finally:
@@ -241,16 +248,30 @@ def test_the_helper_runs_off_the_writers_cpu(tmp_path: Path, affinity: set[int])
     assert found == _sha256s(members)
 
 
+def test_the_native_thread_runs_off_the_writers_cpu(affinity: set[int]) -> None:
+    assert len(affinity) >= 2, f"the test needs two CPUs, this thread may use {affinity}"
+    mine = max(affinity)
+    os.sched_setaffinity(0, {mine})
+    os.sched_setaffinity(0, affinity)  # free again, but last ran on `mine`
+    helper = start_member_digests("sha256", None, lambda: None)
+    assert isinstance(helper, DigestThread)
+    helper.submit(b"abc", 0)
+    assert helper.digests() == hashlib.sha256(b"abc").digest()  # the thread has run
+    placed = thread_cpus("taco-sha256")
+    helper.abort()
+    assert placed == affinity - {mine}
+
+
 def test_on_one_cpu_the_writer_digests_inline(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, affinity: set[int]
 ) -> None:
-    started: list[DigestProcess | None] = []
+    started: list[MemberDigests | None] = []
 
-    def start(*args: Any) -> DigestProcess | None:  # the real decision, only observed
-        started.append(start_digest_process(*args))
+    def start(*args: Any) -> MemberDigests | None:  # the real decision, only observed
+        started.append(start_member_digests(*args))
         return started[-1]
 
-    monkeypatch.setattr(zip_container, "start_digest_process", start)
+    monkeypatch.setattr(zip_container, "start_member_digests", start)
     os.sched_setaffinity(0, {min(affinity)})  # a container or a pinned DataLoader worker
     taco, contents = _taco(tmp_path / "src", 300)
     out = create(taco, tmp_path / "out.tacozip", checksum="sha256", quiet=True)[0]

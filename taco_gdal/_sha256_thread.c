@@ -1,0 +1,358 @@
+/* SHA-256 of small members on a native thread that never takes the GIL.
+ *
+ * The ZIP writer holds each small member in a bytes object while it writes
+ * it.  A Python helper thread cannot digest them alongside: every hashlib
+ * call takes and gives back the GIL, and each hand-off with the writing
+ * thread waits for a thread to wake.  A helper process (write/_digest_process.py)
+ * avoids the GIL but costs the writer a flush and a pipe message every 64
+ * members, and the helper reads every member back.
+ *
+ * Here the writing thread puts a reference to each member into a ring (a
+ * few machine instructions: no lock, no system call), and a POSIX thread,
+ * started with the object and running without the GIL, digests the members
+ * in place with OpenSSL's SHA-256 (SHA-NI where the CPU has it) and writes
+ * each digest into its slot.  The writer wakes that thread once per batch
+ * (64 members or 1 MiB), not per member, and takes finished slots back (the
+ * digest, and the reference dropped) while it submits.  When the thread is
+ * a full ring behind (the other CPU is busy), the writer digests the member
+ * itself, so a busy machine shares the work instead of waiting.
+ *
+ * Python API (module ``taco_gdal._sha256_thread``):
+ *   Digester(cpus=None): starts the thread (named "taco-sha256"), placed on
+ *     ``cpus`` (CPU numbers) when given.
+ *   Digester.submit(data) -> int: the member's number (its place in digests()).
+ *   Digester.digests() -> bytes: the 32-byte digests of every member submitted,
+ *     in order; waits (GIL released) for the last ones.
+ *   Digester.close(): stops the thread (digests not taken back are dropped).
+ */
+#define _GNU_SOURCE 1 /* pthread_setaffinity_np */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <errno.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DIGEST 32
+#define RING 1024                 /* slots: members submitted and not taken back */
+#define WAKE_MEMBERS 64           /* the thread is woken once this many are waiting... */
+#define WAKE_BYTES (1u << 20)     /* ...or this many bytes */
+#define SWEEP 256                 /* finished slots taken back at once */
+#define HELD_BYTES (64u << 20)    /* bytes referenced by the ring, at most */
+
+typedef struct {
+    Py_buffer view;               /* the member's bytes (a reference to their object) */
+    Py_ssize_t number;
+    unsigned char digest[DIGEST];
+} Slot;
+
+typedef struct {
+    PyObject_HEAD
+    Slot *ring;
+    unsigned char *out;           /* digests of members 0, 1, 2... (writer's side only) */
+    Py_ssize_t out_capacity;
+    Py_ssize_t count;             /* members submitted */
+    size_t head;                  /* slots filled (written by the writer only) */
+    size_t swept;                 /* slots taken back (writer only) */
+    size_t woken_at;              /* head when the thread was last woken (writer only) */
+    size_t pending_bytes;         /* bytes submitted since then (writer only) */
+    size_t held_bytes;            /* bytes in slots not taken back (writer only) */
+    _Atomic size_t published;     /* slots the thread may take */
+    _Atomic size_t tail;          /* slots the thread has digested */
+    _Atomic int sleeping;
+    _Atomic int waiting;          /* the writer waits for the tail */
+    _Atomic int stopping;
+    _Atomic int failed;
+    pthread_mutex_t lock;
+    pthread_cond_t wake;          /* writer -> thread: more to do, or stop */
+    pthread_cond_t done;          /* thread -> writer: the tail moved */
+    pthread_t thread;
+    int started;
+    pid_t pid;
+    EVP_MD *md;                   /* SHA-256, fetched once */
+    EVP_MD_CTX *writer_ctx;       /* for members the writer digests itself */
+    cpu_set_t cpus;
+    int pinned;
+} Digester;
+
+static int sha256(EVP_MD_CTX *ctx, const EVP_MD *md, const void *data, size_t n,
+                  unsigned char *digest) {
+    unsigned int length = 0;
+    return EVP_DigestInit_ex2(ctx, md, NULL) && EVP_DigestUpdate(ctx, data, n) &&
+           EVP_DigestFinal_ex(ctx, digest, &length) && length == DIGEST;
+}
+
+static void *run(void *arg) {
+    Digester *self = arg;
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    if (ctx == NULL) atomic_store(&self->failed, 1);
+    pthread_setname_np(pthread_self(), "taco-sha256"); /* as /proc and top show it */
+    if (self->pinned) pthread_setaffinity_np(pthread_self(), sizeof self->cpus, &self->cpus);
+    size_t tail = atomic_load(&self->tail);
+    for (;;) {
+        size_t published = atomic_load(&self->published);
+        if (tail == published) {
+            pthread_mutex_lock(&self->lock);
+            atomic_store(&self->sleeping, 1);
+            while ((published = atomic_load(&self->published)) == tail &&
+                   !atomic_load(&self->stopping))
+                pthread_cond_wait(&self->wake, &self->lock);
+            atomic_store(&self->sleeping, 0);
+            pthread_mutex_unlock(&self->lock);
+            if (published == tail) break; /* stopping, nothing left */
+        }
+        for (; tail != published; tail++) {
+            Slot *slot = &self->ring[tail % RING];
+            if (slot->view.obj != NULL && !atomic_load(&self->failed) &&
+                (ctx == NULL || !sha256(ctx, self->md, slot->view.buf, (size_t)slot->view.len,
+                                        slot->digest)))
+                atomic_store(&self->failed, 1);
+            atomic_store(&self->tail, tail + 1);
+        }
+        if (atomic_load(&self->waiting)) {
+            pthread_mutex_lock(&self->lock);
+            pthread_cond_signal(&self->done);
+            pthread_mutex_unlock(&self->lock);
+        }
+    }
+    EVP_MD_CTX_free(ctx);
+    return NULL;
+}
+
+/* Wakes the thread if it sleeps: it then takes every slot published. */
+static void publish(Digester *self) {
+    atomic_store(&self->published, self->head);
+    self->woken_at = self->head;
+    self->pending_bytes = 0;
+    if (atomic_load(&self->sleeping)) {
+        pthread_mutex_lock(&self->lock);
+        pthread_cond_signal(&self->wake);
+        pthread_mutex_unlock(&self->lock);
+    }
+}
+
+/* Takes back the slots the thread has digested (GIL held). */
+static void sweep(Digester *self) {
+    size_t tail = atomic_load(&self->tail);
+    for (; self->swept != tail; self->swept++) {
+        Slot *slot = &self->ring[self->swept % RING];
+        memcpy(self->out + slot->number * DIGEST, slot->digest, DIGEST);
+        self->held_bytes -= (size_t)slot->view.len;
+        PyBuffer_Release(&slot->view);
+    }
+}
+
+/* Waits, GIL released, until the thread has digested ``until`` slots. */
+static void wait_for(Digester *self, size_t until) {
+    Py_BEGIN_ALLOW_THREADS
+    pthread_mutex_lock(&self->lock);
+    atomic_store(&self->waiting, 1);
+    while (atomic_load(&self->tail) - until > (size_t)-1 / 2) /* tail < until, wrapping */
+        pthread_cond_wait(&self->done, &self->lock);
+    atomic_store(&self->waiting, 0);
+    pthread_mutex_unlock(&self->lock);
+    Py_END_ALLOW_THREADS
+}
+
+static int grow(Digester *self) {
+    if (self->count < self->out_capacity) return 0;
+    Py_ssize_t capacity = self->out_capacity ? self->out_capacity * 2 : 4096;
+    unsigned char *out = PyMem_Realloc(self->out, (size_t)capacity * DIGEST);
+    if (out == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    self->out = out;
+    self->out_capacity = capacity;
+    return 0;
+}
+
+static int usable(Digester *self) {
+    if (self->pid != getpid()) {
+        PyErr_SetString(PyExc_RuntimeError, "a Digester cannot be used after fork()");
+        return 0;
+    }
+    if (!self->started) {
+        PyErr_SetString(PyExc_ValueError, "the Digester is closed");
+        return 0;
+    }
+    if (atomic_load(&self->failed)) {
+        PyErr_SetString(PyExc_RuntimeError, "OpenSSL's SHA-256 failed on the digest thread");
+        return 0;
+    }
+    return 1;
+}
+
+static PyObject *submit(Digester *self, PyObject *data) {
+    if (!usable(self) || grow(self) < 0) return NULL;
+    Py_buffer view;
+    if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) return NULL;
+    Py_ssize_t number = self->count;
+    if (self->head - self->swept == RING || self->held_bytes + (size_t)view.len > HELD_BYTES)
+        sweep(self);
+    if (self->head - self->swept == RING || self->held_bytes + (size_t)view.len > HELD_BYTES) {
+        /* the thread is a ring behind: this member is digested here */
+        int ok;
+        Py_BEGIN_ALLOW_THREADS
+        ok = sha256(self->writer_ctx, self->md, view.buf, (size_t)view.len,
+                    self->out + number * DIGEST);
+        Py_END_ALLOW_THREADS
+        PyBuffer_Release(&view);
+        if (!ok) {
+            PyErr_SetString(PyExc_RuntimeError, "OpenSSL's SHA-256 failed");
+            return NULL;
+        }
+    } else {
+        Slot *slot = &self->ring[self->head % RING];
+        slot->view = view;
+        slot->number = number;
+        self->head++;
+        self->held_bytes += (size_t)view.len;
+        self->pending_bytes += (size_t)view.len;
+        if (self->head - self->woken_at >= WAKE_MEMBERS || self->pending_bytes >= WAKE_BYTES)
+            publish(self);
+        if (self->head - self->swept >= SWEEP + WAKE_MEMBERS) sweep(self);
+    }
+    self->count++;
+    return PyLong_FromSsize_t(number);
+}
+
+static PyObject *digests(Digester *self, PyObject *Py_UNUSED(ignored)) {
+    if (!usable(self)) return NULL;
+    publish(self);
+    wait_for(self, self->head);
+    sweep(self);
+    if (!usable(self)) return NULL;
+    return PyBytes_FromStringAndSize((const char *)self->out, self->count * DIGEST);
+}
+
+static void stop(Digester *self) {
+    if (!self->started) return;
+    self->started = 0;
+    if (self->pid == getpid()) {
+        pthread_mutex_lock(&self->lock);
+        atomic_store(&self->stopping, 1);
+        pthread_cond_signal(&self->wake);
+        pthread_mutex_unlock(&self->lock);
+        Py_BEGIN_ALLOW_THREADS
+        pthread_join(self->thread, NULL);
+        Py_END_ALLOW_THREADS
+        sweep(self);
+    }
+    /* slots never published (or, after fork(), never digested here): drop the references */
+    for (; self->swept != self->head; self->swept++)
+        PyBuffer_Release(&self->ring[self->swept % RING].view);
+}
+
+static PyObject *close_method(Digester *self, PyObject *Py_UNUSED(ignored)) {
+    stop(self);
+    Py_RETURN_NONE;
+}
+
+static int init(Digester *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {"cpus", NULL};
+    PyObject *cpus = Py_None;
+    if (self->ring != NULL || self->md != NULL) {
+        PyErr_SetString(PyExc_TypeError, "Digester.__init__ called twice");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:Digester", keywords, &cpus)) return -1;
+    CPU_ZERO(&self->cpus);
+    if (cpus != Py_None) {
+        PyObject *iterator = PyObject_GetIter(cpus), *item;
+        if (iterator == NULL) return -1;
+        while ((item = PyIter_Next(iterator)) != NULL) {
+            long cpu = PyLong_AsLong(item);
+            Py_DECREF(item);
+            if (cpu == -1 && PyErr_Occurred()) break;
+            if (cpu < 0 || cpu >= CPU_SETSIZE) {
+                PyErr_Format(PyExc_ValueError, "CPU %ld is not in 0..%d", cpu, CPU_SETSIZE - 1);
+                break;
+            }
+            CPU_SET((int)cpu, &self->cpus);
+        }
+        Py_DECREF(iterator);
+        if (PyErr_Occurred()) return -1;
+        self->pinned = CPU_COUNT(&self->cpus) > 0;
+    }
+    self->md = EVP_MD_fetch(NULL, "SHA256", NULL);
+    self->writer_ctx = EVP_MD_CTX_new();
+    if (self->md == NULL || self->writer_ctx == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "OpenSSL has no SHA-256 here");
+        return -1;
+    }
+    self->ring = PyMem_Calloc(RING, sizeof(Slot));
+    if (self->ring == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    pthread_mutex_init(&self->lock, NULL);
+    pthread_cond_init(&self->wake, NULL);
+    pthread_cond_init(&self->done, NULL);
+    self->pid = getpid();
+    int error = pthread_create(&self->thread, NULL, run, self);
+    if (error != 0) {
+        errno = error;
+        PyErr_SetFromErrno(PyExc_OSError);
+        return -1;
+    }
+    self->started = 1;
+    return 0;
+}
+
+static void dealloc(Digester *self) {
+    stop(self);
+    if (self->ring != NULL) {
+        pthread_mutex_destroy(&self->lock);
+        pthread_cond_destroy(&self->wake);
+        pthread_cond_destroy(&self->done);
+    }
+    PyMem_Free(self->ring);
+    PyMem_Free(self->out);
+    EVP_MD_CTX_free(self->writer_ctx);
+    EVP_MD_free(self->md);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMethodDef digester_methods[] = {
+    {"submit", (PyCFunction)submit, METH_O,
+     "submit(data) -> int: digest ``data`` (held until digested); its member number."},
+    {"digests", (PyCFunction)digests, METH_NOARGS,
+     "digests() -> bytes: the 32-byte SHA-256 of every member submitted, in order."},
+    {"close", (PyCFunction)close_method, METH_NOARGS, "close(): stop the thread."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject DigesterType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "taco_gdal._sha256_thread.Digester",
+    .tp_basicsize = sizeof(Digester),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "SHA-256 of submitted buffers, computed by a native thread without the GIL.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)init,
+    .tp_dealloc = (destructor)dealloc,
+    .tp_methods = digester_methods,
+};
+
+static struct PyModuleDef definition = {
+    PyModuleDef_HEAD_INIT, "_sha256_thread",
+    "SHA-256 of small members on a native thread that never takes the GIL.", -1,
+    NULL, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__sha256_thread(void) {
+    if (PyType_Ready(&DigesterType) < 0) return NULL;
+    PyObject *module = PyModule_Create(&definition);
+    if (module == NULL) return NULL;
+    Py_INCREF(&DigesterType);
+    if (PyModule_AddObject(module, "Digester", (PyObject *)&DigesterType) < 0) {
+        Py_DECREF(&DigesterType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

@@ -1,0 +1,131 @@
+"""SHA-256 of small members off the writing thread: a native thread, else a helper process.
+
+The ZIP writer holds each small member in memory while it writes it.
+:class:`DigestThread` hands those bytes to a POSIX thread of the C extension
+``taco_gdal._sha256_thread``, which digests them without ever taking the GIL:
+the writer pays one C call per member (a reference put in a ring, no lock,
+no system call) and one wake-up of the thread per 64 members.  Where the
+extension was not built (no C compiler or OpenSSL headers at install), a
+:class:`~taco_gdal.write._digest_process.DigestProcess` does the same work
+from the output file, at the cost of a flush and a pipe message per 64
+members; :func:`start_member_digests` picks.
+
+Both are :class:`MemberDigests`: members are numbered in the order submitted,
+and all their raw digests come back at once, in that order, to be formatted
+together.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Final, Protocol
+
+from taco_gdal.errors import TacoIOError
+from taco_gdal.write._digest_process import PROCESS_DIGESTS, other_cpus, start_digest_process
+
+if TYPE_CHECKING:
+    from taco_gdal._sha256_thread import Digester
+
+__all__ = ["NATIVE_SHA256", "DigestThread", "MemberDigests", "start_member_digests"]
+
+log = logging.getLogger(__name__)
+
+NATIVE_SHA256: Final = "taco_gdal._sha256_thread"
+"""The C extension of :class:`DigestThread` (optional: absent where it was not built)."""
+
+
+class MemberDigests(Protocol):
+    """Digests of small members computed off the writing thread."""
+
+    algorithm: str
+    size: int
+    """Bytes of one raw digest."""
+
+    def submit(self, data: bytes, position: int) -> int:
+        """Digest ``data``, the member just written at ``position`` of the output
+        (each helper uses one or the other); returns the member's number."""
+        ...
+
+    def digests(self) -> bytes:
+        """Every member's raw digest, in submitted order (waits for the last ones)."""
+        ...
+
+    def abort(self) -> None:
+        """Stop now; digests not known yet are never computed."""
+        ...
+
+
+class DigestThread:
+    """SHA-256 of submitted members, computed by a native thread without the GIL.
+
+    Args:
+        cpus: the CPUs the thread may run on (None: anywhere).
+
+    Raises:
+        TacoIOError: the extension is not built here, or its thread cannot start.
+
+    Example:
+        >>> import hashlib
+        >>> helper = DigestThread()
+        >>> helper.submit(b"abc", 0), helper.submit(b"def", 3)
+        (0, 1)
+        >>> digests = helper.digests()
+        >>> digests[:32] == hashlib.sha256(b"abc").digest(), digests[32:36].hex()
+        (True, 'cb8379ac')
+        >>> helper.abort()
+    """
+
+    algorithm = "sha256"
+    size = 32
+
+    def __init__(self, cpus: set[int] | None = None) -> None:
+        try:
+            native = importlib.import_module(NATIVE_SHA256)
+            self._digester: Digester = native.Digester(sorted(cpus) if cpus else None)
+        except (ImportError, OSError, RuntimeError) as exc:
+            raise TacoIOError(f"no native SHA-256 thread here: {exc}") from exc
+        self._submit: Callable[[bytes], int] = self._digester.submit
+
+    def submit(self, data: bytes, position: int) -> int:
+        """Digest ``data`` (held, unchanged, until digested); ``position`` is not used."""
+        return self._submit(data)
+
+    def digests(self) -> bytes:
+        """Every member's raw digest, in submitted order (waits for the last ones).
+
+        Raises:
+            TacoIOError: OpenSSL failed to digest a member.
+        """
+        try:
+            return self._digester.digests()
+        except RuntimeError as exc:
+            raise TacoIOError(f"cannot digest the members written: {exc}") from exc
+
+    def abort(self) -> None:
+        """Stop the thread; digests not taken yet are dropped."""
+        self._digester.close()
+
+
+def start_member_digests(
+    algorithm: str, output: int | None, flush: Callable[[], None]
+) -> MemberDigests | None:
+    """What digests the small members of a write off the writing thread: a
+    :class:`DigestThread` kept off this thread's CPU, else a helper process
+    reading ``output`` (a descriptor open for reading; None when the output
+    cannot be read back), whose ``flush`` makes what was written readable.
+
+    None when ``algorithm`` is not one of
+    :data:`~taco_gdal.write._digest_process.PROCESS_DIGESTS`, this thread may
+    use one CPU only (the writer digests inline), or neither can start."""
+    if algorithm not in PROCESS_DIGESTS:
+        return None
+    others = other_cpus()
+    if others is not None and not others:  # one CPU: a helper could only take turns
+        return None
+    try:
+        return DigestThread(others)
+    except TacoIOError as exc:
+        log.debug("%s; trying a helper process", exc)
+    return None if output is None else start_digest_process(algorithm, output, flush)

@@ -1,0 +1,26 @@
+"""Threads of this process as the kernel lists them (``/proc/self/task``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def thread_cpus(name: str) -> set[int]:
+    """The CPUs this process's thread called ``name`` may run on (its affinity)."""
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            if (task / "comm").read_text().strip() != name:
+                continue
+            status = (task / "status").read_text()
+        except FileNotFoundError:  # a thread that just ended
+            continue
+        listed = next(
+            line.split(":", 1)[1] for line in status.splitlines()
+            if line.startswith("Cpus_allowed_list")
+        )  # fmt: skip
+        cpus: set[int] = set()
+        for part in listed.strip().split(","):
+            low, _, high = part.partition("-")
+            cpus.update(range(int(low), int(high or low) + 1))
+        return cpus
+    raise AssertionError(f"no thread called {name!r} in this process")
