@@ -52,7 +52,6 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Final, Protocol, TypeAlias, TypeVar, cast
 
 import numpy as np
@@ -165,7 +164,15 @@ NATIVE_CRC32C: Final = "taco_gdal._crc32c"
 and the CPU has VPCLMULQDQ."""
 
 
-def _native_module() -> ModuleType | None:
+class _NativeCrc32c(Protocol):
+    """What :func:`_native_module` gives: the extension's functions (``_crc32c.pyi``)."""
+
+    def value(self, data: bytes | bytearray | memoryview, /) -> int: ...
+    def extend_hold(self, crc: int, pointer: int | bytes, n: int, /) -> int: ...
+    def extend_release(self, crc: int, pointer: int | bytes, n: int, /) -> int: ...
+
+
+def _native_module() -> _NativeCrc32c | None:
     """``taco_gdal._crc32c`` when it was built and runs its folding code on this CPU.
 
     It folds 128-byte blocks with 256-bit carry-less multiplies while the
@@ -256,8 +263,7 @@ def _crc32c_value_call() -> Callable[[bytes], int] | None:
     check, expected = _CRC32C_CHECK
     native = _native_module()
     if native is not None and native.value(check) == expected:
-        fast: Callable[[bytes], int] = native.value
-        return fast
+        return native.value
     import google_crc32c
 
     if google_crc32c.implementation != "c" or google_crc32c.value(check) != expected:
@@ -921,7 +927,7 @@ def batch_digest(algorithm: str) -> BatchDigest | None:
         return BatchDigest(algorithm, lambda datas: list(map(crc, datas)))
     if algorithm == "xxh3":
         if "avx512f" not in _cpu_flags():
-            return BatchDigest(algorithm, _xxh3_batches(timed=False)["xxhash wheel"])
+            return BatchDigest(algorithm, _xxh3_wheel_batch())
         _, call = _fastest(_xxh3_batches(), data=_TRIALS, before=_crc32_each)
         return BatchDigest(algorithm, call)
     return None
@@ -936,21 +942,14 @@ def _crc32_each(datas: list[bytes]) -> None:
         crc32(data)
 
 
-def _xxh3_batches(timed: bool = True) -> dict[str, Callable[[list[bytes]], list[int]]]:
-    """The equivalent XXH3 calls on ``bytes`` objects of at most 256 KiB, by name:
-    :func:`batch_digest` (and, a buffer at a time, :func:`value_call`) choose from them.
+def _xxh3_wheel_batch() -> Callable[[list[bytes]], list[int]]:
+    """XXH3 of ``bytes`` objects through the xxhash wheel (about 0.1 us a call, then
+    27 GB/s of legacy SSE code); a buffer above 32 KiB takes ``libxxhash``, loaded
+    on the first such buffer, when it exists.
 
-    ``libxxhash`` by ctypes (about 1 us per call, then 30-60 GB/s) and the xxhash
-    wheel (about 0.1 us, then 27 GB/s of legacy SSE code; a buffer above 32 KiB
-    takes ``libxxhash`` when it exists), the latter also after clearing the
-    upper vector state (:func:`_clean_vectors`, needed on CPUs where ISA-L's
-    AVX-512 CRC leaves it dirty).  Which is fastest for a small sample depends
-    on the CPU: on an AMD EPYC without AVX-512, 16 KiB right after the ZIP
-    CRC-32 took 0.7 us more through the wheel, 0.9 us with the state cleared,
-    1.0 us through the library; on an Intel CPU with AVX-512 the wheel without
-    the clearing paid 4.7x on 256 KiB.  The third is offered only on CPUs with
-    AVX-512 (setting up the clearing costs about 0.7 ms).  Without ``timed``,
-    only the wheel's, which loads ``libxxhash`` on its first larger buffer.
+    Example:
+        >>> _xxh3_wheel_batch()([b"abc"]) == [0x78AF5F94892F3950]
+        True
     """
     import xxhash
 
@@ -964,9 +963,25 @@ def _xxh3_batches(timed: bool = True) -> dict[str, Callable[[list[bytes]], list[
             return list(map(wheel, datas))
         return [wheel(d) if len(d) <= small else hold(d, len(d)) for d in datas]
 
+    return by_wheel
+
+
+def _xxh3_batches() -> dict[str, Callable[[list[bytes]], list[int]]]:
+    """The equivalent XXH3 calls on ``bytes`` objects of at most 256 KiB, by name:
+    :func:`batch_digest` (and, a buffer at a time, :func:`value_call`) choose from them.
+
+    ``libxxhash`` by ctypes (about 1 us per call, then 30-60 GB/s) and the xxhash
+    wheel (:func:`_xxh3_wheel_batch`), the latter also after clearing the
+    upper vector state (:func:`_clean_vectors`, needed on CPUs where ISA-L's
+    AVX-512 CRC leaves it dirty).  Which is fastest for a small sample depends
+    on the CPU: on an AMD EPYC without AVX-512, 16 KiB right after the ZIP
+    CRC-32 took 0.7 us more through the wheel, 0.9 us with the state cleared,
+    1.0 us through the library; on an Intel CPU with AVX-512 the wheel without
+    the clearing paid 4.7x on 256 KiB.  The third is offered only on CPUs with
+    AVX-512 (setting up the clearing costs about 0.7 ms).
+    """
+    by_wheel = _xxh3_wheel_batch()
     calls: dict[str, Callable[[list[bytes]], list[int]]] = {"xxhash wheel": by_wheel}
-    if not timed:
-        return calls
     hold = _xxh3_hold()
     if hold is not None:
 

@@ -41,8 +41,9 @@ from collections.abc import Callable
 from typing import Final
 
 from taco_gdal.errors import TacoIOError
+from taco_gdal.write._cpus import other_cpus
 
-__all__ = ["PROCESS_DIGESTS", "DigestProcess", "other_cpus", "start_digest_process"]
+__all__ = ["PROCESS_DIGESTS", "DigestProcess", "start_digest_process"]
 
 log = logging.getLogger(__name__)
 
@@ -120,26 +121,6 @@ def start_digest_process(
         with contextlib.suppress(OSError):  # placement only: the helper works anywhere
             os.sched_setaffinity(child.pid, others)
     return DigestProcess(algorithm, output, flush, child)
-
-
-def other_cpus() -> set[int] | None:
-    """The CPUs this thread may run on, but the one it runs on now; None when unknown.
-
-    The helper is kept off the writing thread's CPU.  A helper woken by the
-    writer's request is otherwise often placed on the writer's own CPU (a
-    pipe write is a synchronous wake-up) and takes turns with it while the
-    other CPU idles: on two vCPUs, SHA-256 of 10k x 16 KiB added 9-13% to
-    ``create()`` with the helper placed by the scheduler, 8-9% kept off the
-    writer's CPU (paired in-process runs, 20-40 rounds each, four runs).  An
-    empty set means one CPU: no helper then, the writer digests inline.
-    """
-    try:
-        allowed = os.sched_getaffinity(0)
-        with open("/proc/thread-self/stat", "rb") as f:  # field 39: the CPU it last ran on
-            here = int(f.read().rsplit(b")", 1)[1].split()[36])
-    except (AttributeError, OSError, ValueError, IndexError):  # not Linux
-        return None
-    return allowed - {here} if here in allowed else None
 
 
 class DigestProcess:

@@ -23,7 +23,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, Protocol
 
 from taco_gdal.errors import TacoIOError
-from taco_gdal.write._digest_process import PROCESS_DIGESTS, other_cpus, start_digest_process
+from taco_gdal.write._cpus import other_cpus
+from taco_gdal.write._digest_process import PROCESS_DIGESTS, start_digest_process
 
 if TYPE_CHECKING:
     from taco_gdal._sha256_thread import Digester
