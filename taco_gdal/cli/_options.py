@@ -18,8 +18,9 @@ from typing import Any, TypeVar
 import click
 
 from taco_gdal.cli._errors import DEBUG_KEY, PATHS_KEY
+from taco_gdal.format.names import CHECKSUM_ALGORITHMS
 
-__all__ = ["Common", "parse_config", "verb"]
+__all__ = ["Common", "checksum_option", "parse_config", "verb"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -70,6 +71,19 @@ def parse_config(values: Sequence[str]) -> dict[str, str]:
             )
         options[key.strip()] = value
     return options
+
+
+def checksum_option(fn: F) -> F:
+    """``--checksum ALGORITHM``: store a per-sample digest (``taco_gdal:checksum``)
+    computed while each sample is copied (``taco verify --level full`` checks it)."""
+    option = click.option(
+        "--checksum",
+        type=click.Choice(list(CHECKSUM_ALGORITHMS)),
+        default=None,
+        help="Store a digest of every sample, computed while copying it "
+        "(checked by 'taco verify --level full').",
+    )
+    return option(fn)
 
 
 def _remember_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> bool:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from taco_gdal.cli._options import Common, verb
+from taco_gdal.cli._options import Common, checksum_option, verb
 from taco_gdal.cli._output import emit_json
 
 if TYPE_CHECKING:
@@ -127,6 +127,7 @@ def default_id(output: str) -> str:
         "taco create rasters/ tiles.tacozip --pattern '*_B04.tif' --time 2023-06-01",
         "taco create samples.csv tiles.tacozip --id tiles --title 'My tiles'",
         "taco create samples.parquet tiles/ --format folder",
+        "taco create rasters/ tiles.tacozip --checksum sha256",
     ],
 )
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
@@ -148,6 +149,7 @@ def default_id(output: str) -> str:
 @click.option("--task", "tasks", multiple=True, default=["other"], help="ML task.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["auto", "zip", "folder"]), default="auto")
 @click.option("--split-size", default="4GB", help="Most sample bytes per ZIP part.")
+@checksum_option
 def create(
     common: Common,
     source: Path,
@@ -164,6 +166,7 @@ def create(
     tasks: tuple[str, ...],
     fmt: str,
     split_size: str,
+    checksum: str | None,
 ) -> None:
     """Write a TACO dataset (ZIP or FOLDER) from SOURCE.
 
@@ -200,6 +203,7 @@ def create(
         split_size=split_size,
         overwrite=common.overwrite,
         quiet=not common.progress,
+        checksum=checksum,
     )
     if common.json:
         emit_json({"written": [str(p) for p in written], "samples": len(samples)})

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import click
 
-from taco_gdal.cli._options import Common, verb
+from taco_gdal.cli._options import Common, checksum_option, verb
 from taco_gdal.cli._output import emit_json
 from taco_gdal.cli._select import Selection, load_selected, parse_bbox, selection_options
 
@@ -28,6 +28,7 @@ __all__ = ["command"]
 @click.argument("output")
 @selection_options
 @click.option("-f", "--format", "fmt", type=click.Choice(["auto", "zip", "folder"]), default="auto")
+@checksum_option
 def export(
     common: Common,
     path: str,
@@ -37,6 +38,7 @@ def export(
     bbox: str | None,
     datetime_: str | None,
     fmt: str,
+    checksum: str | None,
 ) -> None:
     """Write the level-0 samples that pass the filters (whole subtrees) to OUTPUT.
 
@@ -55,6 +57,7 @@ def export(
             output_format=fmt,  # type: ignore[arg-type]
             overwrite=common.overwrite,
             quiet=not common.progress,
+            checksum=checksum,
         )
         count = ds.to_arrow(0).num_rows
     if common.json:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 from pathlib import Path
 
@@ -11,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import taco_gdal
-from taco_gdal.format.names import GDAL_VSI, ID, ISTAC_GEOMETRY, STAC_CRS
+from taco_gdal.format.names import CHECKSUM, GDAL_VSI, ID, ISTAC_GEOMETRY, STAC_CRS
 from taco_gdal.format.vsi import parse_subfile
 from taco_gdal.rasters import samples_from_rasters
 from tests.cli.conftest import taco
@@ -158,3 +160,38 @@ def test_validate_and_verify_report_as_json(datasets: dict[str, Path], tmp_path:
     assert any("CRC" in f["code"] for f in report["failures"])
     text = taco("verify", broken, check=False)
     assert text.code == 1 and text.out.startswith(f"verify {broken}: ")
+
+
+def test_create_and_export_store_digests_that_verify_checks(
+    datasets: dict[str, Path], tmp_path: Path
+) -> None:
+    folder = raster_folder(tmp_path)
+    out = tmp_path / "digested.tacozip"
+    taco("create", folder, out, "--checksum", "sha256")
+    ds = taco_gdal.load(out)
+    rows = ds.to_arrow(0)
+    for sample_id, stored in zip(
+        rows.column(ID).to_pylist(), rows.column(CHECKSUM).to_pylist(), strict=True
+    ):
+        with open(folder / f"{sample_id}.tif", "rb") as f:
+            assert stored == f"sha256:{hashlib.sha256(f.read()).hexdigest()}"
+    assert taco("verify", out, "--level", "full", "--json").json("report")["ok"] is True
+    sample = parse_subfile(ds.read(1))
+    with open(out, "r+b") as f:  # one byte of the second sample, flipped
+        f.seek(sample.offset + sample.size // 2)
+        byte = f.read(1)
+        f.seek(-1, 1)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    failed = taco("verify", out, "--level", "full", "--json", check=False)
+    assert failed.code == 1
+    hashes = [f for f in failed.json("report")["failures"] if f["code"] == "HASH_MISMATCH"]
+    assert len(hashes) == 1 and rows.column(ID)[1].as_py() in json.dumps(hashes[0])
+
+    exported = tmp_path / "exported.tacozip"
+    taco("export", datasets["flat"], exported, "--checksum", "xxh3")
+    assert all(
+        value.startswith("xxh3:")
+        for value in taco_gdal.load(exported).to_arrow(0).column(CHECKSUM).to_pylist()
+    )
+    refused = taco("create", folder, tmp_path / "md5.tacozip", "--checksum", "md5", check=False)
+    assert refused.code == 2 and "'md5' is not one of 'crc32c', 'xxh3', 'sha256'" in refused.err
