@@ -1,14 +1,18 @@
-"""SHA-256 of small members off the writing thread: a native thread, else a helper process.
+"""SHA-256 of small members off the writing thread: a helper process, else a native thread.
 
-The ZIP writer holds each small member in memory while it writes it.
-:class:`DigestThread` hands those bytes to a POSIX thread of the C extension
-``taco_gdal._sha256_thread``, which digests them without ever taking the GIL:
-the writer pays one C call per member (a reference put in a ring, no lock,
-no system call) and one wake-up of the thread per 64 members.  Where the
-extension was not built (no C compiler or OpenSSL headers at install), a
-:class:`~taco_gdal.write._digest_process.DigestProcess` does the same work
-from the output file, at the cost of a flush and a pipe message per 64
-members; :func:`start_member_digests` picks.
+A :class:`~taco_gdal.write._digest_process.DigestProcess` reads each member
+back from the output and digests it on the other CPU, at the cost of a
+flush and a pipe message per 64 members.  Where no helper process can start
+(no Python interpreter to run: embedded as in QGIS, or frozen),
+:class:`DigestThread` does the same work in this process: the writer holds
+each small member in memory while it writes it, and hands those bytes to a
+POSIX thread of the C extension ``taco_gdal._sha256_thread``, which digests
+them without ever taking the GIL (one C call per member, a reference put in
+a ring, no lock, no system call; one wake-up of the thread per 64 members).
+:func:`start_member_digests` picks: the process first, because the
+benchmark did not show the thread faster (10k x 16 KiB on tmpfs, two runs of
+60 and 80 blocks: the thread +1.3% [-2.0, +4.0] and +5.0% [-1.7, +11.0]
+paired with the process; ``bench/results/digest_s11_tmpfs_10k_*.json``).
 
 Both are :class:`MemberDigests`: members are numbered in the order submitted,
 and all their raw digests come back at once, in that order, to be formatted
@@ -112,10 +116,10 @@ class DigestThread:
 def start_member_digests(
     algorithm: str, output: int | None, flush: Callable[[], None]
 ) -> MemberDigests | None:
-    """What digests the small members of a write off the writing thread: a
-    :class:`DigestThread` kept off this thread's CPU, else a helper process
-    reading ``output`` (a descriptor open for reading; None when the output
-    cannot be read back), whose ``flush`` makes what was written readable.
+    """What digests the small members of a write off the writing thread, kept
+    off this thread's CPU: a helper process reading ``output`` (a descriptor
+    open for reading; None when the output cannot be read back), whose
+    ``flush`` makes what was written readable, else a :class:`DigestThread`.
 
     None when ``algorithm`` is not one of
     :data:`~taco_gdal.write._digest_process.PROCESS_DIGESTS`, this thread may
@@ -125,8 +129,11 @@ def start_member_digests(
     others = other_cpus()
     if others is not None and not others:  # one CPU: a helper could only take turns
         return None
+    process = None if output is None else start_digest_process(algorithm, output, flush)
+    if process is not None:
+        return process
     try:
         return DigestThread(others)
     except TacoIOError as exc:
-        log.debug("%s; trying a helper process", exc)
-    return None if output is None else start_digest_process(algorithm, output, flush)
+        log.debug("%s: the writer digests inline", exc)
+    return None

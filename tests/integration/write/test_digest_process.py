@@ -153,15 +153,15 @@ def _taco(folder: Path, count: int) -> tuple[Taco, dict[str, bytes]]:
 
 @pytest.mark.parametrize(
     ("helper", "kind"),
-    [("native thread", DigestThread), ("no extension", DigestProcess), ("neither", type(None))],
+    [("process", DigestProcess), ("no python", DigestThread), ("neither", type(None))],
 )
 def test_create_writes_the_same_sha256_column_whoever_digests(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper: str, kind: type
 ) -> None:
-    if helper != "native thread":  # as where the extension was not built
-        monkeypatch.setattr(_digest_thread, "NATIVE_SHA256", "taco_gdal._not_built")
-    if helper == "neither":  # and no Python to run a helper (embedded, as in QGIS)
+    if helper != "process":  # no Python to run a helper (embedded, as in QGIS)
         monkeypatch.setattr(_digest_process, "_interpreter", lambda: None)
+    if helper == "neither":  # and the extension was not built
+        monkeypatch.setattr(_digest_thread, "NATIVE_SHA256", "taco_gdal._not_built")
     started: list[MemberDigests | None] = []
 
     def start(*args: Any) -> MemberDigests | None:  # the real choice, only observed
