@@ -2,9 +2,10 @@
 
 The quota is read from files laid out as the kernel lays them out (cgroup v2
 and v1, a sub-tree mount as in a container, escaped mount points), and from a
-real cgroup made here: a child process moved into a cgroup v1 ``cpu`` group
-with a quota of one CPU sees no CPU for a helper and writes its SHA-256
-inline, while its affinity still lists every CPU.
+real cgroup made here (v1 ``cpu``, or v2 where that is what the machine
+mounts): a child process moved into a group with a quota of one CPU gets no
+digest helper (the writer would digest inline), while its affinity still
+lists every CPU.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 import textwrap
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -92,23 +94,44 @@ def test_unreadable_quotas_are_no_quota(tmp_path: Path, cpu_max: str) -> None:
     assert cpu_quota(tmp_path / "no proc") is None
 
 
-def _cpu_controller() -> Path:
-    """Where this machine mounts the cgroup v1 ``cpu`` controller."""
+@dataclass(frozen=True)
+class QuotaGroup:
+    """A real cgroup with the CPU controller, made for a test (v1 ``cpu`` or v2)."""
+
+    path: Path
+    v2: bool
+
+    def set_cpus(self, cpus: int) -> None:
+        if self.v2:
+            (self.path / "cpu.max").write_text(f"{cpus * 100000} 100000")
+        else:
+            (self.path / "cpu.cfs_period_us").write_text("100000")
+            (self.path / "cpu.cfs_quota_us").write_text(str(cpus * 100000))
+
+
+def _cpu_controller() -> tuple[Path, bool]:
+    """Where this machine mounts a CPU controller: cgroup v1 ``cpu``, else a cgroup v2
+    hierarchy whose root hands ``cpu`` to its children."""
+    v2 = None
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
         fields, _, tail = line.partition(" - ")
-        kind = tail.split()
+        kind, point = tail.split(), Path(fields.split()[4])
         if kind[0] == "cgroup" and "cpu" in kind[2].split(","):
-            return Path(fields.split()[4])
-    raise AssertionError("the test needs a cgroup v1 cpu controller (mounted on this machine)")
+            return point, False
+        if kind[0] == "cgroup2" and "cpu" in (point / "cgroup.subtree_control").read_text().split():
+            v2 = point
+    assert v2 is not None, "the test needs a CPU cgroup controller (v1 cpu, or v2 with +cpu)"
+    return v2, True
 
 
 @pytest.fixture
-def quota_group() -> Iterator[Path]:
-    """A real cgroup (v1 ``cpu``) made for the test and removed after it."""
-    group = _cpu_controller() / f"taco-test-{uuid.uuid4().hex[:8]}"
+def quota_group() -> Iterator[QuotaGroup]:
+    """A real cgroup made for the test (as root) and removed after it."""
+    root, v2 = _cpu_controller()
+    group = root / f"taco-test-{uuid.uuid4().hex[:8]}"
     group.mkdir()
     try:
-        yield group
+        yield QuotaGroup(group, v2)
     finally:
         group.rmdir()
 
@@ -132,13 +155,12 @@ _CHILD = textwrap.dedent(
 
 
 @pytest.mark.parametrize("cpus", [1, 2])
-def test_a_real_quota_of_one_cpu_starts_no_helper(quota_group: Path, cpus: int) -> None:
+def test_a_real_quota_of_one_cpu_starts_no_helper(quota_group: QuotaGroup, cpus: int) -> None:
     allowed = os.sched_getaffinity(0)
     assert len(allowed) >= 2, f"the test needs two CPUs, this process may use {allowed}"
-    (quota_group / "cpu.cfs_period_us").write_text("100000")
-    (quota_group / "cpu.cfs_quota_us").write_text(str(cpus * 100000))
+    quota_group.set_cpus(cpus)
     done = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(quota_group)],
+        [sys.executable, "-c", _CHILD, str(quota_group.path)],
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     seen = json.loads(done.stdout)
