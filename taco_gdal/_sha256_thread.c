@@ -58,10 +58,9 @@ typedef struct {
     Py_ssize_t count;             /* members submitted */
     size_t head;                  /* slots filled (written by the writer only) */
     size_t swept;                 /* slots taken back (writer only) */
-    size_t woken_at;              /* head when the thread was last woken (writer only) */
-    size_t pending_bytes;         /* bytes submitted since then (writer only) */
+    size_t pending_bytes;         /* bytes submitted since the last publish (writer only) */
     size_t held_bytes;            /* bytes in slots not taken back (writer only) */
-    _Atomic size_t published;     /* slots the thread may take */
+    _Atomic size_t published;     /* slots the thread may take (written by the writer) */
     _Atomic size_t tail;          /* slots the thread has digested */
     _Atomic int sleeping;
     _Atomic int waiting;          /* the writer waits for the tail */
@@ -131,7 +130,6 @@ static void *run(void *arg) {
 /* Wakes the thread if it sleeps: it then takes every slot published. */
 static void publish(Digester *self) {
     atomic_store(&self->published, self->head);
-    self->woken_at = self->head;
     self->pending_bytes = 0;
     if (atomic_load(&self->sleeping)) {
         pthread_mutex_lock(&self->lock);
@@ -218,7 +216,8 @@ static PyObject *submit(Digester *self, PyObject *data) {
         self->head++;
         self->held_bytes += (size_t)view.len;
         self->pending_bytes += (size_t)view.len;
-        if (self->head - self->woken_at >= WAKE_MEMBERS || self->pending_bytes >= WAKE_BYTES)
+        size_t published = atomic_load_explicit(&self->published, memory_order_relaxed);
+        if (self->head - published >= WAKE_MEMBERS || self->pending_bytes >= WAKE_BYTES)
             publish(self);
         if (self->head - self->swept >= SWEEP + WAKE_MEMBERS) sweep(self);
     }
