@@ -41,7 +41,6 @@ from collections.abc import Callable
 from typing import Final
 
 from taco_gdal.errors import TacoIOError
-from taco_gdal.write._cpus import other_cpus
 
 __all__ = ["PROCESS_DIGESTS", "DigestProcess", "start_digest_process"]
 
@@ -93,18 +92,17 @@ def _interpreter() -> str | None:
 
 
 def start_digest_process(
-    algorithm: str, output: int, flush: Callable[[], None]
+    algorithm: str, output: int, flush: Callable[[], None], cpus: set[int] | None = None
 ) -> DigestProcess | None:
-    """A :class:`DigestProcess` of ``algorithm`` reading ``output``, run off this
-    thread's CPU; None when the algorithm is not one of :data:`PROCESS_DIGESTS`,
-    this thread may use one CPU only, or no helper can start."""
+    """A :class:`DigestProcess` of ``algorithm`` reading ``output``, placed on
+    ``cpus`` when given (the writer's caller passes
+    :func:`~taco_gdal.write._cpus.other_cpus`, and starts no helper at all when
+    that is empty); None when the algorithm is not one of
+    :data:`PROCESS_DIGESTS` or no helper can start."""
     if algorithm not in PROCESS_DIGESTS:
         return None
     executable = _interpreter()
     if executable is None or os.name != "posix":  # pass_fds, pread, poll: POSIX only
-        return None
-    others = other_cpus()
-    if others is not None and not others:  # one CPU: the helper could only take turns
         return None
     try:
         child = subprocess.Popen(
@@ -117,9 +115,9 @@ def start_digest_process(
     except OSError as exc:
         log.debug("no digest helper process (%s): digests are computed inline", exc)
         return None
-    if others:
+    if cpus:
         with contextlib.suppress(OSError):  # placement only: the helper works anywhere
-            os.sched_setaffinity(child.pid, others)
+            os.sched_setaffinity(child.pid, cpus)
     return DigestProcess(algorithm, output, flush, child)
 
 

@@ -129,7 +129,7 @@ def start_member_digests(
     others = other_cpus()
     if others is not None and not others:  # one CPU: a helper could only take turns
         return None
-    process = None if output is None else start_digest_process(algorithm, output, flush)
+    process = None if output is None else start_digest_process(algorithm, output, flush, others)
     if process is not None:
         return process
     try:

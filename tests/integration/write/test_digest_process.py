@@ -23,6 +23,7 @@ from taco_gdal.errors import TacoError, TacoIOError
 from taco_gdal.format.names import CHECKSUM
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.write import _digest_process, _digest_thread, create, zip_container
+from taco_gdal.write._cpus import other_cpus
 from taco_gdal.write._digest_process import DigestProcess, start_digest_process
 from taco_gdal.write._digest_thread import DigestThread, MemberDigests, start_member_digests
 from taco_gdal.write._sources import read_zip_metadata
@@ -64,7 +65,7 @@ def _members(path: Path, count: int, seed: int) -> list[tuple[int, bytes]]:
 
 
 def _helper(fd: int) -> DigestProcess:
-    helper = start_digest_process("sha256", fd, lambda: None)
+    helper = start_digest_process("sha256", fd, lambda: None, other_cpus())
     assert helper is not None, "a helper process must start where Python runs"
     return helper
 
