@@ -13,23 +13,25 @@ from taco_gdal.format.names import CHECKSUM
 __all__ = ["check_digest"]
 
 
-def check_digest(data: bytes, stored: str, sample: str, container: str) -> None:
-    """Raise unless ``data`` has the digest ``stored`` (``"<algorithm>:<hex>"``).
+def check_digest(data: bytes, stored: str, sample: str, where: str) -> None:
+    """Raise unless ``data`` has the digest ``stored`` (``"<algorithm>:<hex>"``), the
+    bytes of ``sample`` read from ``where`` (its GDAL path: ids repeat under
+    different parents, the byte range does not).
 
     Raises:
-        TacoChecksumError: the digests differ (names sample, container, both digests).
+        TacoChecksumError: the digests differ (names the sample, its path, both digests).
         TacoFormatError: ``stored`` is not ``"<algorithm>:<lowercase hex>"`` of a
             known algorithm.
 
     Example:
-        >>> check_digest(b"123456789", "crc32c:e3069283", "s0", "/data/x.tacozip")
+        >>> check_digest(b"123456789", "crc32c:e3069283", "s0", "/vsisubfile/0_9,/data/x.tacozip")
     """
     from taco_gdal.format.checksum import digest_bytes, parse_checksum
 
-    expected = parse_checksum(stored, f"{container}: sample {sample!r}, {CHECKSUM}")
+    expected = parse_checksum(stored, f"{where}: sample {sample!r}, {CHECKSUM}")
     found = digest_bytes(expected.algorithm, data)
     if found.hexdigest != expected.hexdigest:
         raise TacoChecksumError(
-            f"sample {sample!r} in {container}: {CHECKSUM} expected {expected}, the "
+            f"sample {sample!r} in {where}: {CHECKSUM} expected {expected}, the "
             f"{len(data)} bytes read have {found} (corrupted or replaced data)"
         )

@@ -114,7 +114,8 @@ class SampleDataset(Dataset[Any]):
     * ``id`` and the row's other metadata columns (``internal:*`` left out)
       as plain values that ``default_collate`` batches: timestamps, dates and
       times as ISO 8601 strings, geometry as WKB ``bytes``, nulls as ``None``
-      (use :func:`taco_gdal.torch.collate` when a column has nulls).
+      (when a column has nulls, give the DataLoader
+      ``collate_fn=taco_gdal.torch.collate_samples``).
 
     Args:
         source: a :class:`~taco_gdal.TacoDataset` (filtered or not) or a

@@ -121,8 +121,7 @@ class SampleReader:
                 f"expected a /vsisubfile/ path or an {SIZE!r} value, found neither"
             )
         data = _fetch(path, size)
-        container = pinning.container_of(path)
-        check_digest(data, stored, str(row.get(ID)), container)
+        check_digest(data, stored, str(row.get(ID)), path)
         if self.reader is None:
             return read_raster_bytes(data, f"sample {row.get(ID)!r} ({path})")
         name = str(row.get(ID)).replace("/", "_")
