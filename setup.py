@@ -22,6 +22,7 @@ setup(
         Extension(
             "taco_gdal._sha256_thread",
             sources=["taco_gdal/_sha256_thread.c"],
+            depends=["taco_gdal/_sha256_lanes.h"],
             optional=True,
             libraries=["crypto"],
             extra_compile_args=["-O2", "-pthread"],

@@ -1,19 +1,25 @@
-"""Benchmark: SHA-256 of small samples where no helper process can start (QGIS, frozen apps).
+"""Benchmark: who digests SHA-256 of small samples, in one process (QGIS, frozen apps, one CPU).
 
 An application that embeds Python (QGIS) or freezes it has no interpreter
 to run the writer's helper process (``write/_digest_process._interpreter``
 finds none).  There the native SHA-256 thread (``taco_gdal._sha256_thread``)
-digests the small members; without it the writer digests them inline.  This
-benchmark writes ``--count`` files of ``--kib`` KiB (tmpfs) with ``create()``
-in one process whose helper process is made unavailable exactly as in an
-embedded interpreter, in randomised rounds of: plain, SHA-256 by the thread,
-SHA-256 inline (the extension made unimportable), plain again (A/A).  It
+digests the small members; where that cannot run either (one CPU) the
+writer digests them on its own thread in lanes (``LaneDigests``, three
+members at once with the SHA extensions); without the extension, one at a
+time with hashlib.  This benchmark writes ``--count`` files of ``--kib`` KiB
+(tmpfs) with ``create()`` in one process, in randomised rounds of: plain,
+SHA-256 by the helper process (the default where Python runs), by the
+thread, in lanes on the writer's thread, one at a time on the writer's
+thread (the extension made unimportable), plain again (A/A).  Each variant
+is set up exactly as the writer meets it (no interpreter for a helper; the
+thread refused as where it cannot start; the module not importable).  It
 reports each variant's median extra wall time over the plain write of the
 same round, with its quartiles: a steady-state, in-process figure, not the
 fresh-process one of ``bench_write_throughput.py``.
 
 Run: ``.venv/bin/python bench/bench_digest_embedded.py [--rounds 25] [--count 10000]
-[--kib 16]``; writes ``bench/results/digest_embedded.json``.
+[--kib 16]``; writes ``bench/results/digest_embedded.json``.  Pass ``--tree`` to time
+another checkout's writer (``git archive`` plus its built extensions).
 """
 
 from __future__ import annotations
@@ -35,7 +41,14 @@ except ImportError:  # run as a script: python bench/bench_digest_embedded.py
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results" / "digest_embedded.json"
-VARIANTS = (("plain", None), ("thread", "sha256"), ("inline", "sha256"), ("A/A", None))
+VARIANTS = (
+    ("plain", None),
+    ("process", "sha256"),
+    ("thread", "sha256"),
+    ("lanes", "sha256"),
+    ("inline", "sha256"),
+    ("A/A", None),
+)
 
 
 def main() -> None:
@@ -46,13 +59,25 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workdir", default="/dev/shm")
     parser.add_argument("--output", type=Path, default=RESULTS)
+    parser.add_argument("--tree", type=Path, default=REPO, help="checkout whose writer is timed")
     args = parser.parse_args()
-    sys.path.insert(0, str(REPO))
+    sys.path.insert(0, str(args.tree))
+    from taco_gdal.errors import TacoIOError
     from taco_gdal.model import Sample, Taco, Tortilla
     from taco_gdal.write import _digest_process, _digest_thread, create
 
     native = _digest_thread.NATIVE_SHA256
-    _digest_process._interpreter = lambda: None  # as embedded: no helper process can start
+    interpreter, thread = _digest_process._interpreter, _digest_thread.DigestThread
+
+    def no_thread(cpus: object = None) -> Any:
+        raise TacoIOError("no native SHA-256 thread here (benchmark)")
+
+    def arrange(name: str) -> None:
+        """The writer's circumstances for variant ``name``."""
+        _digest_process._interpreter = interpreter if name == "process" else lambda: None
+        _digest_thread.DigestThread = thread if name == "thread" else no_thread  # type: ignore[misc]
+        _digest_thread.NATIVE_SHA256 = "taco_gdal._not_built" if name == "inline" else native
+
     with tempfile.TemporaryDirectory(dir=args.workdir, prefix="bench_digest_embedded_") as tmp:
         sources = Path(tmp, "sources")
         sources.mkdir()
@@ -65,7 +90,7 @@ def main() -> None:
         )  # fmt: skip
 
         def run(name: str, checksum: str | None) -> float:
-            _digest_thread.NATIVE_SHA256 = "taco_gdal._not_built" if name == "inline" else native
+            arrange(name)
             started = time.perf_counter()
             create(taco, Path(tmp, "out.tacozip"), quiet=True, checksum=checksum, overwrite=True)
             return time.perf_counter() - started
@@ -80,7 +105,9 @@ def main() -> None:
             for name, checksum in order:
                 seconds[name].append(run(name, checksum))
     plain = statistics.median(seconds["plain"])
-    report: dict[str, Any] = {"count": args.count, "kib": args.kib, "rounds": args.rounds}
+    report: dict[str, Any] = {
+        "count": args.count, "kib": args.kib, "rounds": args.rounds, "tree": str(args.tree),
+    }  # fmt: skip
     print(f"{args.count} x {args.kib} KiB, {args.rounds} rounds, plain {plain:.3f} s median")
     for name, _ in VARIANTS[1:]:
         extra = sorted(a - b for a, b in zip(seconds[name], seconds["plain"], strict=True))

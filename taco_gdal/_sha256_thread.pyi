@@ -1,6 +1,11 @@
 """Types of the C extension ``taco_gdal/_sha256_thread.c`` (SHA-256 on a native thread)."""
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+
+LANES: int
+"""Messages digested at once with the CPU's SHA extensions (0: OpenSSL, one at a time)."""
+
+def sha256_many(buffers: Sequence[bytes | bytearray | memoryview], /) -> bytes: ...
 
 class Digester:
     def __init__(self, cpus: Iterable[int] | None = None) -> None: ...

@@ -11,6 +11,7 @@ import hashlib
 import logging
 import os
 import random
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -19,13 +20,19 @@ from typing import Any
 
 import pytest
 
+from taco_gdal import _sha256_thread
 from taco_gdal.errors import TacoError, TacoIOError
 from taco_gdal.format.names import CHECKSUM
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.write import _digest_process, _digest_thread, create, zip_container
 from taco_gdal.write._cpus import other_cpus
 from taco_gdal.write._digest_process import DigestProcess, start_digest_process
-from taco_gdal.write._digest_thread import DigestThread, MemberDigests, start_member_digests
+from taco_gdal.write._digest_thread import (
+    DigestThread,
+    LaneDigests,
+    MemberDigests,
+    start_member_digests,
+)
 from taco_gdal.write._sources import read_zip_metadata
 from tests.threads import thread_cpus
 
@@ -89,6 +96,43 @@ def test_every_digest_comes_back_in_order_past_the_in_flight_limit(tmp_path: Pat
     assert numbers == list(range(2500))
     assert found == _sha256s(members)
     assert _reaped(before)
+
+
+def test_the_helper_digests_in_lanes_with_the_packages_extension(tmp_path: Path) -> None:
+    members = _members(tmp_path / "out.bin", 400, seed=7)
+    fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
+    try:
+        helper = _helper(fd)
+        assert helper._child is not None
+        argv = Path(f"/proc/{helper._child.pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+        for position, data in members:
+            helper.submit(data, position)
+        found = helper.digests()
+        helper.close()
+    finally:
+        os.close(fd)
+    native = _digest_process.native_path()
+    assert native is not None and Path(native).samefile(_sha256_thread.__file__)
+    assert argv[-2:] == [str(fd).encode(), native.encode()]
+    assert found == _sha256s(members)
+
+
+@pytest.mark.parametrize("extension", ["/nonexistent/_sha256_thread.so", None])
+def test_the_helper_digests_with_hashlib_without_the_extension(
+    tmp_path: Path, extension: str | None
+) -> None:
+    members = _members(tmp_path / "out.bin", 100, seed=8)
+    requests = b"".join(
+        _digest_process._REQUEST.pack(position, len(data)) for position, data in members
+    )
+    with open(tmp_path / "out.bin", "rb") as output:
+        done = subprocess.run(
+            [sys.executable, "-I", "-S", "-c", _digest_process._CHILD, str(output.fileno()),
+             *filter(None, [extension])],
+            input=requests, capture_output=True, pass_fds=(output.fileno(),), timeout=60,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == _sha256s(members)
 
 
 def test_a_killed_helper_leaves_its_digests_to_the_writer(
@@ -263,7 +307,7 @@ def test_the_native_thread_runs_off_the_writers_cpu(affinity: set[int]) -> None:
     assert placed == affinity - {mine}
 
 
-def test_on_one_cpu_the_writer_digests_inline(
+def test_on_one_cpu_the_writer_digests_in_lanes_on_its_own_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, affinity: set[int]
 ) -> None:
     started: list[MemberDigests | None] = []
@@ -276,7 +320,7 @@ def test_on_one_cpu_the_writer_digests_inline(
     os.sched_setaffinity(0, {min(affinity)})  # a container or a pinned DataLoader worker
     taco, contents = _taco(tmp_path / "src", 300)
     out = create(taco, tmp_path / "out.tacozip", checksum="sha256", quiet=True)[0]
-    assert started == [None]  # asked, and no helper started
+    assert len(started) == 1 and type(started[0]) is LaneDigests  # no helper: this thread
     table = read_zip_metadata(out).levels[0]
     assert table.column(CHECKSUM).to_pylist() == [
         f"sha256:{hashlib.sha256(contents[i]).hexdigest()}" for i in table.column("id").to_pylist()
