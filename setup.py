@@ -1,8 +1,9 @@
 """Build hook for the C extensions; the project's metadata is in pyproject.toml.
 
 Both are optional: where one cannot be compiled the package installs without it.
-- ``taco_gdal._crc32c`` (CRC-32C by carry-less multiplication); without it CRC-32C
-  comes from google-crc32c (``taco_gdal/format/checksum.py`` chooses at run time).
+- ``taco_gdal._crc32c`` (CRC-32C and the ZIP CRC-32 by carry-less multiplication);
+  without it CRC-32C comes from google-crc32c and the ZIP CRC-32 from ISA-L
+  (``taco_gdal/format/checksum.py`` chooses at run time).
 - ``taco_gdal._sha256_thread`` (SHA-256 of small members on a native thread, with
   OpenSSL's libcrypto), used where no helper process can start (embedded, frozen);
   without it the ZIP writer digests inline there

@@ -647,15 +647,19 @@ def copy_fd(
         )
     block = bytearray(min(size, COPY_BLOCK) if into is None else 0)
     buffer = memoryview(block)
-    feed = None if digest is None else digest.update_from(block)
+    both = None if digest is None else digest.with_zip_crc(block)
+    feed = None if digest is None or both is not None else digest.update_from(block)
     crc = 0
     for start in range(0, size, COPY_BLOCK):
         n = min(COPY_BLOCK, size - start)
         target = buffer[:n] if into is None else into[start : start + n]
         view = _read_full(src, target, offset + start, where)
-        crc = crc32(view, crc)
-        if feed is not None:
-            feed(len(view))
+        if both is not None:  # the ZIP CRC-32 and a CRC-32C in one pass
+            crc = both(n, crc)
+        else:
+            crc = crc32(view, crc)
+            if feed is not None:
+                feed(n)
         _pwrite_all(dst, view, position + start)
         if on_written is not None:
             on_written(position + start, len(view))
