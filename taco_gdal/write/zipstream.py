@@ -13,9 +13,10 @@ buffers once a remote source is copied):
 * a local member up to 256 KiB is read whole, its CRC computed, then header
   and data are written (no patch);
 * a larger local file is copied in one pass by :func:`~taco_gdal.write._copy.copy_fd`:
-  256 KiB blocks, each read with ``pread``, CRC-32'd (ISA-L) and written with
-  ``pwrite`` while it is in the CPU cache; the per-sample digest, if asked,
-  is computed on the same buffers.  The source is read once, the checksums
+  256 KiB blocks, each read with ``pread``, CRC-32'd (``format.checksum.crc32``)
+  and written with ``pwrite`` while it is in the CPU cache; the per-sample
+  digest, if asked, is computed on the same buffers (a CRC-32C in the same
+  pass as the CRC-32).  The source is read once, the checksums
   cover exactly the bytes written;
 * a sparse local file, or a remote (VSI) source, is copied block by block
   (8 MiB remote blocks, a helper thread fetching block ``i + 1`` while block
