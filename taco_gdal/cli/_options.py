@@ -81,7 +81,8 @@ def checksum_option(fn: F) -> F:
         type=click.Choice(list(CHECKSUM_ALGORITHMS)),
         default=None,
         help="Store a digest of every sample, computed while copying it "
-        "(checked by 'taco verify --level full').",
+        "(checked by 'taco verify --level full'). crc32c costs least; sha256 "
+        "guards against tampering and costs most.",
     )
     return option(fn)
 
