@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import random
-from pathlib import Path
 
 import pytest
 
@@ -22,6 +21,7 @@ from taco_gdal import _sha256_thread
 from taco_gdal.errors import TacoIOError
 from taco_gdal.write import _digest_thread
 from taco_gdal.write._digest_thread import LaneDigests
+from tests.cpu import SHA_LANE_FLAGS, cpu_flags
 
 
 def _sha256s(members: list[bytes]) -> bytes:
@@ -29,12 +29,7 @@ def _sha256s(members: list[bytes]) -> bytes:
 
 
 def test_the_lanes_are_used_where_the_cpu_has_the_sha_extensions() -> None:
-    flags = next(
-        line.split(":", 1)[1].split()
-        for line in Path("/proc/cpuinfo").read_text().splitlines()
-        if line.startswith("flags")
-    )
-    has = {"sha_ni", "ssse3", "sse4_1"} <= set(flags)
+    has = cpu_flags() >= SHA_LANE_FLAGS
     assert (3 if has else 0) == _sha256_thread.LANES, (has, _sha256_thread.LANES)
 
 

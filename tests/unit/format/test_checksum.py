@@ -18,6 +18,7 @@ from taco_gdal.errors import TacoFormatError, TacoValidationError
 from taco_gdal.format import checksum
 from taco_gdal.format.checksum import StreamingDigest, digest_bytes, digest_value
 from taco_gdal.format.names import CHECKSUM_ALGORITHMS
+from tests.cpu import FOLDING_FLAGS, cpu_flags
 from tests.digests import independent_digest
 
 DATA = os.urandom(300_001)
@@ -72,7 +73,7 @@ def test_every_xxh3_call_the_writer_may_choose_gives_the_wheels_value(size: int)
     calls = checksum._xxh3_calls(checksum._ONE_SHOT["xxh3"])
     assert {"libxxhash", "xxhash wheel"} <= set(calls)
     # clearing the vector state is a candidate only where ISA-L runs AVX-512 code
-    assert ("xxhash wheel, clean state" in calls) == ("avx512f" in _cpu_flags())
+    assert ("xxhash wheel, clean state" in calls) == ("avx512f" in cpu_flags())
     for name, call in calls.items():
         for as_buffer in BUFFERS:
             checksum.crc32(data)  # the writer's order: ZIP CRC-32 (ISA-L), then the digest
@@ -118,7 +119,7 @@ def test_every_xxh3_batch_the_writer_may_choose_gives_the_wheels_values(sizes: l
     expected = [independent_digest("xxh3", data) for data in datas]
     calls = checksum._xxh3_batches()
     assert {"libxxhash", "xxhash wheel"} <= set(calls)
-    assert ("xxhash wheel, clean state" in calls) == ("avx512f" in _cpu_flags())
+    assert ("xxhash wheel, clean state" in calls) == ("avx512f" in cpu_flags())
     for name, call in calls.items():
         checksum.crc32(datas[-1])  # the writer's order: the last chunk's CRC-32s came before
         found = checksum.stored_ascii("xxh3", np.array(call(datas), np.uint64))
@@ -247,16 +248,12 @@ def test_the_fastest_batch_is_timed_on_a_batch() -> None:
     )
 
 
-FOLDING_FLAGS = {"sse4_2", "pclmulqdq", "avx2", "vpclmulqdq"}
-"""What the project's CRC-32C extension needs of the CPU to run its folding code."""
-
-
 @pytest.mark.parametrize("size", [0, 1, 9, 600, 7_936, 16_384, 63_489, 262_144, 262_145])
 def test_every_crc32c_library_the_writer_may_choose_gives_the_same_value(size: int) -> None:
     # _crc32c_calls takes the faster of these on the CPU it runs on: each must be right
     data = DATA[:size]
     libraries = checksum._crc32c_libraries()
-    native = {checksum.NATIVE_CRC32C} if _cpu_flags() >= FOLDING_FLAGS else set()
+    native = {checksum.NATIVE_CRC32C} if cpu_flags() >= FOLDING_FLAGS else set()
     assert set(libraries) == {"ISA-L", "google-crc32c"} | native
     for name, calls in libraries.items():
         for raw in calls:
@@ -312,19 +309,12 @@ def test_update_from_refuses_more_than_the_buffer() -> None:
         feed(17)
 
 
-def _cpu_flags() -> set[str]:
-    with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
-        return next(
-            (set(line.split(":", 1)[1].split()) for line in f if line.startswith("flags")), set()
-        )
-
-
 @pytest.mark.parametrize("algorithm", ["xxh3", "sha256"])
 def test_legacy_sse_digests_run_after_isal_with_clean_vector_state(algorithm: str) -> None:
     # ISA-L's AVX-512 CRCs leave the upper vector state dirty (no vzeroupper); XXH3 and
     # SHA-256 clear it before each update, and their values are unchanged
     clean = checksum._clean_vectors()
-    if os.uname().machine == "x86_64" and "avx" in _cpu_flags():
+    if os.uname().machine == "x86_64" and "avx" in cpu_flags():
         assert clean is not checksum._nothing  # the vzeroupper page is in use here
     digest = StreamingDigest(algorithm)
     for start in range(0, len(DATA), 65_536):
