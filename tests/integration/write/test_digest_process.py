@@ -14,9 +14,9 @@ import random
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -35,6 +35,8 @@ from taco_gdal.write._digest_thread import (
 )
 from taco_gdal.write._sources import read_zip_metadata
 from tests.threads import thread_cpus
+
+T = TypeVar("T")
 
 
 def _children() -> set[int]:
@@ -98,23 +100,35 @@ def test_every_digest_comes_back_in_order_past_the_in_flight_limit(tmp_path: Pat
     assert _reaped(before)
 
 
-def test_the_helper_digests_in_lanes_with_the_packages_extension(tmp_path: Path) -> None:
-    members = _members(tmp_path / "out.bin", 400, seed=7)
-    fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
+def _digest_observed(
+    path: Path, count: int, seed: int, look: Callable[[int, int], T]
+) -> tuple[T, bool]:
+    """``look(helper_pid, output_fd)`` on a helper started for ``count`` members written to
+    ``path``; and whether the digests it returned are hashlib's."""
+    members = _members(path, count, seed=seed)
+    fd = os.open(path, os.O_RDONLY)
     try:
         helper = _helper(fd)
         assert helper._child is not None
-        argv = Path(f"/proc/{helper._child.pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+        seen = look(helper._child.pid, fd)
         for position, data in members:
             helper.submit(data, position)
         found = helper.digests()
         helper.close()
     finally:
         os.close(fd)
+    return seen, found == _sha256s(members)
+
+
+def test_the_helper_digests_in_lanes_with_the_packages_extension(tmp_path: Path) -> None:
+    def argv(pid: int, fd: int) -> tuple[list[bytes], int]:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0"), fd
+
+    (args, fd), right = _digest_observed(tmp_path / "out.bin", 400, 7, argv)
     native = _digest_process.native_path()
     assert native is not None and Path(native).samefile(_sha256_thread.__file__)
-    assert argv[-2:] == [str(fd).encode(), native.encode()]
-    assert found == _sha256s(members)
+    assert args[-2:] == [str(fd).encode(), native.encode()]
+    assert right
 
 
 @pytest.mark.parametrize("extension", ["/nonexistent/_sha256_thread.so", None])
@@ -277,20 +291,11 @@ def test_the_helper_runs_off_the_writers_cpu(tmp_path: Path, affinity: set[int])
     mine = max(affinity)
     os.sched_setaffinity(0, {mine})
     os.sched_setaffinity(0, affinity)  # free again, but last ran on `mine`
-    members = _members(tmp_path / "out.bin", 200, seed=4)
-    fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
-    try:
-        helper = _helper(fd)
-        assert helper._child is not None
-        placed = os.sched_getaffinity(helper._child.pid)
-        for position, data in members:
-            helper.submit(data, position)
-        found = helper.digests()
-        helper.close()
-    finally:
-        os.close(fd)
+    placed, right = _digest_observed(
+        tmp_path / "out.bin", 200, 4, lambda pid, _fd: os.sched_getaffinity(pid)
+    )
     assert placed == affinity - {mine}
-    assert found == _sha256s(members)
+    assert right
 
 
 def test_the_native_thread_runs_off_the_writers_cpu(affinity: set[int]) -> None:
