@@ -341,6 +341,38 @@ static PyObject *value(PyObject *module, PyObject *arg) {
     return PyLong_FromUnsignedLong(crc);
 }
 
+/* The n bytes a (pointer, n) pair of arguments names: an address as an int, or a bytes
+ * object at least n long.  0 with an exception set when they name none. */
+static int bytes_at(PyObject *pointer, PyObject *length, const uint8_t **p, Py_ssize_t *n) {
+    *n = PyLong_AsSsize_t(length);
+    if (*n == -1 && PyErr_Occurred()) return 0;
+    if (*n < 0) {
+        PyErr_Format(PyExc_ValueError, "expected a length >= 0, found %zd", *n);
+        return 0;
+    }
+    if (PyBytes_Check(pointer)) {
+        if (*n > PyBytes_GET_SIZE(pointer)) {
+            PyErr_Format(PyExc_ValueError, "expected at most %zd bytes, found a length of %zd",
+                         PyBytes_GET_SIZE(pointer), *n);
+            return 0;
+        }
+        *p = (const uint8_t *)PyBytes_AS_STRING(pointer);
+        return 1;
+    }
+    if (!PyLong_Check(pointer)) {
+        PyErr_Format(PyExc_TypeError, "expected an address or bytes, found %.100s",
+                     Py_TYPE(pointer)->tp_name);
+        return 0;
+    }
+    *p = (const uint8_t *)PyLong_AsVoidPtr(pointer);
+    if (*p == NULL && PyErr_Occurred()) return 0;
+    if (*p == NULL && *n) {
+        PyErr_SetString(PyExc_ValueError, "expected an address, found 0");
+        return 0;
+    }
+    return 1;
+}
+
 static PyObject *extend(PyObject *const *args, Py_ssize_t nargs, int release) {
     if (nargs != 3) {
         PyErr_Format(PyExc_TypeError, "expected (crc, pointer, n), found %zd arguments", nargs);
@@ -348,32 +380,9 @@ static PyObject *extend(PyObject *const *args, Py_ssize_t nargs, int release) {
     }
     unsigned long crc = PyLong_AsUnsignedLong(args[0]);
     if (crc == (unsigned long)-1 && PyErr_Occurred()) return NULL;
-    Py_ssize_t n = PyLong_AsSsize_t(args[2]);
-    if (n == -1 && PyErr_Occurred()) return NULL;
-    if (n < 0) {
-        PyErr_Format(PyExc_ValueError, "expected a length >= 0, found %zd", n);
-        return NULL;
-    }
     const uint8_t *p;
-    if (PyBytes_Check(args[1])) {
-        if (n > PyBytes_GET_SIZE(args[1])) {
-            PyErr_Format(PyExc_ValueError, "expected at most %zd bytes, found a length of %zd",
-                         PyBytes_GET_SIZE(args[1]), n);
-            return NULL;
-        }
-        p = (const uint8_t *)PyBytes_AS_STRING(args[1]);
-    } else if (PyLong_Check(args[1])) {
-        p = (const uint8_t *)PyLong_AsVoidPtr(args[1]);
-        if (p == NULL && PyErr_Occurred()) return NULL;
-        if (p == NULL && n) {
-            PyErr_SetString(PyExc_ValueError, "expected an address, found 0");
-            return NULL;
-        }
-    } else {
-        PyErr_Format(PyExc_TypeError, "expected an address or bytes, found %.100s",
-                     Py_TYPE(args[1])->tp_name);
-        return NULL;
-    }
+    Py_ssize_t n;
+    if (!bytes_at(args[1], args[2], &p, &n)) return NULL;
     uint32_t result;
     if (release) {
         Py_BEGIN_ALLOW_THREADS result = crc32c_extend((uint32_t)crc, p, (size_t)n);
@@ -424,18 +433,9 @@ static PyObject *both(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_ValueError, "expected CRCs of 32 bits");
         return NULL;
     }
-    Py_ssize_t n = PyLong_AsSsize_t(args[3]);
-    if (n == -1 && PyErr_Occurred()) return NULL;
-    if (n < 0) {
-        PyErr_Format(PyExc_ValueError, "expected a length >= 0, found %zd", n);
-        return NULL;
-    }
-    const uint8_t *p = (const uint8_t *)PyLong_AsVoidPtr(args[2]);
-    if (p == NULL && PyErr_Occurred()) return NULL;
-    if (p == NULL && n) {
-        PyErr_SetString(PyExc_ValueError, "expected an address, found 0");
-        return NULL;
-    }
+    const uint8_t *p;
+    Py_ssize_t n;
+    if (!bytes_at(args[2], args[3], &p, &n)) return NULL;
     uint32_t z = (uint32_t)zip, c = (uint32_t)castagnoli;
     if (n > (1 << 18)) {
         Py_BEGIN_ALLOW_THREADS both_extend(&z, &c, p, (size_t)n);
