@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from taco_gdal.errors import TacoValidationError
-from taco_gdal.extensions._geo import TIME_TAGS, Time, raster_facts, raster_footprint
+from taco_gdal.extensions._geo import TIME_TAG_NAMES, Time, raster_facts, raster_footprint
 from taco_gdal.extensions.istac import ISTAC
 from taco_gdal.extensions.stac import STAC
 
@@ -125,8 +125,8 @@ def samples_from_rasters(
         start = time if time is not None else facts.time
         if start is None:
             raise TacoValidationError(
-                f"samples_from_rasters: expected a time for {facts.path!r}: pass time= or tag "
-                f"the raster with {' / '.join(key for _, key in TIME_TAGS)}; found no tag"
+                f"samples_from_rasters: expected a time for {facts.path!r}: pass time= "
+                f"(taco create --time) or tag the raster with {TIME_TAG_NAMES}; found no tag"
             )
         stac = STAC(facts.crs, facts.shape, facts.geotransform, start)
         footprint = raster_footprint(facts.geotransform, facts.shape[1], facts.shape[2])

@@ -147,6 +147,10 @@ The acquisition time (GDAL's ``IMAGERY`` domain, or an ``IMD`` domain carrying
 one) comes first: ``TIFFTAG_DATETIME`` is the time the file was made, used only
 when nothing better is there.
 """
+TIME_TAG_NAMES: Final = " / ".join(
+    f"{domain}:{key}" if domain else key for domain, key in TIME_TAGS
+)
+"""The time tags as an error message names them (domain:key)."""
 
 
 def parse_tag_time(text: str, where: str) -> datetime:
@@ -242,7 +246,7 @@ class RasterFacts:
         if self.time is None:
             raise TacoValidationError(
                 f"{owner}: expected a time: pass {argument}= or tag the raster with "
-                f"{' / '.join(key for _, key in TIME_TAGS)}; found none in {self.path!r}"
+                f"{TIME_TAG_NAMES}; found none in {self.path!r}"
             )
         return self.time
 

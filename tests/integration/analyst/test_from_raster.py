@@ -58,6 +58,9 @@ def test_from_raster_without_time_names_the_tags(tmp_path: Path) -> None:
     for call in (lambda: STAC.from_raster(path), lambda: ISTAC.from_raster(path)):
         with pytest.raises(TacoValidationError, match=r"TIFFTAG_DATETIME.*untagged\.tif"):
             call()
+    tags = "IMAGERY:ACQUISITIONDATETIME / IMD:ACQUISITIONDATETIME / TIFFTAG_DATETIME"
+    with pytest.raises(TacoValidationError, match=rf"--time\) or tag the raster with {tags}"):
+        samples_from_rasters(tmp_path)  # each tag named once, with its domain
 
 
 def test_from_raster_errors_name_the_file(tmp_path: Path) -> None:
