@@ -510,10 +510,20 @@ class ZipWriter:
                     )
                 self._f.seek(position + size)
                 return self._finish(lfh, lfh_offset, size, crc, late.of_buffer(buffer, size))
-            if late.readable:  # larger: read back from the output
-                crc = copy_fd(src, 0, size, self._f.fileno(), position, None, written, source)
+            if late.readable:  # larger: read back from the output as it is written
+                value, growing = late.of_growing(position, size)
+
+                def followed(at: int, n: int) -> None:
+                    written(at, n)
+                    growing.advance(at + n)
+
+                try:
+                    crc = copy_fd(src, 0, size, self._f.fileno(), position, None, followed, source)
+                except BaseException:
+                    growing.abandon()
+                    raise
                 self._f.seek(position + size)
-                return self._finish(lfh, lfh_offset, size, crc, late.of_range(position, size))
+                return self._finish(lfh, lfh_offset, size, crc, value)
         threaded = late is None  # a busy digest thread: the ring would wait behind its backlog
         crc = copy_fd(src, 0, size, self._f.fileno(), position, hasher, written, source, threaded)
         self._f.seek(position + size)

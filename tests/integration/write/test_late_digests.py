@@ -22,7 +22,7 @@ import pytest
 
 from taco_gdal.errors import TacoIOError, TacoValidationError
 from taco_gdal.write import _copy
-from taco_gdal.write._copy import LateDigest, LateDigests, settle_digests
+from taco_gdal.write._copy import GrowingRange, LateDigest, LateDigests, settle_digests
 from taco_gdal.write.zipstream import LOCAL_BLOCK, MemberInfo, ZipWriter
 from tests.forking import in_forked_child
 
@@ -146,6 +146,84 @@ def test_a_member_that_cannot_be_read_back_fails_at_its_value(tmp_path: Path) ->
         late.close()
     finally:
         os.close(fd)
+
+
+def _asleep_until(growing: GrowingRange, position: int) -> bool:
+    """True once the digest thread sleeps until ``position`` is written (10 s at most)."""
+    done = threading.Event()
+    for _ in range(1000):
+        if growing._wanted == position:
+            return True
+        done.wait(0.01)
+    return False
+
+
+def test_a_growing_member_is_digested_while_it_is_written(tmp_path: Path) -> None:
+    # the digest thread follows the copy: it has digested each 4 MiB step and sleeps
+    # for the next before the writer writes it, so at the end only the last step is left
+    step = _copy._FOLLOW_STEP
+    data = os.urandom(3 * step - 100)
+    position = 4096 + 7
+    fd = os.open(tmp_path / "out", os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        late = LateDigests("sha256", fd)
+        value, growing = late.of_growing(position, len(data))
+        assert _asleep_until(growing, position + step)  # nothing written yet
+        for at in range(0, len(data), step):
+            piece = data[at : at + step]
+            os.pwrite(fd, piece, position + at)
+            growing.advance(position + at + len(piece))
+            if at + step < len(data):
+                assert _asleep_until(growing, min(position + at + 2 * step, growing.end))
+        assert value.value() == f"sha256:{hashlib.sha256(data).hexdigest()}"
+        late.close()
+    finally:
+        os.close(fd)
+
+
+def test_an_abandoned_copy_fails_its_digest_and_frees_the_thread(tmp_path: Path) -> None:
+    fd = os.open(tmp_path / "out", os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        os.pwrite(fd, b"y" * MIB, 0)
+        late = LateDigests("sha256", fd)
+        value, growing = late.of_growing(0, 10 * MIB)
+        growing.advance(MIB)
+        assert _asleep_until(growing, _copy._FOLLOW_STEP)
+        growing.abandon()
+        stopped = r"member at 0 \(10485760 bytes\) stopped at byte 1048576"
+        with pytest.raises(TacoIOError, match=stopped):
+            value.value()
+        after = late.of_range(0, MIB)  # the digest thread is free for the next members
+        assert after.value() == f"sha256:{hashlib.sha256(b'y' * MIB).hexdigest()}"
+        late.close()
+    finally:
+        os.close(fd)
+
+
+def test_a_copy_failing_mid_member_leaves_the_digest_thread_free(tmp_path: Path) -> None:
+    # the source shrinks while it is copied (truncated from the progress callback after
+    # the first block): the copy fails, and the member's late digest must not hold the
+    # process's digest thread waiting for bytes that will never be written
+    source = tmp_path / "shrinking"
+    source.write_bytes(os.urandom(6 * MIB))
+
+    def truncate(n: int) -> None:
+        os.truncate(source, MIB)
+
+    with open(tmp_path / "a.zip", "w+b") as f:
+        writer = ZipWriter(f, mtime=0, on_bytes=truncate, late_digests=True)
+        with pytest.raises(TacoIOError, match=r"shrinking"):
+            writer.add_file("DATA/shrinking", str(source), digest="sha256")
+    free = threading.Event()
+    _copy._digest_worker().submit(free.set)
+    assert free.wait(10), "the digest thread still waits for the failed member's bytes"
+    again = _sources(tmp_path / "src")
+    infos = _write(
+        tmp_path / "b.zip", tmp_path / "src", ["five"], digest="sha256", late_digests=True
+    )
+    assert settle_digests([infos[0].digest]) == [
+        f"sha256:{hashlib.sha256(again['five']).hexdigest()}"
+    ]
 
 
 def _points_at(fd: int, path: Path) -> bool:
