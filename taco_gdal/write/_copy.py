@@ -21,9 +21,10 @@ GDAL's VSI layer in 8 MiB blocks.
 The ring keeps the copy in step with SHA-256: it cannot run more than 2 MiB
 ahead, and it waits for the last blocks at the end of every sample.  The ZIP
 writer therefore defers SHA-256 past the sample (:class:`LateDigests`): it
-copies plain, and the same helper thread later reads the member back from the
-output's pages (mapped: the bytes written, not the source again) while the
-next members are copied; the digest column waits for the values.  When the
+copies plain, and the same helper thread reads the member back from the
+output's pages (mapped: the bytes written, not the source again), a member
+above 4 MiB a step behind its copy (:class:`GrowingRange`), while the next
+members are copied; the digest column waits for the values.  When the
 helper is 256 MiB or more behind (the other core is busy), the writer digests
 the next member inline, and while it waits for the last digests it takes
 queued ones itself, so both cores share the work.
