@@ -282,9 +282,14 @@ _LATE_BUFFERED = 4 * 1024 * 1024
 """Members up to this size are copied through a buffer of their own, which the digest
 thread digests whole and hands back (no read-back: reading a 1 MiB member back from
 the page cache cost about 0.13 ms, a fifth of its SHA-256); larger ones are read back."""
-_FOLLOW_STEP = 4 * 1024 * 1024
+_FOLLOW_STEP = 16 * 1024 * 1024
 """Bytes the digest thread waits for before it digests more of a member being written
-(:class:`GrowingRange`): the most left to digest once the member's last byte is written."""
+(:class:`GrowingRange`): the most left to digest once the member's last byte is written.
+
+At 4 MiB the thread woke and mapped four times as often, and its CPU offset the
+tail it saves: SHA-256 on 20 x 100 MiB (tmpfs, 30 interleaved blocks) was +8.9%
+against +8.6% reading each member back after its copy, with 7.4% more CPU.  At
+16 MiB (one read-back window) it was +3.1% [-0.3, +4.6] against +7.1% (20 blocks)."""
 _MIB = 1024 * 1024
 _LATE_BATCH_BYTES = 1024 * 1024
 _LATE_BATCH_COUNT = 64
@@ -300,7 +305,7 @@ class GrowingRange:
     then runs a few MiB behind its copy instead of after it: when the last
     member's last byte is written, at most :data:`_FOLLOW_STEP` bytes are left
     to digest, not the whole member (the 100 MiB members of a SHA-256 write
-    each took about 70 ms after their copy).
+    each took about 70 ms after their copy; a step is about 10 ms).
 
     Example:
         >>> growing = GrowingRange(10, 100)

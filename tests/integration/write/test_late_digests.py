@@ -182,15 +182,18 @@ def test_a_growing_member_is_digested_while_it_is_written(tmp_path: Path) -> Non
 
 
 def test_an_abandoned_copy_fails_its_digest_and_frees_the_thread(tmp_path: Path) -> None:
+    size = 2 * _copy._FOLLOW_STEP
     fd = os.open(tmp_path / "out", os.O_CREAT | os.O_RDWR, 0o644)
     try:
         os.pwrite(fd, b"y" * MIB, 0)
         late = LateDigests("sha256", fd)
-        value, growing = late.of_growing(0, 10 * MIB)
-        growing.advance(MIB)
-        assert _asleep_until(growing, _copy._FOLLOW_STEP)
-        growing.abandon()
-        stopped = r"member at 0 \(10485760 bytes\) stopped at byte 1048576"
+        value, growing = late.of_growing(0, size)
+        try:
+            growing.advance(MIB)
+            assert _asleep_until(growing, _copy._FOLLOW_STEP)
+        finally:
+            growing.abandon()
+        stopped = rf"member at 0 \({size} bytes\) stopped at byte {MIB}"
         with pytest.raises(TacoIOError, match=stopped):
             value.value()
         after = late.of_range(0, MIB)  # the digest thread is free for the next members
