@@ -8,6 +8,9 @@ Both are optional: where one cannot be compiled the package installs without it.
   OpenSSL's libcrypto), used where no helper process can start (embedded, frozen);
   without it the ZIP writer digests inline there
   (``taco_gdal/write/_digest_thread.py`` chooses at run time).
+- ``taco_gdal._xxh3`` (XXH3 of many small samples in one call, by the system's
+  libxxhash, opened at import); without it, or without the library, small
+  samples take the xxhash wheel (``taco_gdal/format/checksum.py``).
 """
 
 from setuptools import Extension, setup
@@ -28,6 +31,12 @@ setup(
             libraries=["crypto"],
             extra_compile_args=["-O2", "-pthread"],
             extra_link_args=["-pthread"],
+        ),
+        Extension(
+            "taco_gdal._xxh3",
+            sources=["taco_gdal/_xxh3.c"],
+            optional=True,
+            extra_compile_args=["-O2"],
         ),
     ]
 )
