@@ -1,7 +1,7 @@
 /* XXH3-64 of many small buffers in one call, by the system's libxxhash.
  *
  * The ZIP writer digests small samples 16 at a time (``checksum.batch_digest``).
- * The xxhash wheel is built for SSE2: about 0.7 us per 16 KiB sample on the
+ * The xxhash wheel is built for SSE2: about 0.9 us per 16 KiB sample on the
  * AMD EPYC this project is measured on.  Debian's libxxhash dispatches to AVX2
  * (or AVX-512) code at run time, but a ctypes call costs about 1 us, more than
  * that code saves.  ``many`` makes the calls from C: one Python call per batch,

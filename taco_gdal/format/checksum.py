@@ -541,15 +541,20 @@ class _Xxh3Library:
 
     def matches(self, reference: Callable[[bytes], int]) -> bool:
         """True when every check length gives ``reference``'s value, one-shot and streamed."""
-        data = bytes(range(256)) * (max(_XXH3_CHECK) // 256 + 1)
-        for n in _XXH3_CHECK:
+        for data in _xxh3_check_samples():
             hasher = _Xxh3(self)
-            for start in range(0, n, 1000):
-                hasher.update(data[start : min(start + 1000, n)])
-            expected = reference(data[:n])
-            if self.one_shot(data[:n]) != expected or int(hasher.hexdigest(), 16) != expected:
+            for start in range(0, len(data), 1000):
+                hasher.update(data[start : start + 1000])
+            expected = reference(data)
+            if self.one_shot(data) != expected or int(hasher.hexdigest(), 16) != expected:
                 return False
         return True
+
+
+def _xxh3_check_samples() -> list[bytes]:
+    """One sample of every length of :data:`_XXH3_CHECK`, the bytes 0-255 repeated."""
+    data = bytes(range(256)) * (max(_XXH3_CHECK) // 256 + 1)
+    return [data[:n] for n in _XXH3_CHECK]
 
 
 def _pointer(data: Buffer) -> tuple[_Pointer, int, object]:
@@ -1040,8 +1045,7 @@ def _xxh3_many() -> Callable[[list[bytes]], list[int]] | None:
         return None
     import xxhash
 
-    data = bytes(range(256)) * (max(_XXH3_CHECK) // 256 + 1)
-    samples = [data[:n] for n in _XXH3_CHECK]
+    samples = _xxh3_check_samples()
     if _xxh3.many(samples) != [xxhash.xxh3_64_intdigest(sample) for sample in samples]:
         return None  # pragma: no cover - a libxxhash whose XXH3 is not the wheel's
     return _xxh3.many

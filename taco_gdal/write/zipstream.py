@@ -32,7 +32,7 @@ Every copy path can also compute a per-sample digest (``digest="xxh3"``...,
 see :mod:`taco_gdal.format.checksum`) from the same buffers as the CRC-32.
 With ``late_digests=True`` (the TACO ZIP writer) a SHA-256, slower than the
 copy, is finished by the digest thread from the output's pages, following
-the copy of a large member a few MiB behind, while the next members are copied
+the copy of a large member at most 16 MiB behind, while the next members are copied
 (:class:`~taco_gdal.write._copy.LateDigests`).
 
 A TACO ZIP starts with the ``TACO_HEADER`` member: call :meth:`ZipWriter.add_taco_header`
