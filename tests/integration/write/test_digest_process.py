@@ -170,18 +170,76 @@ def test_a_killed_helper_leaves_its_digests_to_the_writer(
     assert "the writer computes the rest" in caplog.text
 
 
+def _answered(helper: DigestProcess) -> None:
+    """Wait until the helper has sent back every digest asked so far (it has started)."""
+    helper._send()
+    deadline = time.monotonic() + 30
+    while helper._owed and time.monotonic() < deadline:
+        helper._receive(until=len(helper._owed))
+        time.sleep(0.005)
+    assert not helper._owed, "the helper did not answer within 30 s"
+
+
 def test_a_range_past_the_end_is_a_taco_error_not_a_wrong_digest(tmp_path: Path) -> None:
     (tmp_path / "out.bin").write_bytes(b"abc")
     fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
     try:
         helper = _helper(fd)
         helper.submit(b"abc", 0)
+        _answered(helper)  # the helper's own short read is what is tested
         helper.submit(b"bc" + bytes(8), 1)  # 10 bytes said to be at 1: two are there
         with pytest.raises(TacoIOError, match=r"member of 10 bytes at 1 of the output: read 2"):
             helper.digests()
         helper.abort()
     finally:
         os.close(fd)
+
+
+def test_a_write_that_ends_before_the_helper_answers_does_not_wait_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a helper that takes a second to start (a loaded machine); the write is 200 members
+    monkeypatch.setattr(
+        _digest_process, "_CHILD", "import time; time.sleep(1)\n" + _digest_process._CHILD
+    )
+    members = _members(tmp_path / "out.bin", 200, seed=11)
+    before = _children()
+    fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
+    try:
+        helper = _helper(fd)
+        for position, data in members:
+            helper.submit(data, position)
+        found = helper.digests()
+        stopped = helper._child is None  # digested here: the helper was let go
+        helper.close()
+    finally:
+        os.close(fd)
+    assert found == _sha256s(members)
+    assert stopped
+    assert _reaped(before)
+
+
+def test_the_helper_loads_the_extension_and_nothing_else(tmp_path: Path) -> None:
+    def mapped(pid: int) -> str:
+        return Path(f"/proc/{pid}/maps").read_text()
+
+    members = _members(tmp_path / "out.bin", 300, seed=12)
+    fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
+    try:
+        helper = _helper(fd)
+        assert helper._child is not None
+        for position, data in members:
+            helper.submit(data, position)
+        _answered(helper)
+        maps = mapped(helper._child.pid)
+        found = helper.digests()
+        helper.close()
+    finally:
+        os.close(fd)
+    native = _digest_process.native_path()
+    assert native is not None and native in maps
+    assert "_hashlib" not in maps  # hashlib is imported only without the extension
+    assert found == _sha256s(members)
 
 
 def test_no_helper_without_a_python_to_run(monkeypatch: pytest.MonkeyPatch) -> None:
