@@ -84,9 +84,33 @@ def lanes(path):
 def one_by_one(datas):
     import hashlib
     return b"".join(hashlib.sha256(data).digest() for data in datas)
-def serve(fd, many, request=struct.Struct("<QQ")):
+def requests(wake):
+    # blocks of requests; with wake, the wait for the next is a nap that the writer's
+    # requests do not cut short (a wake-up costs the writer about 20 us): a byte on wake does
+    if wake is None:
+        while chunk := os.read(0, 1 << 16):
+            yield chunk
+        return
+    import select
+    os.set_blocking(0, False)
+    poke = select.poll()
+    poke.register(wake, select.POLLIN)
+    nap = 1
+    while True:
+        try:
+            chunk = os.read(0, 1 << 16)
+        except BlockingIOError:
+            if poke.poll(nap):
+                os.read(wake, 1 << 12)
+            nap = min(2 * nap, 8)
+            continue
+        if not chunk:
+            return
+        nap = 1
+        yield chunk
+def serve(fd, many, wake, request=struct.Struct("<QQ")):
     pending = b""
-    while chunk := os.read(0, 1 << 16):
+    for chunk in requests(wake):
         pending += chunk
         whole = len(pending) - len(pending) % request.size
         datas = []
@@ -101,8 +125,8 @@ def serve(fd, many, request=struct.Struct("<QQ")):
             view = view[os.write(1, view):]
     return 0
 try:
-    many = (len(sys.argv) > 2 and lanes(sys.argv[2])) or one_by_one
-    code = serve(int(sys.argv[1]), many)
+    many = (len(sys.argv) > 2 and sys.argv[2] and lanes(sys.argv[2])) or one_by_one
+    code = serve(int(sys.argv[1]), many, int(sys.argv[3]) if len(sys.argv) > 3 else None)
 except OSError:  # the writer closed the pipes (it stopped waiting): end quietly
     code = 4
 sys.exit(code)
@@ -143,21 +167,26 @@ def start_digest_process(
     executable = _interpreter()
     if executable is None or os.name != "posix":  # pass_fds, pread, poll: POSIX only
         return None
+    nap, wake = os.pipe()
+    os.set_blocking(wake, False)
     try:
         child = subprocess.Popen(
-            [executable, "-I", "-S", "-c", _CHILD, str(output), *filter(None, [native_path()])],
+            [executable, "-I", "-S", "-c", _CHILD, str(output), native_path() or "", str(nap)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
-            pass_fds=(output,),
+            pass_fds=(output, nap),
             bufsize=0,
         )
     except OSError as exc:
+        os.close(wake)
         log.debug("no digest helper process (%s): digests are computed inline", exc)
         return None
+    finally:
+        os.close(nap)
     if cpus:
         with contextlib.suppress(OSError):  # placement only: the helper works anywhere
             os.sched_setaffinity(child.pid, cpus)
-    return DigestProcess(algorithm, output, flush, child)
+    return DigestProcess(algorithm, output, flush, child, wake)
 
 
 class DigestProcess:
@@ -193,6 +222,7 @@ class DigestProcess:
         output: int,
         flush: Callable[[], None],
         child: subprocess.Popen[bytes],
+        wake: int | None = None,
     ) -> None:
         self.algorithm = algorithm
         self.size = _DIGEST_SIZE
@@ -212,7 +242,8 @@ class DigestProcess:
         os.set_blocking(self._answers, False)
         self._poll = select.poll()  # not select(): a descriptor may be above FD_SETSIZE
         self._poll.register(self._answers, select.POLLIN)
-        self._stop = weakref.finalize(self, _stop, child)
+        self._wake = wake
+        self._stop = weakref.finalize(self, _stop, child, wake)
 
     def submit(self, data: bytes, position: int) -> int:
         """Ask for the digest of the member ``data`` written at ``position`` of the
@@ -278,6 +309,7 @@ class DigestProcess:
                 return
             blocking = len(self._owed) > until
             if blocking:
+                self._poke()
                 self._poll.poll()
             try:
                 chunk = os.read(self._answers, _DIGEST_SIZE * len(self._owed))
@@ -297,6 +329,12 @@ class DigestProcess:
                 self._owed.popleft()
             if not blocking:
                 return
+
+    def _poke(self) -> None:
+        """Wake the helper if it naps: this thread is about to wait for it."""
+        if self._wake is not None:
+            with contextlib.suppress(OSError):  # full (already poked) or the helper is gone
+                os.write(self._wake, b"!")
 
     def _fail(self, why: str) -> None:
         log.warning("digest helper process: %s; the writer computes the rest", why)
@@ -347,7 +385,7 @@ def _digests_here(algorithm: str) -> Callable[[list[bytes]], bytes]:
     return lambda datas: b"".join(hashlib.new(algorithm, data).digest() for data in datas)
 
 
-def _stop(child: subprocess.Popen[bytes]) -> None:
+def _stop(child: subprocess.Popen[bytes], wake: int | None = None) -> None:
     """Close the helper's pipes: it ends at the end of its requests, and is reaped by a
     thread of its own (the interpreter's exit takes about 8 ms, 2% of a 10k-sample
     write).  The thread is started with ``_thread``, which does not wait for it to run:
@@ -356,6 +394,8 @@ def _stop(child: subprocess.Popen[bytes]) -> None:
     for pipe in (child.stdin, child.stdout):
         if pipe is not None:
             pipe.close()
+    if wake is not None:
+        os.close(wake)
     if child.poll() is None:
         _thread.start_new_thread(_reap, (child,))
 

@@ -121,13 +121,15 @@ def _digest_observed(
 
 
 def test_the_helper_digests_in_lanes_with_the_packages_extension(tmp_path: Path) -> None:
-    def argv(pid: int, fd: int) -> tuple[list[bytes], int]:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0"), fd
+    def argv(pid: int, fd: int) -> tuple[list[bytes], int, str]:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+        return args, fd, os.readlink(f"/proc/{pid}/fd/{int(args[-1])}")
 
-    (args, fd), right = _digest_observed(tmp_path / "out.bin", 400, 7, argv)
+    (args, fd, wake), right = _digest_observed(tmp_path / "out.bin", 400, 7, argv)
     native = _digest_process.native_path()
     assert native is not None and Path(native).samefile(_sha256_thread.__file__)
-    assert args[-2:] == [str(fd).encode(), native.encode()]
+    assert args[-3:-1] == [str(fd).encode(), native.encode()]
+    assert wake.startswith("pipe:")  # the writer's pokes: the helper naps between requests
     assert right
 
 
