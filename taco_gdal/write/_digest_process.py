@@ -21,6 +21,13 @@ back 32 bytes each, in order, and are picked up without blocking while the
 writer goes on; the level's digest column is then formatted from all of
 them at once.
 
+The helper does not sleep on the request pipe: it naps (1 ms, doubling to 8 ms
+while nothing comes) and reads what arrived.  A write to a pipe that wakes a
+sleeping process cost the writer 19.6 us on this machine's VM (the wake-up is
+an inter-processor interrupt), against 1.2 us otherwise, and a 10k-sample
+write sends 157 requests.  The writer pokes a second pipe, which the helper
+does wait on, only when it is about to wait for digests itself.
+
 Flow control: no more than :data:`_IN_FLIGHT` members are outstanding, so
 neither pipe ever fills (requests 16 KiB, results 32 KiB, pipes 64 KiB) and
 neither side can block the other.  If the helper cannot start (no Python
