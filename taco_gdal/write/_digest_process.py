@@ -47,7 +47,6 @@ import _thread
 import contextlib
 import functools
 import hashlib
-import importlib
 import importlib.util
 import itertools
 import logging
