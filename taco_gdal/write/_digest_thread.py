@@ -188,12 +188,17 @@ def _on_this_thread() -> MemberDigests | None:
 
 
 def start_member_digests(
-    algorithm: str, output: int | None, flush: Callable[[], None]
+    algorithm: str,
+    output: int | None,
+    flush: Callable[[], None],
+    visible: Callable[[], int] | None = None,
 ) -> MemberDigests | None:
     """What digests the small members of a write off the writing thread, kept
     off this thread's CPU: a helper process reading ``output`` (a descriptor
     open for reading; None when the output cannot be read back), whose
-    ``flush`` makes what was written readable, else a :class:`DigestThread`.
+    ``flush`` makes what was written readable and ``visible`` says how much is
+    (see :class:`~taco_gdal.write._digest_process.DigestProcess`), else a
+    :class:`DigestThread`.
 
     Where this thread may use one CPU only, or neither can start, a
     :class:`LaneDigests` on this thread; None when ``algorithm`` is not one of
@@ -204,7 +209,9 @@ def start_member_digests(
     others = other_cpus()
     if others is not None and not others:  # one CPU: a helper could only take turns
         return _on_this_thread()
-    process = None if output is None else start_digest_process(algorithm, output, flush, others)
+    process = (
+        None if output is None else start_digest_process(algorithm, output, flush, others, visible)
+    )
     if process is not None:
         return process
     try:

@@ -10,6 +10,7 @@ row, so offsets are right whatever order the sibling ids sort in.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import logging
 import os
@@ -153,6 +154,15 @@ class _Measured:
             missing = np.flatnonzero(offsets < 0)
             if missing.size:
                 raise AssertionError(f"level{level} rows {missing[:5].tolist()} were not written")
+
+
+def _flushed(fd: int | None) -> Callable[[], int] | None:
+    """How many bytes of the output behind ``fd`` left its buffer: the position of
+    the descriptor, which only the buffer's writes move while members are written
+    (one ``lseek``, against a flush that adds a write)."""
+    if fd is None:
+        return None
+    return functools.partial(os.lseek, fd, 0, os.SEEK_CUR)
 
 
 class _CountingFile:
@@ -480,7 +490,9 @@ def write_layout(
         writer = ZipWriter(cast(BinaryIO, counting), check_names=False, late_digests=True)
         readable = readable_fd(f)
         if checksum is not None:
-            measured.helper = start_member_digests(checksum, readable, counting.flush)
+            measured.helper = start_member_digests(
+                checksum, readable, counting.flush, _flushed(readable)
+            )
         try:
             writer.add_taco_header()
             _write_files(writer, layout, measured, checksum, bar)

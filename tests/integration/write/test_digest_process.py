@@ -13,6 +13,7 @@ import os
 import random
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -89,6 +90,7 @@ def test_every_digest_comes_back_in_order_past_the_in_flight_limit(tmp_path: Pat
     fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
     try:
         helper = _helper(fd)
+        assert helper._spawned() is not None
         assert len(_children() - before) == 1
         numbers = [helper.submit(data, position) for position, data in members]
         found = helper.digests()
@@ -109,8 +111,9 @@ def _digest_observed(
     fd = os.open(path, os.O_RDONLY)
     try:
         helper = _helper(fd)
-        assert helper._child is not None
-        seen = look(helper._child.pid, fd)
+        child = helper._spawned()
+        assert child is not None
+        seen = look(child.pid, fd)
         for position, data in members:
             helper.submit(data, position)
         found = helper.digests()
@@ -121,14 +124,16 @@ def _digest_observed(
 
 
 def test_the_helper_digests_in_lanes_with_the_packages_extension(tmp_path: Path) -> None:
-    def argv(pid: int, fd: int) -> tuple[list[bytes], int, str]:
+    def argv(pid: int, fd: int) -> tuple[list[bytes], bool, str]:
         args = Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
-        return args, fd, os.readlink(f"/proc/{pid}/fd/{int(args[-1])}")
+        output = os.path.samestat(os.fstat(fd), os.stat(f"/proc/{pid}/fd/{int(args[-3])}"))
+        return args, output, os.readlink(f"/proc/{pid}/fd/{int(args[-1])}")
 
-    (args, fd, wake), right = _digest_observed(tmp_path / "out.bin", 400, 7, argv)
+    (args, output, wake), right = _digest_observed(tmp_path / "out.bin", 400, 7, argv)
     native = _digest_process.native_path()
     assert native is not None and Path(native).samefile(_sha256_thread.__file__)
-    assert args[-3:-1] == [str(fd).encode(), native.encode()]
+    assert args[-2] == native.encode()
+    assert output  # the descriptor it reads is the writer's output
     assert wake.startswith("pipe:")  # the writer's pokes: the helper naps between requests
     assert right
 
@@ -160,7 +165,7 @@ def test_a_killed_helper_leaves_its_digests_to_the_writer(
         helper = _helper(fd)
         for position, data in members[:300]:
             helper.submit(data, position)
-        helper._child.kill()  # type: ignore[union-attr]
+        helper._spawned().kill()  # type: ignore[union-attr]
         with caplog.at_level(logging.WARNING, logger=_digest_process.__name__):
             for position, data in members[300:]:
                 helper.submit(data, position)
@@ -174,10 +179,10 @@ def test_a_killed_helper_leaves_its_digests_to_the_writer(
 
 def _answered(helper: DigestProcess) -> None:
     """Wait until the helper has sent back every digest asked so far (it has started)."""
-    helper._send()
+    helper._send(len(helper._batch))
     deadline = time.monotonic() + 30
     while helper._owed and time.monotonic() < deadline:
-        helper._receive(until=len(helper._owed))
+        helper._receive(until=helper._owed_members())
         time.sleep(0.005)
     assert not helper._owed, "the helper did not answer within 30 s"
 
@@ -212,7 +217,7 @@ def test_a_write_that_ends_before_the_helper_answers_does_not_wait_for_it(
         for position, data in members:
             helper.submit(data, position)
         found = helper.digests()
-        stopped = helper._child is None  # digested here: the helper was let go
+        stopped = helper._stopped  # digested here: the helper was let go
         helper.close()
     finally:
         os.close(fd)
@@ -229,11 +234,12 @@ def test_the_helper_loads_the_extension_and_nothing_else(tmp_path: Path) -> None
     fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
     try:
         helper = _helper(fd)
-        assert helper._child is not None
+        child = helper._spawned()
+        assert child is not None
         for position, data in members:
             helper.submit(data, position)
         _answered(helper)
-        maps = mapped(helper._child.pid)
+        maps = mapped(child.pid)
         found = helper.digests()
         helper.close()
     finally:
@@ -390,3 +396,114 @@ def test_on_one_cpu_the_writer_digests_in_lanes_on_its_own_thread(
     assert table.column(CHECKSUM).to_pylist() == [
         f"sha256:{hashlib.sha256(contents[i]).hexdigest()}" for i in table.column("id").to_pylist()
     ]
+
+
+def test_the_writer_goes_on_while_the_helper_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Popen returns only once the child runs the interpreter: held here until the
+    # writer has sent 500 members, which it could not do if it started the helper itself
+    released, events = threading.Event(), []
+    real = subprocess.Popen
+
+    class Held(real):  # type: ignore[valid-type,misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            released.wait(30)
+            events.append("helper started")
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", Held)
+    members = _members(tmp_path / "out.bin", 500, seed=13)
+    fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
+    try:
+        helper = _helper(fd)
+        numbers = [helper.submit(data, position) for position, data in members]
+        events.append("members sent")
+        released.set()
+        assert helper._spawned() is not None
+        _answered(helper)  # the requests waited in the pipe for the helper
+        found = helper.digests()
+        helper.close()
+    finally:
+        os.close(fd)
+    assert events == ["members sent", "helper started"]
+    assert numbers[-1] == 499 and found == _sha256s(members)
+
+
+def _buffered_members(
+    path: Path, sizes: list[int], buffer: int, flushes: list[int]
+) -> tuple[DigestProcess, list[tuple[int, bytes]], Any]:
+    """A helper fed as the ZIP writer feeds it: members written through a buffered
+    file, each submitted as it is written; ``flushes`` counts the helper's flushes."""
+    out = open(path, "w+b", buffering=buffer)  # noqa: SIM115 - closed by the caller
+    fd = out.fileno()
+
+    def flush() -> None:
+        flushes.append(1)
+        out.flush()
+
+    helper = start_digest_process(
+        "sha256", fd, flush, other_cpus(), lambda: os.lseek(fd, 0, os.SEEK_CUR)
+    )
+    assert helper is not None
+    rng, members, position = random.Random(len(sizes)), [], 0
+    for size in sizes:
+        data = rng.randbytes(size)
+        out.write(data)
+        helper.submit(data, position)
+        members.append((position, data))
+        position += size
+    return helper, members, out
+
+
+def test_members_are_asked_for_once_the_buffer_wrote_them_out(tmp_path: Path) -> None:
+    flushes: list[int] = []
+    sizes = [random.Random(i).randrange(1, 20_000) for i in range(2000)]
+    helper, members, out = _buffered_members(tmp_path / "out.bin", sizes, 256 << 10, flushes)
+    with out:
+        assert flushes == []  # 31 batches sent: the buffer's own writes made them readable
+        assert helper.digests() == _sha256s(members)
+        helper.close()
+
+
+def test_a_buffer_larger_than_many_members_is_flushed_for_the_helper(tmp_path: Path) -> None:
+    flushes: list[int] = []
+    helper, members, out = _buffered_members(tmp_path / "out.bin", [100] * 2000, 1 << 20, flushes)
+    with out:
+        # 200 kB never fill the buffer: every 256 members waiting, it is flushed
+        assert 0 < len(flushes) <= 2000 // 256
+        _answered(helper)
+        assert helper.digests() == _sha256s(members)
+        helper.close()
+
+
+def test_answers_are_read_when_many_are_owed(tmp_path: Path) -> None:
+    members = _members(tmp_path / "out.bin", 704, seed=14)
+    fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
+    try:
+        helper = _helper(fd)
+        for position, data in members[:640]:
+            helper.submit(data, position)
+        deadline = time.monotonic() + 30
+        while _pending_bytes(helper._answers) < 640 * 32 and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert _pending_bytes(helper._answers) == 640 * 32, "the helper did not answer"
+        for position, data in members[640:]:
+            helper.submit(data, position)  # a batch sent: 704 owed, the answers wait
+        assert helper._done == b"" and helper._owed_members() == 704
+        found = helper.digests()
+        helper.close()
+    finally:
+        os.close(fd)
+    assert found == _sha256s(members)
+
+
+def _pending_bytes(fd: int) -> int:
+    """Bytes waiting in the pipe ``fd`` (``FIONREAD``)."""
+    import array
+    import fcntl
+    import termios
+
+    count = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, count)
+    return count[0]
