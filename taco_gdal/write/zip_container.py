@@ -158,8 +158,10 @@ class _Measured:
 
 def _flushed(fd: int | None) -> Callable[[], int] | None:
     """How many bytes of the output behind ``fd`` left its buffer: the position of
-    the descriptor, which only the buffer's writes move while members are written
-    (one ``lseek``, against a flush that adds a write)."""
+    the descriptor (one ``lseek``, against a flush that adds a write).  It never says
+    more than was written: small members go through the buffer, which moves it as it
+    writes; a large member is written with ``pwrite`` past it, which does not move it,
+    and then a ``seek`` flushes the buffer before moving it past the member."""
     if fd is None:
         return None
     return functools.partial(os.lseek, fd, 0, os.SEEK_CUR)
