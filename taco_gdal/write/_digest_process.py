@@ -30,10 +30,10 @@ does wait on, only when it is about to wait for digests itself.
 
 Flow control: no more than :data:`_IN_FLIGHT` members (and :data:`_PENDING`
 more) are outstanding, so neither pipe ever fills (requests 20 KiB, results
-40 KiB, pipes 64 KiB) and neither side can block the other.  If the helper cannot start (no Python
-interpreter to run: frozen, embedded as in QGIS) the writer digests inline;
-if it dies or misbehaves, the digests it owes are computed by the writer
-from the output, so a digest is never lost or wrong.  A write that ends
+40 KiB, pipes 64 KiB) and neither side can block the other.  If the helper
+cannot start (no Python interpreter to run: frozen, embedded as in QGIS) the
+writer digests inline; if it dies or misbehaves, the digests it owes are
+computed by the writer from the output, so a digest is never lost or wrong.  A write that ends
 before the helper has answered at all (a few hundred small samples) does
 not wait for it either: the writer digests those members itself, 16 at a
 time with ``sha256_many``.  Waiting for the helper to start had made
@@ -68,7 +68,7 @@ PROCESS_DIGESTS: Final = frozenset({"sha256"})
 """Digests of small members the ZIP writer hands to a :class:`DigestProcess`."""
 
 _BATCH: Final = 64
-"""Members per request message (and per flush of the output)."""
+"""Members per request message, once their bytes have left the output's buffer."""
 _IN_FLIGHT: Final = 1024
 """Members sent and not answered before the writer reads answers (and waits for them)."""
 _PENDING: Final = 256
@@ -187,7 +187,7 @@ def start_digest_process(
     try:
         for _ in range(3):
             ends.extend(os.pipe())
-        duplicate = os.dup(output)
+        duplicate = os.dup(output)  # the helper's own: the writer may close `output` first
     except OSError as exc:
         for fd in ends:
             os.close(fd)
@@ -402,7 +402,7 @@ class DigestProcess:
         """Send the first ``cut`` bytes of requests (their members are readable)."""
         if not cut:
             return
-        sent = bytes(self._batch[:cut])
+        sent = self._batch[:cut]
         del self._batch[:cut]
         self._owed += sent
         if self._stopped:  # the helper is gone: the writer digests
