@@ -111,7 +111,9 @@ def _choose_crc32(data: Buffer, value: int = 0) -> int:
     depends on the CPU (on the AMD EPYC here ISA-L's AVX2 path ran at 9.9
     GB/s on 256 KiB, the extension's at about 25; ISA-L's AVX-512 path ran
     at 55 on the Intel host of earlier sessions), so :func:`_fastest` times
-    both once, on 256 KiB, unless the extension does not run here.
+    both once, unless the extension does not run here: three rounds on 64 KiB,
+    about 0.1 ms (five on 256 KiB had taken 1 ms, a seventh of a ``create()``
+    of 20 small samples); a factor of two shows in any round.
     """
     global _crc32
     native = _native_module()
@@ -119,7 +121,8 @@ def _choose_crc32(data: Buffer, value: int = 0) -> int:
         _crc32 = _library_crc32
     else:
         calls = {"library": _library_crc32, "extension": native.crc32}
-        chosen = _fastest(calls, data=bytes(range(256)) * 1024, before=_no_crc32)[1]
+        trial = bytes(range(256)) * 256
+        chosen = _fastest(calls, rounds=3, data=trial, before=_no_crc32)[1]
         _crc32 = cast(Callable[[Buffer, int], int], chosen)
     return int(_crc32(data, value))
 
@@ -363,11 +366,30 @@ class _Crc32c:
         return f"{self._crc:08x}"
 
 
-class _BothFeed:
-    """Feeds the first ``n`` bytes of one buffer to a CRC-32C and returns their ZIP CRC-32,
-    both in one pass (``taco_gdal._crc32c.both``), by address like :class:`_Crc32cFeed`."""
+class _BufferFeed:
+    """Feeds the first ``n`` bytes of one buffer to a digest, by address (no object per call).
 
-    __slots__ = ("_address", "_anchor", "_both", "_crc32c", "_size")
+    Holding the ctypes view keeps the buffer exported, so it cannot be resized
+    (and moved) while the feed lives.
+    """
+
+    __slots__ = ("_address", "_anchor", "_size")
+
+    def __init__(self, buffer: bytearray) -> None:
+        self._anchor = ctypes.c_char.from_buffer(buffer) if buffer else None
+        self._address = 0 if self._anchor is None else ctypes.addressof(self._anchor)
+        self._size = len(buffer)
+
+    def _check(self, n: int) -> None:
+        if not 0 <= n <= self._size:
+            raise TacoValidationError(f"expected 0 to {self._size} bytes of the buffer, found {n}")
+
+
+class _BothFeed(_BufferFeed):
+    """A CRC-32C feed that also returns the ZIP CRC-32 of the bytes, both in one pass
+    (``taco_gdal._crc32c.both``)."""
+
+    __slots__ = ("_both", "_crc32c")
 
     def __init__(
         self,
@@ -375,39 +397,29 @@ class _BothFeed:
         buffer: bytearray,
         both: Callable[[int, int, int, int], tuple[int, int]],
     ) -> None:
+        super().__init__(buffer)
         self._crc32c = crc32c
-        self._anchor = ctypes.c_char.from_buffer(buffer)
-        self._address = ctypes.addressof(self._anchor)
-        self._size = len(buffer)
         self._both = both
 
     def __call__(self, n: int, zip_crc: int) -> int:
-        if not 0 <= n <= self._size:
-            raise TacoValidationError(f"expected 0 to {self._size} bytes of the buffer, found {n}")
+        self._check(n)
         zip_crc, self._crc32c._crc = self._both(zip_crc, self._crc32c._crc, self._address, n)
         return zip_crc
 
 
-class _Crc32cFeed:
-    """Feeds the first ``n`` bytes of one buffer to a CRC-32C, by address (no object per call).
+class _Crc32cFeed(_BufferFeed):
+    """Feeds the first ``n`` bytes of one buffer to a CRC-32C."""
 
-    Holding the ctypes view keeps the buffer exported, so it cannot be resized
-    (and moved) while this object lives.
-    """
-
-    __slots__ = ("_address", "_anchor", "_crc32c", "_size", "_update")
+    __slots__ = ("_crc32c", "_update")
 
     def __init__(self, crc32c: _Crc32c, buffer: bytearray) -> None:
+        super().__init__(buffer)
         self._crc32c = crc32c
-        self._anchor = ctypes.c_char.from_buffer(buffer) if buffer else None
-        self._address = 0 if self._anchor is None else ctypes.addressof(self._anchor)
-        self._size = len(buffer)
         calls = _crc32c_calls()  # chosen once: the GIL is kept up to 256 KiB
         self._update = _crc32c_at if calls is None else calls[self._size <= _HOLD_GIL_MAX]
 
     def __call__(self, n: int) -> None:
-        if not 0 <= n <= self._size:
-            raise TacoValidationError(f"expected 0 to {self._size} bytes of the buffer, found {n}")
+        self._check(n)
         if n:
             self._crc32c._crc = self._update(self._crc32c._crc, self._address, n)
 
@@ -627,23 +639,19 @@ class _Xxh3:
         return f"{self._library.digest(self._state):016x}"
 
 
-class _Xxh3Feed:
-    """Feeds the first ``n`` bytes of one buffer to an XXH3 state, by address (see
-    :class:`_Crc32cFeed`)."""
+class _Xxh3Feed(_BufferFeed):
+    """Feeds the first ``n`` bytes of one buffer to an XXH3 state."""
 
-    __slots__ = ("_address", "_anchor", "_size", "_state", "_update", "_xxh3")
+    __slots__ = ("_state", "_update", "_xxh3")
 
     def __init__(self, xxh3: _Xxh3, buffer: bytearray) -> None:
+        super().__init__(buffer)
         self._xxh3 = xxh3  # keeps the state alive
         self._state = xxh3._state
-        self._anchor = ctypes.c_char.from_buffer(buffer) if buffer else None
-        self._address = 0 if self._anchor is None else ctypes.addressof(self._anchor)
-        self._size = len(buffer)
         self._update = xxh3._library.updates[self._size <= _HOLD_GIL_MAX]
 
     def __call__(self, n: int) -> None:
-        if not 0 <= n <= self._size:
-            raise TacoValidationError(f"expected 0 to {self._size} bytes of the buffer, found {n}")
+        self._check(n)
         if n:
             self._update(self._state, self._address, n)
 

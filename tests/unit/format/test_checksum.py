@@ -7,6 +7,7 @@ import hashlib
 import itertools
 import mmap
 import os
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -303,6 +304,31 @@ def test_crc32c_library_gives_the_check_value() -> None:
     assert calls is not None
     for raw in calls:
         assert raw(0, b"123456789", 9) == 0xE3069283
+
+
+@pytest.mark.parametrize("algorithm", CHECKSUM_ALGORITHMS)
+def test_a_feed_keeps_its_buffer_from_moving_until_it_is_dropped(algorithm: str) -> None:
+    # the feeds read the buffer by address: a resize (which may move it) must be refused
+    block = bytearray(64)
+    feed = StreamingDigest(algorithm).update_from(block)
+    with pytest.raises(BufferError):
+        block.extend(b"x")
+    feed(64)
+    del feed
+    block.extend(b"x")
+    assert len(block) == 65
+
+
+def test_the_fused_feed_keeps_its_buffer_from_moving_until_it_is_dropped() -> None:
+    block = bytearray(64)
+    feed = StreamingDigest("crc32c").with_zip_crc(block)
+    assert feed is not None
+    with pytest.raises(BufferError):
+        block.extend(b"x")
+    assert feed(64, 0) == zlib.crc32(bytes(64))
+    del feed
+    block.extend(b"x")
+    assert len(block) == 65
 
 
 def test_update_from_refuses_more_than_the_buffer() -> None:
