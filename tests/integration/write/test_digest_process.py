@@ -123,9 +123,20 @@ def _digest_observed(
     return seen, found == _sha256s(members)
 
 
+def _cmdline(pid: int, deadline: float = 10.0) -> list[bytes]:
+    """``pid``'s command line once the kernel shows it: ``Popen`` returns as soon as the
+    child's exec closed its descriptors, and for a moment after that ``/proc/<pid>/cmdline``
+    is still empty (the new program's arguments are not in place yet)."""
+    until = time.monotonic() + deadline
+    while not (raw := Path(f"/proc/{pid}/cmdline").read_bytes()):
+        assert time.monotonic() < until, f"process {pid} shows no command line"
+        time.sleep(0.001)
+    return raw.rstrip(b"\0").split(b"\0")
+
+
 def test_the_helper_digests_in_lanes_with_the_packages_extension(tmp_path: Path) -> None:
     def argv(pid: int, fd: int) -> tuple[list[bytes], bool, str]:
-        args = Path(f"/proc/{pid}/cmdline").read_bytes().rstrip(b"\0").split(b"\0")
+        args = _cmdline(pid)
         output = os.path.samestat(os.fstat(fd), os.stat(f"/proc/{pid}/fd/{int(args[-3])}"))
         return args, output, os.readlink(f"/proc/{pid}/fd/{int(args[-1])}")
 
