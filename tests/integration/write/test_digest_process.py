@@ -74,6 +74,11 @@ def _members(path: Path, count: int, seed: int) -> list[tuple[int, bytes]]:
     return members
 
 
+def _submit(helper: DigestProcess, members: list[tuple[int, bytes]]) -> list[int]:
+    """Submit ``members`` (position, bytes) in order; their numbers."""
+    return [helper.submit(data, position) for position, data in members]
+
+
 def _helper(fd: int) -> DigestProcess:
     helper = start_digest_process("sha256", fd, lambda: None, other_cpus())
     assert helper is not None, "a helper process must start where Python runs"
@@ -92,7 +97,7 @@ def test_every_digest_comes_back_in_order_past_the_in_flight_limit(tmp_path: Pat
         helper = _helper(fd)
         assert helper._spawned() is not None
         assert len(_children() - before) == 1
-        numbers = [helper.submit(data, position) for position, data in members]
+        numbers = _submit(helper, members)
         found = helper.digests()
         helper.close()
     finally:
@@ -114,8 +119,7 @@ def _digest_observed(
         child = helper._spawned()
         assert child is not None
         seen = look(child.pid, fd)
-        for position, data in members:
-            helper.submit(data, position)
+        _submit(helper, members)
         found = helper.digests()
         helper.close()
     finally:
@@ -174,12 +178,10 @@ def test_a_killed_helper_leaves_its_digests_to_the_writer(
     fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
     try:
         helper = _helper(fd)
-        for position, data in members[:300]:
-            helper.submit(data, position)
+        _submit(helper, members[:300])
         helper._spawned().kill()  # type: ignore[union-attr]
         with caplog.at_level(logging.WARNING, logger=_digest_process.__name__):
-            for position, data in members[300:]:
-                helper.submit(data, position)
+            _submit(helper, members[300:])
             found = helper.digests()
         helper.close()
     finally:
@@ -225,8 +227,7 @@ def test_a_write_that_ends_before_the_helper_answers_does_not_wait_for_it(
     fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
     try:
         helper = _helper(fd)
-        for position, data in members:
-            helper.submit(data, position)
+        _submit(helper, members)
         found = helper.digests()
         stopped = helper._stopped  # digested here: the helper was let go
         helper.close()
@@ -247,8 +248,7 @@ def test_the_helper_loads_the_extension_and_nothing_else(tmp_path: Path) -> None
         helper = _helper(fd)
         child = helper._spawned()
         assert child is not None
-        for position, data in members:
-            helper.submit(data, position)
+        _submit(helper, members)
         _answered(helper)
         maps = mapped(child.pid)
         found = helper.digests()
@@ -344,7 +344,7 @@ def test_a_helper_whose_pipes_are_past_fd_setsize_still_waits(tmp_path: Path) ->
         try:
             helper = _helper(fd)
             assert helper._answers > 1024
-            numbers = [helper.submit(data, position) for position, data in members]
+            numbers = _submit(helper, members)
             assert helper.digests() == _sha256s(members) and numbers[-1] == 2499
             helper.close()
         finally:
@@ -428,7 +428,7 @@ def test_the_writer_goes_on_while_the_helper_starts(
     fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
     try:
         helper = _helper(fd)
-        numbers = [helper.submit(data, position) for position, data in members]
+        numbers = _submit(helper, members)
         events.append("members sent")
         released.set()
         assert helper._spawned() is not None
@@ -493,14 +493,12 @@ def test_answers_are_read_when_many_are_owed(tmp_path: Path) -> None:
     fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
     try:
         helper = _helper(fd)
-        for position, data in members[:640]:
-            helper.submit(data, position)
+        _submit(helper, members[:640])
         deadline = time.monotonic() + 30
         while _pending_bytes(helper._answers) < 640 * 32 and time.monotonic() < deadline:
             time.sleep(0.005)
         assert _pending_bytes(helper._answers) == 640 * 32, "the helper did not answer"
-        for position, data in members[640:]:
-            helper.submit(data, position)  # a batch sent: 704 owed, the answers wait
+        _submit(helper, members[640:])  # a batch sent: 704 owed, the answers wait
         assert helper._done == b"" and helper._owed_members() == 704
         found = helper.digests()
         helper.close()
