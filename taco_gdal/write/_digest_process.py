@@ -1,4 +1,4 @@
-"""SHA-256 of small members, computed by a helper process from the bytes written.
+"""SHA-256 of small members, computed by a helper process from the ZIP as it is written.
 
 A SHA-256 of a 16 KiB sample takes about 8 us (SHA-NI), a sixth of what the
 ZIP writer spends on the sample.  Inline it added 25-33% to ``create()`` of
@@ -9,36 +9,39 @@ with the writing thread, and each hand-off waits for a thread to wake.
 A :class:`DigestProcess` is another interpreter (``python -I -S``, no
 imports but the package's C extension, loaded from its folder, whose
 ``sha256_many`` digests up to three members at once with the SHA
-extensions: half the helper's CPU time; ``hashlib`` only without it),
-started for the write.  It is ready about 12 ms after it starts (it was 19 ms
-when the extension was loaded through ``importlib.util`` and ``hashlib``
-imported up front).  A thread of the writer starts it (:class:`_Spawn`), so
-the writer does not wait for it.  The writing thread only tells it where
-each member is (16 bytes: position and size, sent 64 members at a time, once
-the output's buffer has written them out), and it reads the member back
-from the output file (its pages are in the page cache: the bytes written,
-not the source again) and digests it on the other core.  The digests come
-back 32 bytes each, in order, and are read when 1,024 are owed and at the
-end; the level's digest column is then formatted from all of them at once.
+extensions; ``hashlib`` only without it), started for the write by a thread
+of the writer (:class:`_Spawn`), so the writer does not wait for it.  It is
+ready about 12 ms after it starts.
 
-The helper does not sleep on the request pipe: it naps (1 ms, doubling to 8 ms
-while nothing comes) and reads what arrived.  A write to a pipe that wakes a
-sleeping process cost the writer 19.6 us on this machine's VM (the wake-up is
-an inter-processor interrupt), against 1.2 us otherwise, and a 10k-sample
-write sends 157 requests.  The writer pokes a second pipe, which the helper
-does wait on, only when it is about to wait for digests itself.
+The writing thread tells it nothing per member.  The helper reads the output
+as it grows (up to its size, ``fstat``, 1 MiB per read), walks the ZIP's
+local headers, and digests every member of up to ``limit`` bytes (the
+writer's small-member limit; larger ones are digested as they are copied).
+It appends the position, size and digest of each to a file in memory
+(``memfd_create``), which no pipe's capacity bounds.  When the samples are
+written the writer sends the helper where they end (8 bytes), waits for its
+exit status, and takes the answers by position, all at once
+(:meth:`DigestProcess.digests_at`).  Until then the helper naps when it has
+caught up (1 ms, doubling to 8 ms), polling only for that one message, so
+the writer never wakes it (a write that wakes a sleeping process cost the
+writer 19.6 us on this machine's VM: the wake-up is an inter-processor
+interrupt).  The previous helper was sent 16 bytes per member, 64 at a time,
+and returned 32 bytes per member through a pipe: about 0.5 us of the writing
+thread per member (5 ms in ``create()`` of 10k samples, 2% of the write),
+a flow control that bounded what the pipes held, and a flush of the buffer
+when members waited for it.
 
-Flow control: no more than :data:`_IN_FLIGHT` members (and :data:`_PENDING`
-more) are outstanding, so neither pipe ever fills (requests 20 KiB, results
-40 KiB, pipes 64 KiB) and neither side can block the other.  If the helper
-cannot start (no Python interpreter to run: frozen, embedded as in QGIS) the
-writer digests inline; if it dies or misbehaves, the digests it owes are
-computed by the writer from the output, so a digest is never lost or wrong.  A write that ends
-before the helper has answered at all (a few hundred small samples) does
-not wait for it either: the writer digests those members itself, 16 at a
-time with ``sha256_many``.  Waiting for the helper to start had made
-``create()`` of 20 samples of 16 KiB take 27 ms with SHA-256 against 7 ms
-without.
+The writer's own bytes decide what is digested: the helper reads the output
+only below its size, stops at anything that is not a member header, and an
+answer counts only when its position and size are those the writer recorded
+for the row.  If the helper cannot start (no Python interpreter to run:
+frozen, embedded as in QGIS) the writer digests inline; if it dies, stops or
+misses a member, the writer digests what is missing from the output, so a
+digest is never lost or wrong.  A write that ends before the helper has
+found anything (a few hundred small samples) does not wait for it either:
+the writer digests those members itself, 16 at a time with ``sha256_many``.
+Waiting for the helper to start had made ``create()`` of 20 samples of 16
+KiB take 27 ms with SHA-256 against 7 ms without.
 """
 
 from __future__ import annotations
@@ -50,15 +53,21 @@ import hashlib
 import importlib.util
 import logging
 import os
-import select
 import struct
 import subprocess
 import sys
+import tempfile
 import weakref
 from collections.abc import Callable
 from typing import Final
 
+import numpy as np
+import numpy.typing as npt
+
 from taco_gdal.errors import TacoIOError
+from taco_gdal.write.zipstream import LOCAL_BLOCK
+
+IntArray = npt.NDArray[np.int64]
 
 __all__ = ["PROCESS_DIGESTS", "DigestProcess", "start_digest_process"]
 
@@ -67,19 +76,16 @@ log = logging.getLogger(__name__)
 PROCESS_DIGESTS: Final = frozenset({"sha256"})
 """Digests of small members the ZIP writer hands to a :class:`DigestProcess`."""
 
-_BATCH: Final = 64
-"""Members per request message, once their bytes have left the output's buffer."""
-_IN_FLIGHT: Final = 1024
-"""Members sent and not answered before the writer reads answers (and waits for them)."""
-_PENDING: Final = 256
-"""Members whose requests wait for their bytes to leave the output's buffer, at most; then
-the buffer is flushed.  With :data:`_IN_FLIGHT` this bounds what the pipes hold: 20 KiB
-of requests and 40 KiB of digests, below a pipe's 64 KiB, so neither side blocks."""
-_REQUEST: Final = struct.Struct("<QQ")
+SMALL_MEMBER: Final = LOCAL_BLOCK
+"""Members up to this size are the helper's: the ZIP writer holds them whole in memory and
+digests nothing as it writes them (larger ones are digested as they are copied)."""
 _DIGEST_SIZE: Final = 32
 
 _CHILD: Final = r"""
-import os, struct, sys
+import os, select, struct, sys
+HEADER = struct.Struct("<IHHHHHIIIHH")
+FOUND = struct.Struct("<QQ")
+WINDOW = 1 << 20
 def lanes(path):
     try:  # the package's extension, from its folder: the helper imports nothing else
         sys.path.insert(0, os.path.dirname(path))
@@ -92,51 +98,89 @@ def lanes(path):
 def one_by_one(datas):
     import hashlib
     return b"".join(hashlib.sha256(data).digest() for data in datas)
-def requests(wake):
-    # blocks of requests; with wake, the wait for the next is a nap that the writer's
-    # requests do not cut short (a wake-up costs the writer about 20 us): a byte on wake does
-    if wake is None:
-        while chunk := os.read(0, 1 << 16):
-            yield chunk
-        return
-    import select
+def stored_size(block, at, size, extra, xlen):
+    # a ZIP64 member: its sizes are in the extra field (tag 1: original, then stored size)
+    end = extra + xlen
+    while extra + 4 <= end:
+        tag, n = struct.unpack_from("<HH", block, extra)
+        if tag == 1:
+            values = struct.unpack_from(f"<{n // 8}Q", block, extra + 4)
+            original = HEADER.unpack_from(block, at)[8]
+            return values[1 if original == 0xFFFFFFFF and len(values) > 1 else 0]
+        extra += 4 + n
+    return None
+def scan(fd, position, readable, limit, many, found):
+    # digest the members whose bytes are all below `readable`; returns where it stopped
+    while position + HEADER.size <= readable:
+        block = os.pread(fd, min(WINDOW, readable - position), position)
+        view, at, datas, places, broken = memoryview(block), 0, [], [], None
+        while at + HEADER.size <= len(block):
+            signature, _, _, _, _, _, _, size, _, nlen, xlen = HEADER.unpack_from(block, at)
+            start = at + HEADER.size + nlen + xlen
+            if signature != 0x04034B50:
+                broken = f"no member header at {position + at}"
+                break
+            if start > len(block):
+                break
+            if size == 0xFFFFFFFF:
+                size = stored_size(block, at, size, at + HEADER.size + nlen, xlen)
+                if size is None:
+                    broken = f"no ZIP64 size at {position + at}"
+                    break
+            stop = start + size
+            if position + stop > readable:
+                break
+            if size <= limit:
+                if stop > len(block):
+                    if at:
+                        break  # read again from this member
+                    data = os.pread(fd, size, position + start)
+                    if len(data) != size:
+                        break
+                    datas.append(data)
+                else:
+                    datas.append(view[start:stop])
+                places.append(FOUND.pack(position + start, size))
+            at = stop
+        if datas:
+            digests = many(datas)
+            os.write(found, b"".join(
+                place + digests[32 * i : 32 * i + 32] for i, place in enumerate(places)))
+        del view, datas
+        if broken:  # what came before it is digested; the writer digests the rest
+            raise ValueError(broken)
+        if not at:
+            break
+        position += at
+    return position
+def serve(fd, limit, many, found):
     os.set_blocking(0, False)
-    poke = select.poll()
-    poke.register(wake, select.POLLIN)
-    nap = 1
+    wait = select.poll()
+    wait.register(0, select.POLLIN)
+    position, end, nap = 0, None, 1
     while True:
-        try:
-            chunk = os.read(0, 1 << 16)
-        except BlockingIOError:
-            if poke.poll(nap):
-                os.read(wake, 1 << 12)
-            nap = min(2 * nap, 8)
-            continue
-        if not chunk:
-            return
-        nap = 1
-        yield chunk
-def serve(fd, many, wake, request=struct.Struct("<QQ")):
-    pending = b""
-    for chunk in requests(wake):
-        pending += chunk
-        whole = len(pending) - len(pending) % request.size
-        datas = []
-        for position, size in request.iter_unpack(pending[:whole]):
-            data = os.pread(fd, size, position)
-            if len(data) != size:
-                return 3
-            datas.append(data)
-        pending = pending[whole:]
-        view = memoryview(many(datas))
-        while view:
-            view = view[os.write(1, view):]
-    return 0
+        readable = end if end is not None else os.fstat(fd).st_size
+        moved = scan(fd, position, readable, limit, many, found)
+        if end is not None and moved >= end:
+            return 0
+        if end is not None and moved == position:
+            return 5  # the end was given, and no member is left to read: not a ZIP
+        nap = 1 if moved != position else min(2 * nap, 8)
+        position = moved
+        if end is None and wait.poll(nap):
+            message = os.read(0, 8)
+            if len(message) != 8:
+                return 4
+            end, = struct.unpack("<Q", message)
 try:
-    many = (len(sys.argv) > 2 and sys.argv[2] and lanes(sys.argv[2])) or one_by_one
-    code = serve(int(sys.argv[1]), many, int(sys.argv[3]) if len(sys.argv) > 3 else None)
-except OSError:  # the writer closed the pipes (it stopped waiting): end quietly
-    code = 4
+    many = (len(sys.argv) > 3 and sys.argv[3] and lanes(sys.argv[3])) or one_by_one
+    code = serve(int(sys.argv[1]), int(sys.argv[2]), many, int(sys.argv[4]))
+except (OSError, ValueError, struct.error):
+    code = 3
+try:
+    os.write(1, struct.pack("<Q", code))
+except OSError:
+    pass
 sys.exit(code)
 """
 NATIVE_SHA256: Final = "taco_gdal._sha256_thread"
@@ -167,14 +211,15 @@ def start_digest_process(
     output: int,
     flush: Callable[[], None],
     cpus: set[int] | None = None,
-    visible: Callable[[], int] | None = None,
+    limit: int = SMALL_MEMBER,
 ) -> DigestProcess | None:
-    """A :class:`DigestProcess` of ``algorithm`` reading ``output``, placed on
-    ``cpus`` when given (the writer's caller passes
+    """A :class:`DigestProcess` of ``algorithm`` digesting the members of up to
+    ``limit`` bytes written to the ZIP ``output`` (a descriptor open for
+    reading), placed on ``cpus`` when given (the writer's caller passes
     :func:`~taco_gdal.write._cpus.other_cpus`, and starts no helper at all when
     that is empty); None when the algorithm is not one of
-    :data:`PROCESS_DIGESTS` or no helper can start.  ``visible``, when given,
-    says how many bytes of the output the helper can read without a ``flush``.
+    :data:`PROCESS_DIGESTS` or no helper can start.  ``flush`` makes every byte
+    written so far readable (the output's buffered writer's).
 
     The helper is started by a thread of its own (:class:`_Spawn`): this thread
     does not wait for it."""
@@ -185,24 +230,38 @@ def start_digest_process(
         return None
     ends: list[int] = []
     try:
-        for _ in range(3):
+        for _ in range(2):
             ends.extend(os.pipe())
+        ends.append(_answer_file())
+        ends.append(os.dup(ends[-1]))  # the helper's end of it
         duplicate = os.dup(output)  # the helper's own: the writer may close `output` first
     except OSError as exc:
         for fd in ends:
             os.close(fd)
         log.debug("no digest helper process (%s): digests are computed inline", exc)
         return None
-    requests_in, requests, answers, answers_out, nap, wake = ends
-    argv = [executable, "-I", "-S", "-c", _CHILD, str(duplicate), native_path() or "", str(nap)]
+    end_in, end_out, status_in, status_out, found, appended = ends
+    argv = [
+        executable, "-I", "-S", "-c", _CHILD,
+        str(duplicate), str(limit), native_path() or "", str(appended),
+    ]  # fmt: skip
     try:
-        spawn = _Spawn(argv, (requests_in, answers_out, nap, duplicate), cpus)
+        spawn = _Spawn(argv, (end_in, status_out, appended, duplicate), cpus)
     except RuntimeError as exc:  # no new thread (the interpreter is shutting down)
         for fd in [*ends, duplicate]:
             os.close(fd)
         log.debug("no digest helper process (%s): digests are computed inline", exc)
         return None
-    return DigestProcess(algorithm, output, flush, spawn, (requests, answers, wake), visible)
+    return DigestProcess(algorithm, output, flush, spawn, (end_out, status_in, found))
+
+
+def _answer_file() -> int:
+    """A file the helper appends its answers to, in memory where the system allows:
+    the writer reads them once, at the end, so no pipe fills while it writes."""
+    if hasattr(os, "memfd_create"):
+        return os.memfd_create("taco-digests", os.MFD_CLOEXEC)
+    with tempfile.TemporaryFile() as f:  # pragma: no cover - Linux has memfd_create
+        return os.dup(f.fileno())
 
 
 class _Spawn:
@@ -269,43 +328,41 @@ class _Spawn:
 
 
 class DigestProcess:
-    """Digests of members written to ``output``, computed by the helper ``spawn`` starts.
+    """Digests of the small members written to ``output``, found and computed by
+    the helper ``spawn`` starts, while the writer goes on.
 
-    Members are numbered in the order they are submitted; :meth:`digests` gives
-    all their raw digests at once, in that order, to be formatted together
-    (:func:`~taco_gdal.format.checksum.stored_ascii`): no object and no string
-    per member on the writing thread.
-
-    Requests are sent :data:`_BATCH` members at a time, only for members
-    already readable from the output (``visible``), so the output is not
-    flushed for the helper: its buffer goes out when full, as without a
-    digest.  Answers are read only when :data:`_IN_FLIGHT` members are owed, and
-    at the end.  Both cost the writer a system call each time: a flush (16 us)
-    and a read (16 us) per 64 members had added 5 ms to a 0.43 s write of 10k
-    samples.
+    The writer tells the helper nothing per member: the helper reads the ZIP as
+    it grows, member header by member header.  :meth:`digests_at` ends the
+    helper's work (once: it tells it where the members end and waits for it)
+    and gives the raw digests of the members asked for, by the position of
+    their bytes, all at once (:func:`~taco_gdal.format.checksum.stored_ascii`
+    formats them together).  A member the helper did not digest (it died, it
+    stopped at something that is not a member, it was still starting) is read
+    back and digested here, so a digest is never lost or wrong.
 
     Args:
         algorithm: the digest (one of :data:`PROCESS_DIGESTS`).
         output: a descriptor of the output open for reading, shared with the child.
-        flush: makes every byte written so far visible to the child (the
+        flush: makes every byte written so far readable by the child (the
             output's buffered writer's ``flush``).
         spawn: the helper, running ``_CHILD`` on ``output``.
-        pipes: this side's ends: requests (written), answers (read), and the
-            helper's wake-up (written).
-        visible: how many bytes of the output are readable now (None: flush
-            before every request).
+        pipes: this side's ends: where the members end (written), the helper's
+            exit status (read), and the file of its answers.
 
     Example:
-        >>> fd = os.open("members.bin", os.O_CREAT | os.O_RDWR, 0o644)
-        >>> _ = os.pwrite(fd, b"abcdef", 0)
-        >>> helper = start_digest_process("sha256", fd, lambda: None)
-        >>> helper.submit(b"abc", 0), helper.submit(b"def", 3)
-        (0, 1)
-        >>> digests = helper.digests()
-        >>> digests[:32] == hashlib.sha256(b"abc").digest(), digests[32:36].hex()
-        (True, 'cb8379ac')
-        >>> helper.close(); os.close(fd)
+        >>> from taco_gdal.write.zipstream import ZipWriter
+        >>> out = open("members.zip", "w+b")
+        >>> writer = ZipWriter(out)
+        >>> helper = start_digest_process("sha256", out.fileno(), out.flush)
+        >>> a, b = writer.add_bytes("a", b"abc"), writer.add_bytes("b", b"de")
+        >>> digests = helper.digests_at(np.array([b.data_offset, a.data_offset]), np.array([2, 3]))
+        >>> digests[32:] == hashlib.sha256(b"abc").digest(), digests[:4].hex()
+        (True, '959a45d4')
+        >>> helper.abort(); writer.close(); out.close()
     """
+
+    reads_output = True
+    """The helper finds the members in the output: :meth:`submit` need not be called."""
 
     def __init__(
         self,
@@ -314,157 +371,104 @@ class DigestProcess:
         flush: Callable[[], None],
         spawn: _Spawn,
         pipes: tuple[int, int, int],
-        visible: Callable[[], int] | None = None,
     ) -> None:
         self.algorithm = algorithm
         self.size = _DIGEST_SIZE
         """Bytes of one raw digest."""
         self._output = output
         self._flush = flush
-        self._visible = visible
         self._spawn = spawn
-        self._stopped = False
-        self._count = 0
-        self._batch = bytearray()
-        """Requests not sent yet (16 bytes each: position and size)."""
-        self._send_at = _BATCH * _REQUEST.size
-        self._owed = bytearray()
-        """Requests sent whose digest has not come back, in order."""
-        self._done = bytearray()
-        """Raw digests of members 0, 1, 2...: every one that came back."""
-        self._partial = bytearray()
-        self._requests, self._answers, self._wake = pipes
-        os.set_blocking(self._answers, False)
-        os.set_blocking(self._wake, False)
-        self._poll = select.poll()  # not select(): a descriptor may be above FD_SETSIZE
-        self._poll.register(self._answers, select.POLLIN)
+        self._end, self._status, self._found = pipes
+        self._answers: npt.NDArray[np.void] | None = None
+        """What the helper found: position, size and digest of each member, in file order."""
         self._stop = weakref.finalize(self, _stop, pipes)
 
-    def submit(self, data: bytes, position: int) -> int:
-        """Ask for the digest of the member ``data`` written at ``position`` of the
-        output (read back from there); returns the member's number (its place in
-        :meth:`digests`)."""
-        self._batch += _REQUEST.pack(position, len(data))
-        number = self._count
-        self._count += 1
-        if len(self._batch) >= self._send_at:
-            self._send_readable()
-        return number
+    def submit(self, data: bytes, position: int) -> None:
+        """Nothing to do: the helper finds each member in the output."""
 
-    def digests(self) -> bytes:
-        """Every member's raw digest, in submitted order (waits for the last ones).
+    def digests_at(self, positions: IntArray, sizes: IntArray) -> bytes:
+        """The raw digests of the members whose ``sizes`` bytes start at ``positions``
+        of the output, in that order; the first call waits for the helper to finish.
 
         Raises:
             TacoIOError: a member the helper did not digest could not be read
                 back from the output here either.
         """
-        self._flush()
-        self._send(len(self._batch))
-        if self._owed and not self._done:
-            self._receive(until=self._owed_members())  # what came back, without waiting
-            if not self._done and not self._partial and not self._stopped:
-                # the helper is still starting (about 12 ms): members too few to make
-                # the writer wait for it (1,088 at most) are digested here instead
-                self.abort()
-        self._receive(until=0)
-        return bytes(self._done)
-
-    def close(self) -> None:
-        """Wait for every digest, then let the helper end."""
-        self.digests()
-        self.abort()
+        if self._answers is None:
+            self._answers = self._finish(len(positions))
+        answers = self._answers
+        digests = np.empty((len(positions), _DIGEST_SIZE), np.uint8)
+        at = np.minimum(np.searchsorted(answers["position"], positions), len(answers) - 1)
+        known = np.zeros(len(positions), np.bool_)
+        if len(answers):
+            known = (answers["position"][at] == positions) & (answers["size"][at] == sizes)
+        digests[known] = answers["digest"][at[known]]
+        missing = np.flatnonzero(~known)
+        if missing.size:
+            digests[missing] = np.frombuffer(
+                self._digest_here(positions[missing], sizes[missing]), np.uint8
+            ).reshape(-1, _DIGEST_SIZE)
+        return digests.tobytes()
 
     def abort(self) -> None:
-        """Let the helper end now; digests not known yet are never computed."""
+        """Let the helper end now; digests not known yet are computed here if asked."""
         self._stop()
-        self._stopped = True
+        if self._answers is None:
+            self._answers = np.empty(0, _ANSWER)
 
     def _spawned(self) -> subprocess.Popen[bytes] | None:
         """The helper process, once started (None if it could not start)."""
         return self._spawn.wait()
 
-    def _owed_members(self) -> int:
-        return len(self._owed) // _REQUEST.size
-
-    def _send_readable(self) -> None:
-        """Send the requests of the members the helper can read now; flush first when
-        :data:`_PENDING` members are waiting (a buffer larger than they are)."""
-        batch = self._batch
-        if self._visible is None or len(batch) >= _PENDING * _REQUEST.size:
+    def _finish(self, asked: int) -> npt.NDArray[np.void]:
+        """Tell the helper where the members end, wait for it, take what it found."""
+        if self._stop.alive:
             self._flush()
-            cut = len(batch)
-        else:
-            cut = _readable(batch, self._visible())
-        self._send(cut)
-        self._send_at = len(self._batch) + _BATCH * _REQUEST.size
+            if os.fstat(self._found).st_size == 0 and asked <= _HERE_LIMIT:
+                # the helper is still starting (about 12 ms): members too few to make
+                # the writer wait for it are digested here instead
+                log.debug("digest helper not started yet: %d members digested here", asked)
+            else:
+                self._wait(os.lseek(self._output, 0, os.SEEK_CUR))
+        found = os.fstat(self._found).st_size if self._stop.alive else 0
+        answers = np.frombuffer(os.pread(self._found, found - found % _ANSWER.itemsize, 0), _ANSWER)
+        self._stop()
+        return answers
 
-    def _send(self, cut: int) -> None:
-        """Send the first ``cut`` bytes of requests (their members are readable)."""
-        if not cut:
-            return
-        sent = self._batch[:cut]
-        del self._batch[:cut]
-        self._owed += sent
-        if self._stopped:  # the helper is gone: the writer digests
-            self._digest_here()
-            return
+    def _wait(self, end: int) -> None:
+        """Send ``end`` and wait for the helper's exit status."""
         try:
-            view = memoryview(sent)
-            while view:
-                view = view[os.write(self._requests, view) :]
+            os.write(self._end, _END.pack(end))
+            status = b""
+            while len(status) < _END.size:
+                chunk = os.read(self._status, _END.size - len(status))
+                if not chunk:
+                    break
+                status += chunk
         except OSError as exc:
-            self._fail(f"cannot send requests: {exc}")
+            log.warning("digest helper process: %s; the writer computes the rest", exc)
             return
-        if len(self._owed) > _IN_FLIGHT * _REQUEST.size:
-            self._receive(until=_IN_FLIGHT)
+        if status != _END.pack(0):
+            code = _END.unpack(status)[0] if len(status) == _END.size else None
+            log.warning(
+                "digest helper process: it stopped (status %s, %s); the writer computes the rest",
+                code,
+                self._spawn.outcome(),
+            )
 
-    def _receive(self, until: int) -> None:
-        """Take the digests that came back; wait while more than ``until`` are owed."""
-        while self._owed:
-            if self._stopped:
-                self._digest_here()
-                return
-            try:
-                chunk: bytes | None = os.read(self._answers, _DIGEST_SIZE * self._owed_members())
-            except BlockingIOError:
-                chunk = None
-            except OSError as exc:
-                self._fail(f"cannot read digests: {exc}")
-                continue
-            if chunk == b"":
-                self._fail(f"the helper ended ({self._spawn.outcome()})")
-                continue
-            if chunk:
-                self._partial += chunk
-                whole = len(self._partial) // _DIGEST_SIZE
-                self._done += self._partial[: whole * _DIGEST_SIZE]
-                del self._partial[: whole * _DIGEST_SIZE]
-                del self._owed[: whole * _REQUEST.size]
-            if self._owed_members() <= until:
-                return
-            if chunk is None:
-                self._poke()
-                self._poll.poll()
-
-    def _poke(self) -> None:
-        """Wake the helper if it naps: this thread is about to wait for it."""
-        with contextlib.suppress(OSError):  # full (already poked) or the helper is gone
-            os.write(self._wake, b"!")
-
-    def _fail(self, why: str) -> None:
-        log.warning("digest helper process: %s; the writer computes the rest", why)
-        self.abort()
-
-    def _digest_here(self) -> None:
-        """The digests the helper owes, computed here from the output."""
-        self._partial.clear()
+    def _digest_here(self, positions: IntArray, sizes: IntArray) -> bytes:
+        """The digests of members the helper did not give, computed here from the output."""
         self._flush()
         many = _digests_here(self.algorithm)
-        step = _HERE_BATCH * _REQUEST.size
-        while self._owed:
-            batch = _REQUEST.iter_unpack(self._owed[:step])
-            self._done += many([self._read_back(position, size) for position, size in batch])
-            del self._owed[:step]
+        done = bytearray()
+        for first in range(0, len(positions), _HERE_BATCH):
+            places = zip(
+                positions[first : first + _HERE_BATCH].tolist(),
+                sizes[first : first + _HERE_BATCH].tolist(),
+                strict=True,
+            )
+            done += many([self._read_back(position, size) for position, size in places])
+        return bytes(done)
 
     def _read_back(self, position: int, size: int) -> bytes:
         data = os.pread(self._output, size, position)
@@ -476,26 +480,13 @@ class DigestProcess:
         return data
 
 
-def _readable(requests: bytearray, visible: int) -> int:
-    """The bytes of ``requests`` (in the order written) whose members end at or before
-    ``visible``: a binary search, two unpacks per step.
-
-    Example:
-        >>> requests = bytearray(_REQUEST.pack(0, 10) + _REQUEST.pack(10, 5) + _REQUEST.pack(20, 5))
-        >>> _readable(requests, 14), _readable(requests, 15), _readable(requests, 99)
-        (16, 32, 48)
-    """
-    low, high = 0, len(requests) // _REQUEST.size  # the first `low` members are readable
-    while low < high:
-        middle = (low + high) // 2
-        position, size = _REQUEST.unpack_from(requests, middle * _REQUEST.size)
-        if position + size <= visible:
-            low = middle + 1
-        else:
-            high = middle
-    return low * _REQUEST.size
-
-
+_ANSWER: Final = np.dtype(
+    [("position", "<i8"), ("size", "<i8"), ("digest", np.uint8, (_DIGEST_SIZE,))]
+)
+"""One answer of the helper: where a member's bytes start, how many, their digest."""
+_END: Final = struct.Struct("<Q")
+_HERE_LIMIT: Final = 1088
+"""Members the writer digests itself, rather than wait, when the helper has found none yet."""
 _HERE_BATCH: Final = 16
 """Members read back and digested together when the writer digests them itself."""
 
@@ -521,9 +512,9 @@ def _digests_here(algorithm: str) -> Callable[[list[bytes]], bytes]:
 
 
 def _stop(pipes: tuple[int, int, int]) -> None:
-    """Close this side's pipes: the helper ends at the end of its requests, and the
-    thread that started it reaps it (the interpreter's exit takes about 8 ms, 2% of a
-    10k-sample write)."""
+    """Close this side's pipes and answer file: a helper still reading ends (its
+    poll sees the pipe closed), and the thread that started it reaps it (the
+    interpreter's exit takes about 8 ms, 2% of a 10k-sample write)."""
     for fd in pipes:
         os.close(fd)
 

@@ -1,8 +1,8 @@
 """SHA-256 of small members off the writing thread: a helper process, else a native thread.
 
-A :class:`~taco_gdal.write._digest_process.DigestProcess` reads each member
-back from the output and digests it on the other CPU, at the cost of a
-flush and a pipe message per 64 members.  Where no helper process can start
+A :class:`~taco_gdal.write._digest_process.DigestProcess` finds the members
+in the output as it grows and digests them on the other CPU; the writing
+thread tells it nothing per member.  Where no helper process can start
 (no Python interpreter to run: embedded as in QGIS, or frozen),
 :class:`DigestThread` does the same work in this process: the writer holds
 each small member in memory while it writes it, and hands those bytes to a
@@ -12,7 +12,8 @@ a ring, no lock, no system call; one wake-up of the thread per 64 members).
 :func:`start_member_digests` picks: the process first, because the
 benchmark did not show the thread faster (10k x 16 KiB on tmpfs, two runs of
 60 and 80 blocks: the thread +1.3% [-2.0, +4.0] and +5.0% [-1.7, +11.0]
-paired with the process; ``bench/results/digest_s11_tmpfs_10k_*.json``).
+paired with the process, when the process was still sent every member;
+``bench/results/digest_s11_tmpfs_10k_*.json``).
 
 Where neither can help (the writing thread may use one CPU only, or no
 helper starts), :class:`LaneDigests` digests on the writing thread, 16
@@ -20,9 +21,9 @@ members at a time, so that the extension's SHA-256 keeps three members in
 flight (``taco_gdal/_sha256_lanes.h``: about twice the speed of one at a
 time).
 
-All three are :class:`MemberDigests`: members are numbered in the order
-submitted, and all their raw digests come back at once, in that order, to be
-formatted together.
+All three are :class:`MemberDigests`: the digests of a level's members are
+asked for at once, by the position of their bytes in the output, and come
+back in the order asked, to be formatted together.
 """
 
 from __future__ import annotations
@@ -32,9 +33,16 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, Protocol
 
+import numpy as np
+
 from taco_gdal.errors import TacoIOError
 from taco_gdal.write._cpus import other_cpus
-from taco_gdal.write._digest_process import NATIVE_SHA256, PROCESS_DIGESTS, start_digest_process
+from taco_gdal.write._digest_process import (
+    NATIVE_SHA256,
+    PROCESS_DIGESTS,
+    IntArray,
+    start_digest_process,
+)
 
 if TYPE_CHECKING:
     from taco_gdal._sha256_thread import Digester
@@ -59,14 +67,18 @@ class MemberDigests(Protocol):
     algorithm: str
     size: int
     """Bytes of one raw digest."""
+    reads_output: bool
+    """True when the helper finds the members in the output itself: the writer
+    then does not call :meth:`submit`."""
 
-    def submit(self, data: bytes, position: int) -> int:
-        """Digest ``data``, the member just written at ``position`` of the output
-        (each helper uses one or the other); returns the member's number."""
+    def submit(self, data: bytes, position: int) -> None:
+        """Digest ``data``, the member whose bytes were just written at
+        ``position`` of the output."""
         ...
 
-    def digests(self) -> bytes:
-        """Every member's raw digest, in submitted order (waits for the last ones)."""
+    def digests_at(self, positions: IntArray, sizes: IntArray) -> bytes:
+        """The raw digests of the members whose ``sizes`` bytes start at
+        ``positions`` of the output, in that order (waits for the last ones)."""
         ...
 
     def abort(self) -> None:
@@ -87,15 +99,16 @@ class DigestThread:
         >>> import hashlib
         >>> helper = DigestThread()
         >>> helper.submit(b"abc", 0), helper.submit(b"def", 3)
-        (0, 1)
-        >>> digests = helper.digests()
-        >>> digests[:32] == hashlib.sha256(b"abc").digest(), digests[32:36].hex()
+        (None, None)
+        >>> digests = helper.digests_at(np.array([3, 0]), np.array([3, 3]))
+        >>> digests[32:] == hashlib.sha256(b"abc").digest(), digests[:4].hex()
         (True, 'cb8379ac')
         >>> helper.abort()
     """
 
     algorithm = "sha256"
     size = 32
+    reads_output = False
 
     def __init__(self, cpus: set[int] | None = None) -> None:
         try:
@@ -104,21 +117,25 @@ class DigestThread:
         except (ImportError, OSError, RuntimeError) as exc:
             raise TacoIOError(f"no native SHA-256 thread here: {exc}") from exc
         self._submit: Callable[[bytes], int] = self._digester.submit
+        self._positions = _Positions()
 
-    def submit(self, data: bytes, position: int) -> int:
-        """Digest ``data`` (held, unchanged, until digested); ``position`` is not used."""
-        return self._submit(data)
+    def submit(self, data: bytes, position: int) -> None:
+        """Digest ``data`` (held, unchanged, until digested), written at ``position``."""
+        self._submit(data)
+        self._positions.append(position)
 
-    def digests(self) -> bytes:
-        """Every member's raw digest, in submitted order (waits for the last ones).
+    def digests_at(self, positions: IntArray, sizes: IntArray) -> bytes:
+        """The raw digests of the members submitted at ``positions``, in that order.
 
         Raises:
-            TacoIOError: OpenSSL failed to digest a member.
+            TacoIOError: OpenSSL failed to digest a member, or none was submitted
+                at one of ``positions``.
         """
         try:
-            return self._digester.digests()
+            every = self._digester.digests()
         except RuntimeError as exc:
             raise TacoIOError(f"cannot digest the members written: {exc}") from exc
+        return self._positions.pick(every, self.size, positions)
 
     def abort(self) -> None:
         """Stop the thread; digests not taken yet are dropped."""
@@ -137,14 +154,16 @@ class LaneDigests:
     Example:
         >>> import hashlib
         >>> lanes = LaneDigests()
-        >>> [lanes.submit(bytes([i]) * 100, 0) for i in range(3)]
-        [0, 1, 2]
-        >>> lanes.digests()[64:] == hashlib.sha256(bytes([2]) * 100).digest()
+        >>> for i in range(3):
+        ...     lanes.submit(bytes([i]) * 100, 100 * i)
+        >>> found = lanes.digests_at(np.array([200]), np.array([100]))
+        >>> found == hashlib.sha256(bytes([2]) * 100).digest()
         True
     """
 
     algorithm = "sha256"
     size = 32
+    reads_output = False
 
     def __init__(self) -> None:
         try:
@@ -154,29 +173,61 @@ class LaneDigests:
         self._many: Callable[[list[bytes]], bytes] = native.sha256_many
         self._held: list[bytes] = []
         self._done = bytearray()
-        self._count = 0
+        self._positions = _Positions()
 
-    def submit(self, data: bytes, position: int) -> int:
-        """Digest ``data`` (with the next members); ``position`` is not used."""
+    def submit(self, data: bytes, position: int) -> None:
+        """Digest ``data`` (with the next members), written at ``position``."""
         held = self._held
         held.append(data)
+        self._positions.append(position)
         if len(held) == _LANE_BATCH:
             self._done += self._many(held)
             held.clear()
-        number = self._count
-        self._count += 1
-        return number
 
-    def digests(self) -> bytes:
-        """Every member's raw digest, in submitted order."""
+    def digests_at(self, positions: IntArray, sizes: IntArray) -> bytes:
+        """The raw digests of the members submitted at ``positions``, in that order.
+
+        Raises:
+            TacoIOError: none was submitted at one of ``positions``.
+        """
         if self._held:
             self._done += self._many(self._held)
             self._held.clear()
-        return bytes(self._done)
+        return self._positions.pick(self._done, self.size, positions)
 
     def abort(self) -> None:
         """Drop the members not digested yet."""
         self._held.clear()
+
+
+class _Positions:
+    """Where each submitted member was written, in submitted order, to find its digest."""
+
+    def __init__(self) -> None:
+        self._list: list[int] = []
+        self.append = self._list.append
+
+    def pick(self, digests: bytes | bytearray, size: int, positions: IntArray) -> bytes:
+        """The ``size``-byte ``digests`` (in submitted order) of the members at ``positions``.
+
+        Example:
+            >>> places = _Positions()
+            >>> places.append(0); places.append(10)
+            >>> places.pick(b"aabb", 2, np.array([10, 0, 10]))
+            b'bbaabb'
+        """
+        submitted = np.asarray(self._list, np.int64)
+        order = np.argsort(submitted, kind="stable")
+        at = np.searchsorted(submitted[order], positions)
+        inside = at < len(order)
+        found = order[np.where(inside, at, 0)] if len(order) else np.zeros(len(positions), np.int64)
+        wrong = ~inside | (submitted[found] != positions) if len(order) else ~inside
+        if wrong.any():
+            raise TacoIOError(
+                f"no member was digested at {int(positions[np.argmax(wrong)])} of the output"
+            )
+        every = np.frombuffer(digests, np.uint8).reshape(-1, size)
+        return every[found].tobytes()
 
 
 def _on_this_thread() -> MemberDigests | None:
@@ -188,15 +239,12 @@ def _on_this_thread() -> MemberDigests | None:
 
 
 def start_member_digests(
-    algorithm: str,
-    output: int | None,
-    flush: Callable[[], None],
-    visible: Callable[[], int] | None = None,
+    algorithm: str, output: int | None, flush: Callable[[], None]
 ) -> MemberDigests | None:
     """What digests the small members of a write off the writing thread, kept
     off this thread's CPU: a helper process reading ``output`` (a descriptor
     open for reading; None when the output cannot be read back), whose
-    ``flush`` makes what was written readable and ``visible`` says how much is
+    ``flush`` makes what was written readable
     (see :class:`~taco_gdal.write._digest_process.DigestProcess`), else a
     :class:`DigestThread`.
 
@@ -209,9 +257,7 @@ def start_member_digests(
     others = other_cpus()
     if others is not None and not others:  # one CPU: a helper could only take turns
         return _on_this_thread()
-    process = (
-        None if output is None else start_digest_process(algorithm, output, flush, others, visible)
-    )
+    process = None if output is None else start_digest_process(algorithm, output, flush, others)
     if process is not None:
         return process
     try:

@@ -10,7 +10,6 @@ row, so offsets are right whatever order the sibling ids sort in.
 from __future__ import annotations
 
 import contextlib
-import functools
 import itertools
 import logging
 import os
@@ -89,8 +88,8 @@ class _Measured:
         self.batched_rows: list[list[int]] = [[] for _ in rows]
         self.batched: list[list[int]] = [[] for _ in rows]
         """Rows of each level digested together (small files) and, for each, its
-        integer digest (:attr:`batch`) or its member number in :attr:`helper`:
-        formatted a level at once by :meth:`checksums`."""
+        integer digest (:attr:`batch`), or 0 when :attr:`helper` digests it (found by
+        its position): formatted a level at once by :meth:`checksums`."""
         self.strings = [False] * len(rows)
         """Whether a level holds other digests (large members, zero-byte samples)."""
 
@@ -124,13 +123,13 @@ class _Measured:
         if not rows:
             return strings
         digests: npt.NDArray[np.uint64] | npt.NDArray[np.uint8]
+        index = np.asarray(rows, np.int64)
         if self.helper is not None:
-            every = np.frombuffer(self.helper.digests(), np.uint8).reshape(-1, self.helper.size)
-            digests = every[np.asarray(self.batched[level], np.int64)]
+            found = self.helper.digests_at(self.offsets[level][index], self.sizes[level][index])
+            digests = np.frombuffer(found, np.uint8).reshape(-1, self.helper.size)
         else:
             digests = np.asarray(self.batched[level], np.uint64)
         formatted = stored_ascii(self.algorithm, digests)
-        index = np.asarray(rows, np.int64)
         ascii = np.zeros((len(values), formatted.shape[1]), np.uint8)
         ascii[index] = formatted
         valid = np.zeros(len(values), np.bool_)
@@ -154,17 +153,6 @@ class _Measured:
             missing = np.flatnonzero(offsets < 0)
             if missing.size:
                 raise AssertionError(f"level{level} rows {missing[:5].tolist()} were not written")
-
-
-def _flushed(fd: int | None) -> Callable[[], int] | None:
-    """How many bytes of the output behind ``fd`` left its buffer: the position of
-    the descriptor (one ``lseek``, against a flush that adds a write).  It never says
-    more than was written: small members go through the buffer, which moves it as it
-    writes; a large member is written with ``pwrite`` past it, which does not move it,
-    and then a ``seek`` flushes the buffer before moving it past the member."""
-    if fd is None:
-        return None
-    return functools.partial(os.lseek, fd, 0, os.SEEK_CUR)
 
 
 class _CountingFile:
@@ -209,6 +197,7 @@ def _write_files(
     (:func:`~taco_gdal.write._readahead.read_small_files`), :data:`DIGEST_AHEAD` at a
     time, and with a ``digest`` those read into memory are digested together."""
     integers, helper = measured.batch, measured.helper
+    reads_output = helper is not None and helper.reads_output
     call = None
     if digest is not None and integers is None and helper is None:
         call = value_call(digest)
@@ -228,7 +217,9 @@ def _write_files(
                     info = writer.add_bytes(name, cast(bytes, data))
                 elif isinstance(data, bytes) and helper is not None:  # digested off this thread
                     info = writer.add_bytes(name, data)
-                    value = helper.submit(data, info.data_offset)
+                    if not reads_output:
+                        helper.submit(data, info.data_offset)
+                    value = 0  # found by its position (checksums)
                 elif isinstance(data, bytes):
                     info = writer.add_bytes(name, data, digest, digested=cast(str | None, value))
                 elif data is not None:
@@ -492,9 +483,7 @@ def write_layout(
         writer = ZipWriter(cast(BinaryIO, counting), check_names=False, late_digests=True)
         readable = readable_fd(f)
         if checksum is not None:
-            measured.helper = start_member_digests(
-                checksum, readable, counting.flush, _flushed(readable)
-            )
+            measured.helper = start_member_digests(checksum, readable, counting.flush)
         try:
             writer.add_taco_header()
             _write_files(writer, layout, measured, checksum, bar)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import random
 
+import numpy as np
 import pytest
 
 from taco_gdal import _sha256_thread
@@ -80,11 +81,16 @@ def test_lane_digests_hold_a_batch_and_give_every_digest_in_order() -> None:
     rng = random.Random(6)
     members = [rng.randbytes(rng.randrange(0, 20_000)) for _ in range(37)]  # 2 batches + 5
     lanes = LaneDigests()
-    assert [lanes.submit(data, 0) for data in members] == list(range(37))
-    assert lanes.digests() == _sha256s(members)
+    for i, data in enumerate(members):
+        lanes.submit(data, 1000 * i)
+    assert lanes.digests_at(np.arange(37) * 1000, np.zeros(37, np.int64)) == _sha256s(members)
     more = [b"late", b""]
-    assert [lanes.submit(data, 0) for data in more] == [37, 38]
-    assert lanes.digests() == _sha256s(members + more)
+    for i, data in enumerate(more, start=37):
+        lanes.submit(data, 1000 * i)
+    backwards = np.arange(38, -1, -1) * 1000  # any order: found by position
+    assert lanes.digests_at(backwards, np.zeros(39, np.int64)) == _sha256s((members + more)[::-1])
+    with pytest.raises(TacoIOError, match="no member was digested at 5 of the output"):
+        lanes.digests_at(np.array([5]), np.array([1]))
 
 
 def test_lane_digests_say_when_the_extension_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,8 +1,10 @@
 """write/_digest_process.py: SHA-256 of small members computed by a real helper process.
 
-Every digest is checked against hashlib on the bytes written; the helper is
-started for real (``python -I -S``), killed for real, and refused for real (an
-executable that is not Python), and no helper outlives its writer.
+Every digest is checked against hashlib on the bytes written; the members are
+real ZIP members written by the ZIP writer through a real buffered file, which
+the helper reads as it grows; the helper is started for real (``python -I
+-S``), killed for real, and refused for real (an executable that is not
+Python), and no helper outlives its writer.
 """
 
 from __future__ import annotations
@@ -11,21 +13,24 @@ import hashlib
 import logging
 import os
 import random
+import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, Final, TypeVar
 
+import numpy as np
 import pytest
 
 from taco_gdal import _sha256_thread
 from taco_gdal.errors import TacoError, TacoIOError
 from taco_gdal.format.names import CHECKSUM
 from taco_gdal.model import Sample, Taco, Tortilla
-from taco_gdal.write import _digest_process, _digest_thread, create, zip_container
+from taco_gdal.write import _digest_process, _digest_thread, create, zip_container, zipstream
 from taco_gdal.write._cpus import other_cpus
 from taco_gdal.write._digest_process import DigestProcess, start_digest_process
 from taco_gdal.write._digest_thread import (
@@ -35,6 +40,7 @@ from taco_gdal.write._digest_thread import (
     start_member_digests,
 )
 from taco_gdal.write._sources import read_zip_metadata
+from taco_gdal.write.zipstream import ZipWriter
 from tests.threads import thread_cpus
 
 T = TypeVar("T")
@@ -62,49 +68,104 @@ def _reaped(before: set[int]) -> bool:
     return False
 
 
-def _members(path: Path, count: int, seed: int) -> list[tuple[int, bytes]]:
-    rng = random.Random(seed)
-    members, position = [], 0
-    with open(path, "wb") as f:
-        for _ in range(count):
-            data = rng.randbytes(rng.choice([0, 1, 100, 4096, 20_000]))
-            f.write(data)
-            members.append((position, data))
-            position += len(data)
+SIZES: Final = (0, 1, 100, 4096, 20_000)
+"""Member sizes the tests draw from (a helper started with ``limit=10_000`` skips the largest)."""
+
+
+def _helper(out: BinaryIO, limit: int = zipstream.LOCAL_BLOCK) -> DigestProcess:
+    helper = start_digest_process("sha256", out.fileno(), out.flush, other_cpus(), limit)
+    assert helper is not None, "a helper process must start where Python runs"
+    return helper
+
+
+def _write(
+    writer: ZipWriter, count: int, seed: int, sizes: tuple[int, ...] = SIZES
+) -> list[tuple[int, bytes]]:
+    """``count`` members of random bytes appended by ``writer``: (data position, bytes)."""
+    rng, members = random.Random(seed), []
+    for i in range(count):
+        data = rng.randbytes(rng.choice(sizes))
+        members.append((writer.add_bytes(f"m{seed}-{i}", data).data_offset, data))
     return members
 
 
-def _submit(helper: DigestProcess, members: list[tuple[int, bytes]]) -> list[int]:
-    """Submit ``members`` (position, bytes) in order; their numbers."""
-    return [helper.submit(data, position) for position, data in members]
-
-
-def _helper(fd: int) -> DigestProcess:
-    helper = start_digest_process("sha256", fd, lambda: None, other_cpus())
-    assert helper is not None, "a helper process must start where Python runs"
-    return helper
+def _ask(helper: MemberDigests, members: list[tuple[int, bytes]]) -> bytes:
+    positions = np.array([position for position, _ in members], np.int64)
+    sizes = np.array([len(data) for _, data in members], np.int64)
+    return helper.digests_at(positions, sizes)
 
 
 def _sha256s(members: list[tuple[int, bytes]]) -> bytes:
     return b"".join(hashlib.sha256(data).digest() for _, data in members)
 
 
-def test_every_digest_comes_back_in_order_past_the_in_flight_limit(tmp_path: Path) -> None:
-    members = _members(tmp_path / "out.bin", 2500, seed=1)  # > 2 x the 1024 in flight
+def _found(helper: DigestProcess) -> int:
+    """Members the helper has digested so far (answers of 48 bytes in its file)."""
+    return os.fstat(helper._found).st_size // 48
+
+
+def _kept(helper: DigestProcess) -> int:
+    """Members whose digests the writer took from the helper (once it asked)."""
+    assert helper._answers is not None, "the writer has not asked for digests yet"
+    return len(helper._answers)
+
+
+def _answered(helper: DigestProcess, count: int) -> None:
+    """Wait until the helper has digested ``count`` members (it started and read them)."""
+    deadline = time.monotonic() + 30
+    while _found(helper) < count:
+        assert time.monotonic() < deadline, f"the helper found {_found(helper)} of {count}"
+        time.sleep(0.005)
+
+
+@pytest.fixture
+def here(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many members each call of the writer's own digesting took (the helper's misses)."""
+    calls: list[int] = []
+    real = DigestProcess._digest_here
+
+    def spy(self: DigestProcess, positions: Any, sizes: Any) -> bytes:
+        calls.append(len(positions))
+        return real(self, positions, sizes)
+
+    monkeypatch.setattr(DigestProcess, "_digest_here", spy)
+    return calls
+
+
+def test_the_helper_finds_every_small_member_as_the_zip_grows(
+    tmp_path: Path, here: list[int]
+) -> None:
     before = _children()
-    fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
-    try:
-        helper = _helper(fd)
-        assert helper._spawned() is not None
-        assert len(_children() - before) == 1
-        numbers = _submit(helper, members)
-        found = helper.digests()
-        helper.close()
-    finally:
-        os.close(fd)
-    assert numbers == list(range(2500))
-    assert found == _sha256s(members)
+    with open(tmp_path / "out.zip", "w+b") as out:
+        helper = _helper(out, limit=10_000)
+        assert helper._spawned() is not None and len(_children() - before) == 1
+        members = _write(ZipWriter(out), 2500, seed=1)
+        small = [(position, data) for position, data in members if len(data) <= 10_000]
+        large = [(position, data) for position, data in members if len(data) > 10_000]
+        random.Random(2).shuffle(small)
+        found = _ask(helper, small)
+        assert _ask(helper, large) == _sha256s(large)  # the helper skipped these
+        helper.abort()
+    assert found == _sha256s(small)
+    assert _kept(helper) == len(small) and len(large) > 400
+    assert here == [len(large)]  # every small member was the helper's
     assert _reaped(before)
+
+
+def test_create_tells_the_helper_nothing_per_sample(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, here: list[int]
+) -> None:
+    def refused(self: DigestProcess, data: bytes, position: int) -> None:
+        raise AssertionError("the writer called submit")
+
+    monkeypatch.setattr(DigestProcess, "submit", refused)
+    taco, contents = _taco(tmp_path / "src", 1500)
+    out = create(taco, tmp_path / "out.tacozip", checksum="sha256", quiet=True)[0]
+    table = read_zip_metadata(out).levels[0]
+    assert table.column(CHECKSUM).to_pylist() == [
+        f"sha256:{hashlib.sha256(contents[i]).hexdigest()}" for i in table.column("id").to_pylist()
+    ]
+    assert here == []  # the helper found all 1,500 samples in the ZIP
 
 
 def _digest_observed(
@@ -112,18 +173,14 @@ def _digest_observed(
 ) -> tuple[T, bool]:
     """``look(helper_pid, output_fd)`` on a helper started for ``count`` members written to
     ``path``; and whether the digests it returned are hashlib's."""
-    members = _members(path, count, seed=seed)
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        helper = _helper(fd)
+    with open(path, "w+b") as out:
+        helper = _helper(out)
         child = helper._spawned()
         assert child is not None
-        seen = look(child.pid, fd)
-        _submit(helper, members)
-        found = helper.digests()
-        helper.close()
-    finally:
-        os.close(fd)
+        seen = look(child.pid, out.fileno())
+        members = _write(ZipWriter(out), count, seed)
+        found = _ask(helper, members)
+        helper.abort()
     return seen, found == _sha256s(members)
 
 
@@ -141,124 +198,173 @@ def _cmdline(pid: int, deadline: float = 10.0) -> list[bytes]:
 def test_the_helper_digests_in_lanes_with_the_packages_extension(tmp_path: Path) -> None:
     def argv(pid: int, fd: int) -> tuple[list[bytes], bool, str]:
         args = _cmdline(pid)
-        output = os.path.samestat(os.fstat(fd), os.stat(f"/proc/{pid}/fd/{int(args[-3])}"))
+        output = os.path.samestat(os.fstat(fd), os.stat(f"/proc/{pid}/fd/{int(args[-4])}"))
         return args, output, os.readlink(f"/proc/{pid}/fd/{int(args[-1])}")
 
-    (args, output, wake), right = _digest_observed(tmp_path / "out.bin", 400, 7, argv)
+    (args, output, answers), right = _digest_observed(tmp_path / "out.zip", 400, 7, argv)
     native = _digest_process.native_path()
     assert native is not None and Path(native).samefile(_sha256_thread.__file__)
     assert args[-2] == native.encode()
+    assert args[-3] == str(zipstream.LOCAL_BLOCK).encode()  # the writer's small members
     assert output  # the descriptor it reads is the writer's output
-    assert wake.startswith("pipe:")  # the writer's pokes: the helper naps between requests
+    assert answers.startswith("/memfd:taco-digests")  # its answers, in memory
     assert right
 
 
-@pytest.mark.parametrize("extension", ["/nonexistent/_sha256_thread.so", None])
-def test_the_helper_digests_with_hashlib_without_the_extension(
-    tmp_path: Path, extension: str | None
-) -> None:
-    members = _members(tmp_path / "out.bin", 100, seed=8)
-    requests = b"".join(
-        _digest_process._REQUEST.pack(position, len(data)) for position, data in members
-    )
-    with open(tmp_path / "out.bin", "rb") as output:
+def _run_child(path: Path, extension: str, limit: int = 1 << 20) -> tuple[int, bytes, bytes]:
+    """The helper's script run on the finished ZIP ``path`` told its members end at
+    the file's end: exit code, the status it wrote, and its answers."""
+    end = path.stat().st_size
+    with open(path, "rb") as output, tempfile.TemporaryFile() as answers:
         done = subprocess.run(
             [sys.executable, "-I", "-S", "-c", _digest_process._CHILD, str(output.fileno()),
-             *filter(None, [extension])],
-            input=requests, capture_output=True, pass_fds=(output.fileno(),), timeout=60,
+             str(limit), extension, str(answers.fileno())],
+            input=struct.pack("<Q", end), capture_output=True, timeout=60,
+            pass_fds=(output.fileno(), answers.fileno()),
         )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == _sha256s(members)
+        answers.seek(0)
+        return done.returncode, done.stdout, answers.read()
+
+
+def _answers(members: list[tuple[int, bytes]]) -> bytes:
+    """What the helper writes for ``members``: position, size, digest, in file order."""
+    return b"".join(
+        struct.pack("<QQ", position, len(data)) + hashlib.sha256(data).digest()
+        for position, data in members
+    )
+
+
+@pytest.mark.parametrize("extension", ["/nonexistent/_sha256_thread.so", ""])
+def test_the_helper_digests_with_hashlib_without_the_extension(
+    tmp_path: Path, extension: str
+) -> None:
+    with open(tmp_path / "out.zip", "w+b") as out:
+        members = _write(ZipWriter(out), 100, seed=8)
+    code, status, answers = _run_child(tmp_path / "out.zip", extension)
+    assert (code, status) == (0, struct.pack("<Q", 0))
+    assert answers == _answers(members)
+
+
+def _zip64_member(out: BinaryIO, name: bytes, data: bytes) -> int:
+    """A member whose local header keeps its sizes in a ZIP64 extra field, as a
+    writer does for members of 4 GiB or more; its data's position."""
+    extra = struct.pack("<HHQQ", 0x0001, 16, len(data), len(data))
+    header = struct.pack(
+        "<IHHHHHIIIHH", 0x04034B50, 45, 0, 0, 0, 0, 0, 0xFFFFFFFF, 0xFFFFFFFF, len(name), 20
+    )
+    out.write(header + name + extra)
+    position = out.tell()
+    out.write(data)
+    return position
+
+
+def test_the_helper_reads_sizes_from_a_zip64_header(tmp_path: Path) -> None:
+    with open(tmp_path / "out.zip", "w+b") as out:
+        members = _write(ZipWriter(out), 20, seed=9)
+        members.append((_zip64_member(out, b"big", b"zip64 sized"), b"zip64 sized"))
+        members += _write(ZipWriter(out), 20, seed=10)  # found past it
+    code, _, answers = _run_child(tmp_path / "out.zip", "")
+    assert code == 0 and answers == _answers(members)
+
+
+def test_the_helper_stops_at_what_is_not_a_member_and_the_writer_digests_the_rest(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, here: list[int]
+) -> None:
+    with open(tmp_path / "out.zip", "w+b") as out:
+        helper = _helper(out)
+        writer = ZipWriter(out)
+        members = _write(writer, 1200, seed=11)
+        out.write(b"not a member header")  # what the helper must not take for one
+        writer._end = out.tell()
+        members += _write(writer, 30, seed=12)
+        with caplog.at_level(logging.WARNING, logger=_digest_process.__name__):
+            found = _ask(helper, members)
+        helper.abort()
+    assert found == _sha256s(members)
+    assert _kept(helper) == 1200 and here == [30]
+    assert "status 3" in caplog.text and "the writer computes the rest" in caplog.text
 
 
 def test_a_killed_helper_leaves_its_digests_to_the_writer(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, here: list[int]
 ) -> None:
-    members = _members(tmp_path / "out.bin", 600, seed=2)
-    fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
-    try:
-        helper = _helper(fd)
-        _submit(helper, members[:300])
+    with open(tmp_path / "out.zip", "w+b") as out:
+        helper = _helper(out)
+        writer = ZipWriter(out)
+        members = _write(writer, 300, seed=2)
+        out.flush()
+        _answered(helper, 300)
         helper._spawned().kill()  # type: ignore[union-attr]
+        members += _write(writer, 1000, seed=3)
         with caplog.at_level(logging.WARNING, logger=_digest_process.__name__):
-            _submit(helper, members[300:])
-            found = helper.digests()
-        helper.close()
-    finally:
-        os.close(fd)
+            found = _ask(helper, members)
+        helper.abort()
     assert found == _sha256s(members)
+    assert sum(here) == 1300 - _kept(helper) and sum(here) >= 1000
     assert "the writer computes the rest" in caplog.text
 
 
-def _answered(helper: DigestProcess) -> None:
-    """Wait until the helper has sent back every digest asked so far (it has started)."""
-    helper._send(len(helper._batch))
-    deadline = time.monotonic() + 30
-    while helper._owed and time.monotonic() < deadline:
-        helper._receive(until=helper._owed_members())
-        time.sleep(0.005)
-    assert not helper._owed, "the helper did not answer within 30 s"
-
-
 def test_a_range_past_the_end_is_a_taco_error_not_a_wrong_digest(tmp_path: Path) -> None:
-    (tmp_path / "out.bin").write_bytes(b"abc")
-    fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
-    try:
-        helper = _helper(fd)
-        helper.submit(b"abc", 0)
-        _answered(helper)  # the helper's own short read is what is tested
-        helper.submit(b"bc" + bytes(8), 1)  # 10 bytes said to be at 1: two are there
-        with pytest.raises(TacoIOError, match=r"member of 10 bytes at 1 of the output: read 2"):
-            helper.digests()
+    with open(tmp_path / "out.zip", "w+b") as out:
+        helper = _helper(out)
+        members = _write(ZipWriter(out), 1200, seed=4, sizes=(100,))
+        position, data = members[-1]
+        assert _ask(helper, members) == _sha256s(members)
+        with pytest.raises(
+            TacoIOError, match=rf"member of 110 bytes at {position} of the output: read 100"
+        ):
+            _ask(helper, [(position, data + bytes(10))])  # a size the helper did not find
         helper.abort()
-    finally:
-        os.close(fd)
 
 
 def test_a_write_that_ends_before_the_helper_answers_does_not_wait_for_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, here: list[int]
 ) -> None:
     # a helper that takes a second to start (a loaded machine); the write is 200 members
     monkeypatch.setattr(
         _digest_process, "_CHILD", "import time; time.sleep(1)\n" + _digest_process._CHILD
     )
-    members = _members(tmp_path / "out.bin", 200, seed=11)
     before = _children()
-    fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
-    try:
-        helper = _helper(fd)
-        _submit(helper, members)
-        found = helper.digests()
-        stopped = helper._stopped  # digested here: the helper was let go
-        helper.close()
-    finally:
-        os.close(fd)
+    with open(tmp_path / "out.zip", "w+b") as out:
+        helper = _helper(out)
+        members = _write(ZipWriter(out), 200, seed=13)
+        found = _ask(helper, members)
+        helper.abort()
     assert found == _sha256s(members)
-    assert stopped
+    assert _kept(helper) == 0 and here == [200]  # let go: digested here
     assert _reaped(before)
 
 
 def test_the_helper_loads_the_extension_and_nothing_else(tmp_path: Path) -> None:
-    def mapped(pid: int) -> str:
-        return Path(f"/proc/{pid}/maps").read_text()
-
-    members = _members(tmp_path / "out.bin", 300, seed=12)
-    fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
-    try:
-        helper = _helper(fd)
+    with open(tmp_path / "out.zip", "w+b") as out:
+        helper = _helper(out)
         child = helper._spawned()
         assert child is not None
-        _submit(helper, members)
-        _answered(helper)
-        maps = mapped(child.pid)
-        found = helper.digests()
-        helper.close()
-    finally:
-        os.close(fd)
+        members = _write(ZipWriter(out), 300, seed=14)
+        out.flush()
+        _answered(helper, 300)
+        maps = Path(f"/proc/{child.pid}/maps").read_text()
+        found = _ask(helper, members)
+        helper.abort()
     native = _digest_process.native_path()
     assert native is not None and native in maps
     assert "_hashlib" not in maps  # hashlib is imported only without the extension
     assert found == _sha256s(members)
+
+
+def test_the_helper_reads_only_what_left_the_writers_buffer(
+    tmp_path: Path, here: list[int]
+) -> None:
+    with open(tmp_path / "out.zip", "w+b", buffering=1 << 20) as out:
+        helper = _helper(out)
+        members = _write(ZipWriter(out), 2000, seed=15, sizes=(100,))  # 0.3 MB: all buffered
+        assert helper._spawned() is not None
+        time.sleep(0.1)  # the helper runs, and finds nothing in the file
+        assert os.fstat(out.fileno()).st_size == 0 and _found(helper) == 0
+        found = _ask(helper, members)  # flushes, then waits for the helper
+        helper.abort()
+    assert found == _sha256s(members)
+    assert _kept(helper) == 2000 and here == []
 
 
 def test_no_helper_without_a_python_to_run(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -339,16 +445,13 @@ def test_a_helper_whose_pipes_are_past_fd_setsize_still_waits(tmp_path: Path) ->
     null = os.open(os.devnull, os.O_RDONLY)
     held = [os.dup(null) for _ in range(1100)]
     try:
-        members = _members(tmp_path / "out.bin", 2500, seed=3)
-        fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
-        try:
-            helper = _helper(fd)
-            assert helper._answers > 1024
-            numbers = _submit(helper, members)
-            assert helper.digests() == _sha256s(members) and numbers[-1] == 2499
-            helper.close()
-        finally:
-            os.close(fd)
+        with open(tmp_path / "out.zip", "w+b") as out:
+            helper = _helper(out)
+            assert helper._status > 1024 and helper._end > 1024
+            members = _write(ZipWriter(out), 2500, seed=3)
+            assert _ask(helper, members) == _sha256s(members)
+            assert _kept(helper) == 2500  # the wait on its status worked
+            helper.abort()
     finally:
         for descriptor in [*held, null]:
             os.close(descriptor)
@@ -383,7 +486,7 @@ def test_the_native_thread_runs_off_the_writers_cpu(affinity: set[int]) -> None:
     helper = start_member_digests("sha256", None, lambda: None)
     assert isinstance(helper, DigestThread)
     helper.submit(b"abc", 0)
-    assert helper.digests() == hashlib.sha256(b"abc").digest()  # the thread has run
+    assert _ask(helper, [(0, b"abc")]) == hashlib.sha256(b"abc").digest()  # the thread has run
     placed = thread_cpus("taco-sha256")
     helper.abort()
     assert placed == affinity - {mine}
@@ -424,95 +527,15 @@ def test_the_writer_goes_on_while_the_helper_starts(
             super().__init__(*args, **kwargs)
 
     monkeypatch.setattr(subprocess, "Popen", Held)
-    members = _members(tmp_path / "out.bin", 500, seed=13)
-    fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
-    try:
-        helper = _helper(fd)
-        numbers = _submit(helper, members)
-        events.append("members sent")
+    with open(tmp_path / "out.zip", "w+b") as out:
+        helper = _helper(out)
+        members = _write(ZipWriter(out), 500, seed=13)
+        out.flush()
+        events.append("members written")
         released.set()
         assert helper._spawned() is not None
-        _answered(helper)  # the requests waited in the pipe for the helper
-        found = helper.digests()
-        helper.close()
-    finally:
-        os.close(fd)
-    assert events == ["members sent", "helper started"]
-    assert numbers[-1] == 499 and found == _sha256s(members)
-
-
-def _buffered_members(
-    path: Path, sizes: list[int], buffer: int, flushes: list[int]
-) -> tuple[DigestProcess, list[tuple[int, bytes]], Any]:
-    """A helper fed as the ZIP writer feeds it: members written through a buffered
-    file, each submitted as it is written; ``flushes`` counts the helper's flushes."""
-    out = open(path, "w+b", buffering=buffer)  # noqa: SIM115 - closed by the caller
-    fd = out.fileno()
-
-    def flush() -> None:
-        flushes.append(1)
-        out.flush()
-
-    helper = start_digest_process(
-        "sha256", fd, flush, other_cpus(), lambda: os.lseek(fd, 0, os.SEEK_CUR)
-    )
-    assert helper is not None
-    rng, members, position = random.Random(len(sizes)), [], 0
-    for size in sizes:
-        data = rng.randbytes(size)
-        out.write(data)
-        helper.submit(data, position)
-        members.append((position, data))
-        position += size
-    return helper, members, out
-
-
-def test_members_are_asked_for_once_the_buffer_wrote_them_out(tmp_path: Path) -> None:
-    flushes: list[int] = []
-    sizes = [random.Random(i).randrange(1, 20_000) for i in range(2000)]
-    helper, members, out = _buffered_members(tmp_path / "out.bin", sizes, 256 << 10, flushes)
-    with out:
-        assert flushes == []  # 31 batches sent: the buffer's own writes made them readable
-        assert helper.digests() == _sha256s(members)
-        helper.close()
-
-
-def test_a_buffer_larger_than_many_members_is_flushed_for_the_helper(tmp_path: Path) -> None:
-    flushes: list[int] = []
-    helper, members, out = _buffered_members(tmp_path / "out.bin", [100] * 2000, 1 << 20, flushes)
-    with out:
-        # 200 kB never fill the buffer: every 256 members waiting, it is flushed
-        assert 0 < len(flushes) <= 2000 // 256
-        _answered(helper)
-        assert helper.digests() == _sha256s(members)
-        helper.close()
-
-
-def test_answers_are_read_when_many_are_owed(tmp_path: Path) -> None:
-    members = _members(tmp_path / "out.bin", 704, seed=14)
-    fd = os.open(tmp_path / "out.bin", os.O_RDONLY)
-    try:
-        helper = _helper(fd)
-        _submit(helper, members[:640])
-        deadline = time.monotonic() + 30
-        while _pending_bytes(helper._answers) < 640 * 32 and time.monotonic() < deadline:
-            time.sleep(0.005)
-        assert _pending_bytes(helper._answers) == 640 * 32, "the helper did not answer"
-        _submit(helper, members[640:])  # a batch sent: 704 owed, the answers wait
-        assert helper._done == b"" and helper._owed_members() == 704
-        found = helper.digests()
-        helper.close()
-    finally:
-        os.close(fd)
+        _answered(helper, 500)  # it then found them in the file
+        found = _ask(helper, members)
+        helper.abort()
+    assert events == ["members written", "helper started"]
     assert found == _sha256s(members)
-
-
-def _pending_bytes(fd: int) -> int:
-    """Bytes waiting in the pipe ``fd`` (``FIONREAD``)."""
-    import array
-    import fcntl
-    import termios
-
-    count = array.array("i", [0])
-    fcntl.ioctl(fd, termios.FIONREAD, count)
-    return count[0]
