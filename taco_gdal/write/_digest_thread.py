@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from taco_gdal.errors import TacoIOError
 from taco_gdal.write._cpus import other_cpus
@@ -76,9 +77,10 @@ class MemberDigests(Protocol):
         ``position`` of the output."""
         ...
 
-    def digests_at(self, positions: IntArray, sizes: IntArray) -> bytes:
-        """The raw digests of the members whose ``sizes`` bytes start at
-        ``positions`` of the output, in that order (waits for the last ones)."""
+    def digests_at(self, positions: IntArray, sizes: IntArray) -> npt.NDArray[np.uint8]:
+        """The raw digests (one row of :attr:`size` bytes each) of the members whose
+        ``sizes`` bytes start at ``positions`` of the output, in that order (waits for
+        the last ones)."""
         ...
 
     def abort(self) -> None:
@@ -100,7 +102,7 @@ class DigestThread:
         >>> helper = DigestThread()
         >>> helper.submit(b"abc", 0), helper.submit(b"def", 3)
         (None, None)
-        >>> digests = helper.digests_at(np.array([3, 0]), np.array([3, 3]))
+        >>> digests = helper.digests_at(np.array([3, 0]), np.array([3, 3])).tobytes()
         >>> digests[32:] == hashlib.sha256(b"abc").digest(), digests[:4].hex()
         (True, 'cb8379ac')
         >>> helper.abort()
@@ -124,7 +126,7 @@ class DigestThread:
         self._submit(data)
         self._positions.append(position)
 
-    def digests_at(self, positions: IntArray, sizes: IntArray) -> bytes:
+    def digests_at(self, positions: IntArray, sizes: IntArray) -> npt.NDArray[np.uint8]:
         """The raw digests of the members submitted at ``positions``, in that order.
 
         Raises:
@@ -157,7 +159,7 @@ class LaneDigests:
         >>> for i in range(3):
         ...     lanes.submit(bytes([i]) * 100, 100 * i)
         >>> found = lanes.digests_at(np.array([200]), np.array([100]))
-        >>> found == hashlib.sha256(bytes([2]) * 100).digest()
+        >>> found.tobytes() == hashlib.sha256(bytes([2]) * 100).digest()
         True
     """
 
@@ -184,7 +186,7 @@ class LaneDigests:
             self._done += self._many(held)
             held.clear()
 
-    def digests_at(self, positions: IntArray, sizes: IntArray) -> bytes:
+    def digests_at(self, positions: IntArray, sizes: IntArray) -> npt.NDArray[np.uint8]:
         """The raw digests of the members submitted at ``positions``, in that order.
 
         Raises:
@@ -207,13 +209,15 @@ class _Positions:
         self._list: list[int] = []
         self.append = self._list.append
 
-    def pick(self, digests: bytes | bytearray, size: int, positions: IntArray) -> bytes:
+    def pick(
+        self, digests: bytes | bytearray, size: int, positions: IntArray
+    ) -> npt.NDArray[np.uint8]:
         """The ``size``-byte ``digests`` (in submitted order) of the members at ``positions``.
 
         Example:
             >>> places = _Positions()
             >>> places.append(0); places.append(10)
-            >>> places.pick(b"aabb", 2, np.array([10, 0, 10]))
+            >>> places.pick(b"aabb", 2, np.array([10, 0, 10])).tobytes()
             b'bbaabb'
         """
         submitted = np.asarray(self._list, np.int64)
@@ -227,7 +231,7 @@ class _Positions:
                 f"no member was digested at {int(positions[np.argmax(wrong)])} of the output"
             )
         every = np.frombuffer(digests, np.uint8).reshape(-1, size)
-        return every[found].tobytes()
+        return every[found]
 
 
 def _on_this_thread() -> MemberDigests | None:

@@ -92,7 +92,7 @@ def _write(
 def _ask(helper: MemberDigests, members: list[tuple[int, bytes]]) -> bytes:
     positions = np.array([position for position, _ in members], np.int64)
     sizes = np.array([len(data) for _, data in members], np.int64)
-    return helper.digests_at(positions, sizes)
+    return helper.digests_at(positions, sizes).tobytes()
 
 
 def _sha256s(members: list[tuple[int, bytes]]) -> bytes:
