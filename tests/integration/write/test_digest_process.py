@@ -28,6 +28,7 @@ import pytest
 
 from taco_gdal import _sha256_thread
 from taco_gdal.errors import TacoError, TacoIOError
+from taco_gdal.format.checksum import crc32
 from taco_gdal.format.names import CHECKSUM
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.write import _digest_process, _digest_thread, create, zip_container, zipstream
@@ -150,6 +151,38 @@ def test_the_helper_finds_every_small_member_as_the_zip_grows(
     assert _kept(helper) == len(small) and len(large) > 400
     assert here == [len(large)]  # every small member was the helper's
     assert _reaped(before)
+
+
+def _read_by(pid: int) -> int:
+    """Bytes process ``pid`` has read so far (``rchar``: every read, page cache or not)."""
+    fields = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
+    return int(fields["rchar"])
+
+
+def test_the_helper_waits_for_a_large_member_without_reading_it_again(tmp_path: Path) -> None:
+    with open(tmp_path / "out.zip", "w+b") as out:
+        helper = _helper(out, limit=10_000)
+        child = helper._spawned()
+        assert child is not None
+        writer = ZipWriter(out)
+        members = _write(writer, 10, seed=16, sizes=(100,))
+        out.flush()
+        _answered(helper, 10)
+        before = _read_by(child.pid)
+        chunk = random.Random(17).randbytes(1 << 20)
+        header, at = writer._begin("large", 8 * len(chunk))
+        for _ in range(8):  # copied over 0.2 s, as the writer's copy writes a large member
+            out.write(chunk)
+            out.flush()
+            time.sleep(0.025)
+        writer._finish(header, at, 8 * len(chunk), crc32(chunk * 8))
+        members += _write(writer, 1200, seed=18, sizes=(100,))
+        found = _ask(helper, members)
+        read = _read_by(child.pid) - before
+        helper.abort()
+    assert found == _sha256s(members)
+    # its header window once (at most 1 MiB), then the 1,200 members after it (0.2 MB)
+    assert read < 2 * len(chunk), f"the helper read {read} bytes while the member was copied"
 
 
 def test_create_tells_the_helper_nothing_per_sample(
