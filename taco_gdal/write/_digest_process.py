@@ -86,6 +86,7 @@ import os, select, struct, sys
 HEADER = struct.Struct("<IHHHHHIIIHH")
 FOUND = struct.Struct("<QQ")
 WINDOW = 1 << 20
+WHOLE = memoryview(bytearray(WINDOW))
 def lanes(path):
     try:  # the package's extension, from its folder: the helper imports nothing else
         sys.path.insert(0, os.path.dirname(path))
@@ -114,8 +115,10 @@ def scan(fd, position, readable, limit, many, found):
     # and how much must be readable before it can go on (a member being written)
     need = position + HEADER.size
     while position + HEADER.size <= readable:
-        block = os.pread(fd, min(WINDOW, readable - position), position)
-        view, at, datas, places, broken = memoryview(block), 0, [], [], None
+        # into one reused buffer: a fresh 1 MiB object per read is a fresh mapping to fault in
+        got = os.preadv(fd, [WHOLE[: min(WINDOW, readable - position)]], position)
+        block = view = WHOLE[:got]
+        at, datas, places, broken = 0, [], [], None
         while at + HEADER.size <= len(block):
             signature, _, _, _, _, _, _, size, _, nlen, xlen = HEADER.unpack_from(block, at)
             start = at + HEADER.size + nlen + xlen
@@ -132,6 +135,8 @@ def scan(fd, position, readable, limit, many, found):
             stop = start + size
             if position + stop > readable:
                 need = position + stop
+                if size > limit:  # not read: the next header is all it waits for
+                    at = stop
                 break
             if size <= limit:
                 if stop > len(block):
@@ -149,14 +154,14 @@ def scan(fd, position, readable, limit, many, found):
             digests = many(datas)
             os.write(found, b"".join(
                 place + digests[32 * i : 32 * i + 32] for i, place in enumerate(places)))
-        del view, datas
+        del block, view, datas
         if broken:  # what came before it is digested; the writer digests the rest
             raise ValueError(broken)
         if not at:
             break
         position += at
-        need = position + HEADER.size
-    return position, max(need, position + HEADER.size)
+        need = max(need, position + HEADER.size)
+    return position, need
 def serve(fd, limit, many, found):
     os.set_blocking(0, False)
     wait = select.poll()

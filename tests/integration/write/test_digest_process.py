@@ -182,7 +182,7 @@ def test_the_helper_waits_for_a_large_member_without_reading_it_again(tmp_path: 
         helper.abort()
     assert found == _sha256s(members)
     # its header window once (at most 1 MiB), then the 1,200 members after it (0.2 MB)
-    assert read < 2 * len(chunk), f"the helper read {read} bytes while the member was copied"
+    assert read < 1.5 * len(chunk), f"the helper read {read} bytes while the member was copied"
 
 
 def test_create_tells_the_helper_nothing_per_sample(
