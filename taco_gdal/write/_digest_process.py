@@ -99,7 +99,7 @@ def lanes(path):
 def one_by_one(datas):
     import hashlib
     return b"".join(hashlib.sha256(data).digest() for data in datas)
-def stored_size(block, at, size, extra, xlen):
+def stored_size(block, at, extra, xlen):
     # a ZIP64 member: its sizes are in the extra field (tag 1: original, then stored size)
     end = extra + xlen
     while extra + 4 <= end:
@@ -128,7 +128,7 @@ def scan(fd, position, readable, limit, many, found):
             if start > len(block):
                 break
             if size == 0xFFFFFFFF:
-                size = stored_size(block, at, size, at + HEADER.size + nlen, xlen)
+                size = stored_size(block, at, at + HEADER.size + nlen, xlen)
                 if size is None:
                     broken = f"no ZIP64 size at {position + at}"
                     break
