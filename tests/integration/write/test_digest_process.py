@@ -300,6 +300,16 @@ def test_the_helper_reads_sizes_from_a_zip64_header(tmp_path: Path) -> None:
     assert code == 0 and answers == _answers(members)
 
 
+def _ask_logged(
+    helper: DigestProcess, members: list[tuple[int, bytes]], caplog: pytest.LogCaptureFixture
+) -> bytes:
+    """:func:`_ask` with the helper's warnings captured, then the helper let go."""
+    with caplog.at_level(logging.WARNING, logger=_digest_process.__name__):
+        found = _ask(helper, members)
+    helper.abort()
+    return found
+
+
 def test_the_helper_stops_at_what_is_not_a_member_and_the_writer_digests_the_rest(
     tmp_path: Path, caplog: pytest.LogCaptureFixture, here: list[int]
 ) -> None:
@@ -310,9 +320,7 @@ def test_the_helper_stops_at_what_is_not_a_member_and_the_writer_digests_the_res
         out.write(b"not a member header")  # what the helper must not take for one
         writer._end = out.tell()
         members += _write(writer, 30, seed=12)
-        with caplog.at_level(logging.WARNING, logger=_digest_process.__name__):
-            found = _ask(helper, members)
-        helper.abort()
+        found = _ask_logged(helper, members, caplog)
     assert found == _sha256s(members)
     assert _kept(helper) == 1200 and here == [30]
     assert "status 3" in caplog.text and "the writer computes the rest" in caplog.text
@@ -329,9 +337,7 @@ def test_a_killed_helper_leaves_its_digests_to_the_writer(
         _answered(helper, 300)
         helper._spawned().kill()  # type: ignore[union-attr]
         members += _write(writer, 1000, seed=3)
-        with caplog.at_level(logging.WARNING, logger=_digest_process.__name__):
-            found = _ask(helper, members)
-        helper.abort()
+        found = _ask_logged(helper, members, caplog)
     assert found == _sha256s(members)
     assert sum(here) == 1300 - _kept(helper) and sum(here) >= 1000
     assert "the writer computes the rest" in caplog.text
