@@ -53,6 +53,20 @@ static int sha256_lanes_supported(void) {
     return (b & (1u << 29)) != 0; /* CPUID.(EAX=7,ECX=0):EBX.SHA[bit 29] */
 }
 
+/* True where the CPU and the OS use AVX: a thread that ran AVX code (ISA-L's
+ * CRC on the writing thread) may have left the upper halves of the vector
+ * registers dirty, and every legacy-SSE instruction after it (SHA-NI has no VEX
+ * form) then pays for it until a VZEROUPPER. */
+static int lanes_avx_present(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+    return (c & bit_AVX) && (c & bit_OSXSAVE);
+}
+
+static inline void lanes_clean_upper(int avx) {
+    if (avx) __asm__ volatile("vzeroupper" ::: "memory");
+}
+
 /* Four rounds of lane l from w = W[t..t+3]. */
 #define LANES_ROUNDS4(l, w, t)                                                                \
     do {                                                                                      \
@@ -199,11 +213,82 @@ LANES_TARGET static void sha256_lanes(const uint8_t *const *data, const size_t *
     }
 }
 
+/* Advances ``count`` (1..LANES_MAX) running digests over whole 64-byte blocks:
+ * digest i, whose state is (s0[i], s1[i]), over blocks[i] blocks from data[i].
+ * While two or more have blocks left their chains interleave; blocks[] and
+ * data[] are consumed.  The streaming form of sha256_lanes() (Sha256Stream). */
+LANES_TARGET static void sha256_lanes_blocks(__m128i *s0, __m128i *s1, const uint8_t **data,
+                                             size_t *blocks, int count) {
+    for (;;) {
+        int active[LANES_MAX], busy = 0;
+        for (int i = 0; i < count; i++)
+            if (blocks[i]) active[busy++] = i;
+        if (busy == 0) return;
+        __m128i a0[LANES_MAX], a1[LANES_MAX];
+        const uint8_t *block[LANES_MAX];
+        size_t steps = blocks[active[0]];
+        for (int j = 0; j < busy; j++) {
+            a0[j] = s0[active[j]];
+            a1[j] = s1[active[j]];
+            if (blocks[active[j]] < steps) steps = blocks[active[j]];
+        }
+        for (size_t step = 0; step < steps; step++) {
+            for (int j = 0; j < busy; j++) block[j] = data[active[j]] + 64 * step;
+            if (busy == 3)
+                lanes_compress3(a0, a1, block);
+            else if (busy == 2)
+                lanes_compress2(a0, a1, block);
+            else
+                lanes_compress1(a0, a1, block);
+        }
+        for (int j = 0; j < busy; j++) {
+            s0[active[j]] = a0[j];
+            s1[active[j]] = a1[j];
+            data[active[j]] += 64 * steps;
+            blocks[active[j]] -= steps;
+        }
+    }
+}
+
+/* The initial state, as (s0, s1) = (ABEF, CDGH). */
+LANES_TARGET static void sha256_lanes_init(__m128i *s0, __m128i *s1) {
+    *s0 = _mm_set_epi32(0x6a09e667, (int)0xbb67ae85, 0x510e527f, (int)0x9b05688c);
+    *s1 = _mm_set_epi32(0x3c6ef372, (int)0xa54ff53a, 0x1f83d9ab, 0x5be0cd19);
+}
+
+/* The digest of a message of ``length`` bytes whose whole blocks are in (s0, s1)
+ * and whose last length % 64 bytes are ``rest``: pads, compresses, writes 32 bytes. */
+LANES_TARGET static void sha256_lanes_final(__m128i s0, __m128i s1, const uint8_t *rest,
+                                            uint64_t length, uint8_t *digest) {
+    uint8_t tail[128];
+    size_t used = (size_t)(length & 63), blocks = used + 9 <= 64 ? 1 : 2;
+    uint64_t bits = length << 3;
+    memset(tail, 0, sizeof tail);
+    memcpy(tail, rest, used);
+    tail[used] = 0x80;
+    for (int i = 0; i < 8; i++) tail[64 * blocks - 1 - i] = (uint8_t)(bits >> (8 * i));
+    const uint8_t *data = tail;
+    sha256_lanes_blocks(&s0, &s1, &data, &blocks, 1);
+    lanes_finish(s0, s1, digest);
+}
+
 #else /* not x86: callers use OpenSSL */
 static int sha256_lanes_supported(void) { return 0; }
 static void sha256_lanes(const uint8_t *const *data, const size_t *size, size_t count,
                          uint8_t *digest, int width) {
     (void)data, (void)size, (void)count, (void)digest, (void)width;
+}
+typedef struct { uint32_t unused[4]; } __m128i; /* never used: Sha256Stream takes OpenSSL */
+static void sha256_lanes_blocks(__m128i *s0, __m128i *s1, const uint8_t **data, size_t *blocks,
+                                int count) {
+    (void)s0, (void)s1, (void)data, (void)blocks, (void)count;
+}
+static void sha256_lanes_init(__m128i *s0, __m128i *s1) { (void)s0, (void)s1; }
+static int lanes_avx_present(void) { return 0; }
+static inline void lanes_clean_upper(int avx) { (void)avx; }
+static void sha256_lanes_final(__m128i s0, __m128i s1, const uint8_t *rest, uint64_t length,
+                               uint8_t *digest) {
+    (void)s0, (void)s1, (void)rest, (void)length, (void)digest;
 }
 #endif
 

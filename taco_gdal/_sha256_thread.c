@@ -99,6 +99,8 @@ static int sha256(EVP_MD_CTX *ctx, const EVP_MD *md, const void *data, size_t n,
 
 /* Messages sha256_lanes() keeps in flight; 0 where the CPU lacks the extensions. */
 static int lanes_width = 0;
+/* The CPU uses AVX: a stream's update first clears the upper vector state (any thread). */
+static int avx_present = 0;
 
 /* The SHA-256 of ``count`` buffers into digest + 32 * i: in lanes, else OpenSSL. */
 static int sha256_batch(EVP_MD_CTX *ctx, const EVP_MD *md, const uint8_t *const *data,
@@ -417,9 +419,234 @@ done:
     return result;
 }
 
+/* A running SHA-256 that update_many() advances alongside others (the ZIP
+ * writer's digest thread follows two large members at once: the rest of the
+ * last one and the one being copied).  The state is kept as the lanes want it;
+ * without the SHA extensions an OpenSSL context runs instead. */
+typedef struct {
+    PyObject_HEAD
+    __m128i s0, s1;               /* whole blocks so far (lanes) */
+    uint8_t rest[64];             /* the bytes after them */
+    uint64_t length;              /* bytes so far */
+    EVP_MD_CTX *ctx;              /* OpenSSL's state, when there are no lanes */
+    int finished;                 /* digest() was called */
+    _Atomic int busy;             /* an update is running (GIL released) */
+} Stream;
+
+static PyTypeObject StreamType;
+
+static int stream_init(Stream *self, PyObject *args, PyObject *kwargs) {
+    static char *keywords[] = {NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, ":Sha256Stream", keywords)) return -1;
+    if (self->ctx != NULL || self->length || self->finished) {
+        PyErr_SetString(PyExc_TypeError, "Sha256Stream.__init__ called twice");
+        return -1;
+    }
+    if (lanes_width) {
+        sha256_lanes_init(&self->s0, &self->s1);
+        return 0;
+    }
+    EVP_MD *md = EVP_MD_fetch(NULL, "SHA256", NULL);
+    self->ctx = EVP_MD_CTX_new();
+    int ok = md != NULL && self->ctx != NULL && EVP_DigestInit_ex2(self->ctx, md, NULL);
+    EVP_MD_free(md);
+    if (!ok) {
+        PyErr_SetString(PyExc_RuntimeError, "OpenSSL has no SHA-256 here");
+        return -1;
+    }
+    return 0;
+}
+
+static void stream_dealloc(Stream *self) {
+    EVP_MD_CTX_free(self->ctx);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Feeds ``size[i]`` bytes at ``data[i]`` to ``stream[i]``, for i < count <= LANES_MAX,
+ * the streams' whole blocks in lanes (GIL released: the caller holds each busy flag). */
+static int stream_absorb(Stream **stream, const uint8_t **data, size_t *size, int count) {
+    if (!lanes_width) {
+        for (int i = 0; i < count; i++)
+            if (!EVP_DigestUpdate(stream[i]->ctx, data[i], size[i])) return 0;
+        return 1;
+    }
+    __m128i s0[LANES_MAX], s1[LANES_MAX];
+    const uint8_t *next[LANES_MAX];
+    size_t blocks[LANES_MAX];
+    lanes_clean_upper(avx_present);
+    for (int i = 0; i < count; i++) {
+        Stream *st = stream[i];
+        const uint8_t *p = data[i];
+        size_t n = size[i], used = (size_t)(st->length & 63);
+        s0[i] = st->s0;
+        s1[i] = st->s1;
+        st->length += n;
+        if (used) { /* first complete the block begun by the last update */
+            size_t take = n < 64 - used ? n : 64 - used;
+            memcpy(st->rest + used, p, take);
+            p += take;
+            n -= take;
+            if (used + take == 64) {
+                const uint8_t *whole = st->rest;
+                size_t one = 1;
+                sha256_lanes_blocks(&s0[i], &s1[i], &whole, &one, 1);
+            }
+        }
+        next[i] = p;
+        blocks[i] = n >> 6;
+    }
+    sha256_lanes_blocks(s0, s1, next, blocks, count);
+    for (int i = 0; i < count; i++) {
+        stream[i]->s0 = s0[i];
+        stream[i]->s1 = s1[i];
+        size_t left = (size_t)(stream[i]->length & 63);
+        /* next[i] is past the whole blocks; what remains of this update is the rest */
+        if (left && next[i] != data[i] + size[i]) memcpy(stream[i]->rest, next[i], left);
+    }
+    return 1;
+}
+
+/* update_many(streams, buffers): streams[i].update(buffers[i]) for every i, the streams'
+ * blocks interleaved in lanes; each stream at most once. */
+static PyObject *update_many(PyObject *Py_UNUSED(module), PyObject *args) {
+    PyObject *streams, *buffers;
+    if (!PyArg_ParseTuple(args, "OO:update_many", &streams, &buffers)) return NULL;
+    PyObject *st_seq = PySequence_Fast(streams, "update_many() takes a sequence of streams");
+    if (st_seq == NULL) return NULL;
+    PyObject *buf_seq = PySequence_Fast(buffers, "update_many() takes a sequence of buffers");
+    if (buf_seq == NULL) {
+        Py_DECREF(st_seq);
+        return NULL;
+    }
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(st_seq), held = 0, claimed = 0;
+    Py_buffer *views = NULL;
+    Stream **stream = NULL;
+    PyObject *result = NULL;
+    if (PySequence_Fast_GET_SIZE(buf_seq) != count) {
+        PyErr_Format(PyExc_ValueError, "update_many(): %zd streams but %zd buffers", count,
+                     PySequence_Fast_GET_SIZE(buf_seq));
+        goto done;
+    }
+    views = PyMem_Calloc((size_t)count + 1, sizeof(Py_buffer));
+    stream = PyMem_Calloc((size_t)count + 1, sizeof(Stream *));
+    if (views == NULL || stream == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (; claimed < count; claimed++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(st_seq, claimed);
+        if (!PyObject_TypeCheck(item, &StreamType)) {
+            PyErr_Format(PyExc_TypeError, "update_many(): expected Sha256Stream, found %s",
+                         Py_TYPE(item)->tp_name);
+            goto done;
+        }
+        Stream *st = (Stream *)item;
+        int idle = 0;
+        if (st->finished) {
+            PyErr_SetString(PyExc_ValueError, "update_many(): a stream whose digest() was taken");
+            goto done;
+        }
+        if (!atomic_compare_exchange_strong(&st->busy, &idle, 1)) {
+            PyErr_SetString(PyExc_RuntimeError,
+                            "update_many(): a stream given twice or updated by another thread");
+            goto done;
+        }
+        stream[claimed] = st;
+    }
+    size_t total = 0;
+    for (; held < count; held++) {
+        if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(buf_seq, held), &views[held],
+                               PyBUF_SIMPLE) < 0)
+            goto done;
+        total += (size_t)views[held].len;
+    }
+    int ok = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t first = 0; ok && first < count; first += LANES_MAX) {
+        const uint8_t *data[LANES_MAX];
+        size_t size[LANES_MAX];
+        int group = count - first < LANES_MAX ? (int)(count - first) : LANES_MAX;
+        for (int i = 0; i < group; i++) {
+            data[i] = views[first + i].buf;
+            size[i] = (size_t)views[first + i].len;
+        }
+        ok = stream_absorb(stream + first, data, size, group);
+    }
+    Py_END_ALLOW_THREADS
+    (void)total;
+    if (!ok) {
+        PyErr_SetString(PyExc_RuntimeError, "OpenSSL's SHA-256 failed");
+        goto done;
+    }
+    result = Py_NewRef(Py_None);
+done:
+    while (held > 0) PyBuffer_Release(&views[--held]);
+    while (claimed > 0) atomic_store(&stream[--claimed]->busy, 0);
+    PyMem_Free(views);
+    PyMem_Free(stream);
+    Py_DECREF(st_seq);
+    Py_DECREF(buf_seq);
+    return result;
+}
+
+static PyObject *stream_update(Stream *self, PyObject *data) {
+    PyObject *args = Py_BuildValue("((O)(O))", (PyObject *)self, data);
+    if (args == NULL) return NULL;
+    PyObject *result = update_many(NULL, args);
+    Py_DECREF(args);
+    return result;
+}
+
+static PyObject *stream_digest(Stream *self, PyObject *Py_UNUSED(ignored)) {
+    int idle = 0;
+    if (self->finished) {
+        PyErr_SetString(PyExc_ValueError, "Sha256Stream.digest() was already taken");
+        return NULL;
+    }
+    if (!atomic_compare_exchange_strong(&self->busy, &idle, 1)) {
+        PyErr_SetString(PyExc_RuntimeError, "Sha256Stream.digest() during an update");
+        return NULL;
+    }
+    uint8_t digest[DIGEST];
+    unsigned int length = DIGEST;
+    int ok = 1;
+    if (lanes_width)
+        sha256_lanes_final(self->s0, self->s1, self->rest, self->length, digest);
+    else
+        ok = EVP_DigestFinal_ex(self->ctx, digest, &length) && length == DIGEST;
+    self->finished = 1;
+    atomic_store(&self->busy, 0);
+    if (!ok) {
+        PyErr_SetString(PyExc_RuntimeError, "OpenSSL's SHA-256 failed");
+        return NULL;
+    }
+    return PyBytes_FromStringAndSize((const char *)digest, DIGEST);
+}
+
+static PyMethodDef stream_methods[] = {
+    {"update", (PyCFunction)stream_update, METH_O,
+     "update(data): feed ``data`` (GIL released while it is digested)."},
+    {"digest", (PyCFunction)stream_digest, METH_NOARGS,
+     "digest() -> bytes: the 32-byte SHA-256 of everything fed; the stream then ends."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject StreamType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "taco_gdal._sha256_thread.Sha256Stream",
+    .tp_basicsize = sizeof(Stream),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A running SHA-256 that update_many() advances in lanes with others.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)stream_init,
+    .tp_dealloc = (destructor)stream_dealloc,
+    .tp_methods = stream_methods,
+};
+
 static PyMethodDef module_methods[] = {
     {"sha256_many", (PyCFunction)sha256_many, METH_O,
      "sha256_many(buffers) -> bytes: the 32-byte SHA-256 of each buffer, concatenated."},
+    {"update_many", (PyCFunction)update_many, METH_VARARGS,
+     "update_many(streams, buffers): feed buffers[i] to streams[i], in lanes."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -450,12 +677,13 @@ static struct PyModuleDef definition = {
 };
 
 PyMODINIT_FUNC PyInit__sha256_thread(void) {
-    if (PyType_Ready(&DigesterType) < 0) return NULL;
+    if (PyType_Ready(&DigesterType) < 0 || PyType_Ready(&StreamType) < 0) return NULL;
     if (pthread_atfork(NULL, NULL, forked) != 0) {
         PyErr_SetString(PyExc_OSError, "pthread_atfork failed");
         return NULL;
     }
     lanes_width = sha256_lanes_supported() ? LANES_MAX : 0;
+    avx_present = lanes_avx_present();
     PyObject *module = PyModule_Create(&definition);
     if (module == NULL) return NULL;
     if (PyModule_AddIntConstant(module, "LANES", lanes_width) < 0) {
@@ -465,6 +693,12 @@ PyMODINIT_FUNC PyInit__sha256_thread(void) {
     Py_INCREF(&DigesterType);
     if (PyModule_AddObject(module, "Digester", (PyObject *)&DigesterType) < 0) {
         Py_DECREF(&DigesterType);
+        Py_DECREF(module);
+        return NULL;
+    }
+    Py_INCREF(&StreamType);
+    if (PyModule_AddObject(module, "Sha256Stream", (PyObject *)&StreamType) < 0) {
+        Py_DECREF(&StreamType);
         Py_DECREF(module);
         return NULL;
     }

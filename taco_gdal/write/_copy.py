@@ -44,12 +44,15 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from taco_gdal.errors import TacoIOError, TacoValidationError
 from taco_gdal.format.checksum import Buffer, StreamingDigest, check_algorithm, crc32, digest_value
 from taco_gdal.format.vsi import SUBFILE_PREFIX, parse_subfile, to_vsi
 from taco_gdal.io.vsi import VSIFile, file_size
+
+if TYPE_CHECKING:
+    from taco_gdal._sha256_thread import Sha256Stream
 
 __all__ = [
     "BLOCK_SIZE",
@@ -260,10 +263,6 @@ class _Ring:
             raise self._error
 
 
-_LATE_WINDOW = 16 * 1024 * 1024
-"""Bytes of the output mapped at once when a member written earlier is read back."""
-_LATE_SLICE = 1024 * 1024
-"""Bytes per digest update when a member is read back (each update releases the GIL)."""
 _LATE_BACKLOG = 256 * 1024 * 1024
 """Bytes waiting for the digest thread (not started) above which a writer digests inline
 (:attr:`LateDigests.busy`): the other core is busy, so both share the digests.
@@ -437,6 +436,8 @@ class LateDigests:
         self._lock = threading.Lock()
         self._backlog = 0
         """Bytes of the jobs not started yet."""
+        self._followed: list[_Followed] = []
+        """Members read back as they are written whose digest is not finished, in order."""
         self._free: list[bytearray] = []
         """Member buffers the digest thread is done with (:meth:`buffer`)."""
         self._allocated = 0
@@ -523,9 +524,25 @@ class LateDigests:
     def _follow(self, growing: GrowingRange) -> LateDigest:
         self.flush()
         late = LateDigest(self)
-        job = functools.partial(_digest_growing, self._read_fd(), growing, self.algorithm, late)
+        item = _Followed(growing, self.algorithm, late)
+        with self._lock:
+            self._followed.append(item)
+        job = functools.partial(self._run_followed, self._read_fd(), item)
         self._submit(growing.end - growing.position, job)
         return late
+
+    def _run_followed(self, fd: int, item: _Followed) -> None:
+        try:
+            _digest_followed(fd, item, functools.partial(self._after, item))
+        finally:
+            with self._lock:
+                self._followed.remove(item)
+
+    def _after(self, item: _Followed) -> _Followed | None:
+        """The member followed after ``item``, if any (the partner of its lanes)."""
+        with self._lock:
+            at = self._followed.index(item) + 1
+            return self._followed[at] if at < len(self._followed) else None
 
     def flush(self) -> None:
         """Hand the batch of small members to the digest thread."""
@@ -613,42 +630,126 @@ def _digest_buffer(
         free.append(buffer)
 
 
-def _digest_growing(fd: int, growing: GrowingRange, algorithm: str, late: LateDigest) -> None:
+class _Followed:
+    """A member whose digest the digest thread follows: its range, running digest, progress.
+
+    ``lock`` is held by whoever feeds it (its own job, or the job of the
+    member before it, which feeds both in lanes): the bytes go in, in order.
+    """
+
+    __slots__ = ("digested", "growing", "late", "lock", "stream")
+
+    def __init__(self, growing: GrowingRange, algorithm: str, late: LateDigest) -> None:
+        self.growing = growing
+        self.late = late
+        self.stream = _lane_stream(algorithm)
+        self.digested = growing.position
+        """End of the bytes fed so far."""
+        self.lock = threading.Lock()
+
+    def ready(self) -> int:
+        """Bytes written and not fed yet."""
+        return min(self.growing.written, self.growing.end) - self.digested
+
+
+def _lane_stream(algorithm: str) -> Sha256Stream | StreamingDigest:
+    """A running digest that :func:`_update_lanes` can advance beside others."""
+    if algorithm == "sha256":
+        try:
+            from taco_gdal._sha256_thread import Sha256Stream
+        except ImportError:  # built without the C extension: hashlib, one member at a time
+            pass
+        else:
+            return Sha256Stream()
+    return StreamingDigest(algorithm)
+
+
+def _lane_value(stream: Sha256Stream | StreamingDigest) -> str:
+    if isinstance(stream, StreamingDigest):
+        return stream.value()
+    return f"sha256:{stream.digest().hex()}"
+
+
+def _update_lanes(streams: list[Sha256Stream | StreamingDigest], buffers: list[memoryview]) -> None:
+    """``streams[i].update(buffers[i])``: SHA-256 streams together, in lanes."""
+    lanes = [s for s in streams if not isinstance(s, StreamingDigest)]
+    if len(lanes) > 1 and len(lanes) == len(streams):
+        from taco_gdal._sha256_thread import update_many  # a Sha256Stream exists: it imports
+
+        update_many(lanes, buffers)
+        return
+    for stream, buffer in zip(streams, buffers, strict=True):
+        stream.update(buffer)
+
+
+def _digest_followed(fd: int, item: _Followed, partner: Callable[[], _Followed | None]) -> None:
+    """The digest job of one member read back as it is written: follow it to its end.
+
+    While the member is being written, wait for each :data:`_FOLLOW_STEP` of
+    it.  Once it is whole and the member after it (``partner()``) has bytes
+    written, feed both in lanes: the rest of this one and the start of the
+    next (one SHA-256 leaves the CPU's SHA unit idle three cycles in four, so
+    two run at almost twice the speed of one, and the digests keep up with a
+    copy faster than one SHA-256).  The next member's own job goes on from
+    there.
+    """
+    growing, where = item.growing, f"output descriptor {fd}"
     try:
-        digest = StreamingDigest(algorithm)
-        start = growing.position
-        while start < growing.end:
-            written = growing.wait_for(min(growing.end, start + _FOLLOW_STEP))
-            end = min(growing.end, written)
-            _feed_range(fd, start, end - start, digest.update, f"output descriptor {fd}")
-            start = end
-        late._result = digest.value()
+        while True:
+            with item.lock:
+                if item.digested >= growing.end:
+                    break
+                end = min(growing.end, item.digested + _FOLLOW_STEP)
+                other = partner() if growing.written >= end else None
+                if other is not None and other.lock.acquire(blocking=False):
+                    try:
+                        ready = min(other.ready(), end - item.digested)
+                        if ready > 0:
+                            _feed_lanes(fd, [(item, end), (other, other.digested + ready)], where)
+                            continue
+                    finally:
+                        other.lock.release()
+                growing.wait_for(end)
+                _feed_lanes(fd, [(item, end)], where)
+        item.late._result = _lane_value(item.stream)
     except Exception as exc:  # handed to the writer by value()
-        late._result = exc
+        item.late._result = exc
 
 
-def _feed_range(
-    fd: int, position: int, size: int, update: Callable[[Buffer], None], where: str
-) -> None:
-    """Feed ``size`` bytes of ``fd`` from ``position`` to ``update``, from mapped pages.
+def _feed_lanes(fd: int, pieces: list[tuple[_Followed, int]], where: str) -> None:
+    """Feed each member its bytes of ``fd`` up to the end given, from mapped pages, in lanes.
 
     Mapped, the bytes go from the page cache to the digest without a copy
-    (``pread`` into a buffer cost SHA-256 about 15% more CPU); a descriptor
-    that cannot be mapped is read with ``pread``.
+    (``pread`` into a buffer cost SHA-256 about 15% more CPU); a range that
+    cannot be mapped (a descriptor that cannot, or past the end of the file)
+    is read with ``pread``, alone.  The mapped ranges go to the digest in one
+    call, which releases the GIL once: fed in 1 MiB slices, each taking the
+    GIL back, the writing thread waited for it and 20 x 100 MiB took 3% longer
+    to copy (+8.9% against +5.8% over 10 interleaved rounds).
     """
-    start, end = position, position + size
-    while start < end:
-        base = start - start % mmap.ALLOCATIONGRANULARITY
-        length = min(end - base, _LATE_WINDOW)
-        try:
-            mapped = mmap.mmap(fd, length, mmap.MAP_SHARED, mmap.PROT_READ, offset=base)
-        except (OSError, ValueError):
-            _feed_read(fd, start, end - start, update, where)
-            return
-        with mapped, memoryview(mapped) as view:
-            for at in range(start - base, length, _LATE_SLICE):
-                update(view[at : min(at + _LATE_SLICE, length)])
-        start = base + length
+    streams: list[Sha256Stream | StreamingDigest] = []
+    views: list[memoryview] = []
+    maps: list[mmap.mmap] = []
+    try:
+        for item, end in pieces:
+            start = item.digested
+            base = start - start % mmap.ALLOCATIONGRANULARITY
+            try:
+                mapped = mmap.mmap(fd, end - base, mmap.MAP_SHARED, mmap.PROT_READ, offset=base)
+            except (OSError, ValueError):
+                _feed_read(fd, start, end - start, item.stream.update, where)
+            else:
+                maps.append(mapped)
+                streams.append(item.stream)
+                views.append(memoryview(mapped)[start - base :])
+        _update_lanes(streams, views)
+    finally:
+        for view in views:
+            view.release()
+        for mapped in maps:
+            mapped.close()
+    for item, end in pieces:
+        item.digested = end
 
 
 def _feed_read(

@@ -13,6 +13,8 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
+import random
+import sys
 import threading
 import zipfile
 import zlib
@@ -21,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from taco_gdal.errors import TacoIOError, TacoValidationError
+from taco_gdal.format.checksum import StreamingDigest
 from taco_gdal.write import _copy
 from taco_gdal.write._copy import GrowingRange, LateDigest, LateDigests, settle_digests
 from taco_gdal.write.zipstream import LOCAL_BLOCK, MemberInfo, ZipWriter
@@ -38,7 +41,7 @@ def _sources(folder: Path) -> dict[str, bytes]:
         "tiny": b"abc",
         "block1": os.urandom(LOCAL_BLOCK + 1),
         "five": os.urandom(5 * MIB + 3),
-        "window": os.urandom(_copy._LATE_WINDOW + 12345),
+        "window": os.urandom(_copy._FOLLOW_STEP + 12345),
     }
     for name, data in contents.items():
         (folder / name).write_bytes(data)
@@ -383,3 +386,87 @@ def test_only_members_above_a_block_held_in_memory_are_late(
             f"sha256:{hashlib.sha256(d).hexdigest()}" for d in (small, large)
         ]
         writer.close()
+
+
+def _lane_calls(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
+    """Every feed of the digest thread from now on: the bytes given to each stream at once
+    (negative for a stream that is not a native one, fed alone by hashlib)."""
+    calls: list[list[int]] = []
+    update = _copy._update_lanes
+
+    def recorded(streams: list[object], buffers: list[memoryview]) -> None:
+        native = [not isinstance(s, StreamingDigest) for s in streams]
+        calls.append([len(b) if n else -len(b) for b, n in zip(buffers, native, strict=True)])
+        update(streams, buffers)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_copy, "_update_lanes", recorded)
+    return calls
+
+
+def test_the_rest_of_a_whole_member_and_the_start_of_the_next_go_in_lanes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # one SHA-256 cannot follow a copy faster than itself; two, one per member, can: once
+    # a member is whole, its rest is digested together with what is written of the next
+    step = _copy._FOLLOW_STEP
+    first, second = os.urandom(step + 5000), os.urandom(2 * step + 3)
+    calls = _lane_calls(monkeypatch)
+    fd = os.open(tmp_path / "out", os.O_CREAT | os.O_RDWR, 0o644)
+    release = threading.Event()
+    held = LateDigests("sha256", None)
+    held._submit(0, release.wait)  # the digest thread is busy until both members are there
+    try:
+        late = LateDigests("sha256", fd)
+        os.pwrite(fd, first, 0)
+        value1, growing1 = late.of_growing(0, len(first))
+        growing1.advance(growing1.end)
+        value2, growing2 = late.of_growing(len(first), len(second))
+        os.pwrite(fd, second[:step], len(first))
+        growing2.advance(len(first) + step)
+    finally:
+        release.set()
+    try:
+        assert _asleep_until(growing2, len(first) + 2 * step)  # its first step is digested
+        assert [step, step] in calls  # ...with the first member's, at once
+        os.pwrite(fd, second[step:], len(first) + step)
+        growing2.advance(growing2.end)
+    finally:
+        growing2.abandon()  # if it failed: the digest thread must not wait for it forever
+    assert [value1.value(), value2.value()] == [
+        f"sha256:{hashlib.sha256(first).hexdigest()}",
+        f"sha256:{hashlib.sha256(second).hexdigest()}",
+    ]
+    late.close()
+    held.wait()
+    os.close(fd)
+
+
+@pytest.mark.parametrize("native", [True, False], ids=["lanes", "hashlib"])
+def test_many_members_followed_by_both_threads_agree_with_hashlib(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, native: bool
+) -> None:
+    # tiny steps: members are fed in lanes, alone, and by the writer's thread while it
+    # waits (a member's own job and the job before it share its stream under its lock);
+    # without the extension every member is a hashlib digest fed alone
+    if not native:
+        monkeypatch.setitem(sys.modules, "taco_gdal._sha256_thread", None)
+    monkeypatch.setattr(_copy, "_FOLLOW_STEP", 64 * 1024)
+    monkeypatch.setattr(_copy, "_LATE_BUFFERED", 0)  # every member is read back
+    monkeypatch.setattr(_copy, "_LATE_BACKLOG", 1 << 40)
+    calls = _lane_calls(monkeypatch)
+    rng = random.Random(11)
+    folder = tmp_path / "src"
+    folder.mkdir()
+    contents = {}
+    for i in range(30):
+        contents[f"m{i:02d}"] = rng.randbytes(rng.randrange(LOCAL_BLOCK + 1, 3 * MIB))
+        (folder / f"m{i:02d}").write_bytes(contents[f"m{i:02d}"])
+    infos = _write(tmp_path / "a.zip", folder, list(contents), digest="sha256", late_digests=True)
+    assert all(isinstance(info.digest, LateDigest) for info in infos[:-1])
+    digests = settle_digests([info.digest for info in infos[:-1]])
+    assert digests == [f"sha256:{hashlib.sha256(d).hexdigest()}" for d in contents.values()]
+    in_lanes = [c for c in calls if len(c) == 2 and min(c) > 0]
+    by_hashlib = [c for c in calls if max(c) < 0]
+    assert (bool(in_lanes), len(by_hashlib) == len(calls)) == (native, not native), calls[:9]
+    with zipfile.ZipFile(tmp_path / "a.zip") as z:
+        assert z.testzip() is None
