@@ -16,7 +16,10 @@
  * sha256_lanes() digests ``count`` messages, keeping up to ``width`` lanes
  * busy: when a message ends, the next one takes its lane.  Each message's
  * last one or two blocks (the padding and the bit length) are built in the
- * lane.  Callers check sha256_lanes_supported() first.
+ * lane.  sha256_lanes_blocks() is the streaming form: it advances running
+ * states over whole blocks (the caller keeps each message's partial block and
+ * pads it with sha256_lanes_final()).  Callers check sha256_lanes_supported()
+ * first.
  */
 #ifndef TACO_SHA256_LANES_H
 #define TACO_SHA256_LANES_H

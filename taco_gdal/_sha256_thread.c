@@ -27,6 +27,11 @@
  *   Digester.close(): stops the thread (digests not taken back are dropped).
  *   sha256_many(buffers) -> bytes: the 32-byte digests of a sequence of
  *     buffers, concatenated, computed on the calling thread (GIL released).
+ *   Sha256Stream(): a running SHA-256; .update(data), .digest() -> 32 bytes (once).
+ *   update_many(streams, buffers): streams[i].update(buffers[i]) for every i, the
+ *     streams' whole blocks in lanes (GIL released; a stream at most once).  The
+ *     ZIP writer's digest thread feeds the rest of one large member and the start
+ *     of the next together this way (write/_copy.py).
  *   LANES: messages digested at once (0: the CPU has no SHA extensions; OpenSSL).
  */
 #define _GNU_SOURCE 1 /* pthread_setaffinity_np */
