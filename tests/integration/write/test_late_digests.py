@@ -445,9 +445,9 @@ def test_the_rest_of_a_whole_member_and_the_start_of_the_next_go_in_lanes(
 def test_many_members_followed_by_both_threads_agree_with_hashlib(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, native: bool
 ) -> None:
-    # tiny steps: members are fed in lanes, alone, and by the writer's thread while it
-    # waits (a member's own job and the job before it share its stream under its lock);
-    # without the extension every member is a hashlib digest fed alone
+    # tiny steps: members are fed in lanes or alone, by the digest thread and by the
+    # writer's thread while it waits (a member's own job and the job before it share its
+    # stream under its lock); without the extension every member is a hashlib digest
     if not native:
         monkeypatch.setitem(sys.modules, "taco_gdal._sha256_thread", None)
     monkeypatch.setattr(_copy, "_FOLLOW_STEP", 64 * 1024)
@@ -465,8 +465,9 @@ def test_many_members_followed_by_both_threads_agree_with_hashlib(
     assert all(isinstance(info.digest, LateDigest) for info in infos[:-1])
     digests = settle_digests([info.digest for info in infos[:-1]])
     assert digests == [f"sha256:{hashlib.sha256(d).hexdigest()}" for d in contents.values()]
-    in_lanes = [c for c in calls if len(c) == 2 and min(c) > 0]
-    by_hashlib = [c for c in calls if max(c) < 0]
-    assert (bool(in_lanes), len(by_hashlib) == len(calls)) == (native, not native), calls[:9]
+    # native streams, or hashlib's; whether two go in lanes here depends on which thread
+    # is ahead (the test above makes it certain)
+    fed = [n for call in calls for n in call]
+    assert fed and (min(fed) >= 0 if native else max(fed) <= 0), calls[:9]
     with zipfile.ZipFile(tmp_path / "a.zip") as z:
         assert z.testzip() is None
