@@ -121,6 +121,17 @@ LANES_COMPRESS(lanes_compress1, 1)
 LANES_COMPRESS(lanes_compress2, 2)
 LANES_COMPRESS(lanes_compress3, 3)
 
+/* One block of each of ``busy`` (1..3) lanes. */
+static inline __attribute__((always_inline)) LANES_TARGET void lanes_compress(
+    int busy, __m128i *s0, __m128i *s1, const uint8_t *const *block) {
+    if (busy == 3)
+        lanes_compress3(s0, s1, block);
+    else if (busy == 2)
+        lanes_compress2(s0, s1, block);
+    else
+        lanes_compress1(s0, s1, block);
+}
+
 typedef struct {
     const uint8_t *next;  /* the message's next whole block */
     size_t blocks;        /* whole blocks of the message not digested yet */
@@ -130,19 +141,26 @@ typedef struct {
     size_t message;
 } LanesLane;
 
+/* The last one or two blocks of a message of ``length`` bytes, into ``tail``: its
+ * last length % 64 bytes (``rest``), the 0x80, zeros and the bit length; how many. */
+static int lanes_padding(uint8_t tail[128], const uint8_t *rest, uint64_t length) {
+    size_t used = (size_t)(length & 63);
+    int blocks = used + 9 <= 64 ? 1 : 2;
+    uint64_t bits = length << 3;
+    memset(tail, 0, 128);
+    if (used) memcpy(tail, rest, used);
+    tail[used] = 0x80;
+    for (int i = 0; i < 8; i++) tail[64 * blocks - 1 - i] = (uint8_t)(bits >> (8 * i));
+    return blocks;
+}
+
 static void lanes_start(LanesLane *lane, const uint8_t *data, size_t size, size_t message) {
-    size_t rest = size & 63, whole = size >> 6;
-    uint64_t bits = (uint64_t)size << 3;
+    size_t whole = size >> 6;
     lane->next = data;
     lane->blocks = whole;
     lane->message = message;
     lane->tail_used = 0;
-    lane->tail_blocks = rest + 9 <= 64 ? 1 : 2;
-    memset(lane->tail, 0, sizeof lane->tail);
-    if (rest) memcpy(lane->tail, data + (whole << 6), rest);
-    lane->tail[rest] = 0x80;
-    uint8_t *end = lane->tail + 64 * lane->tail_blocks;
-    for (int i = 0; i < 8; i++) end[-1 - i] = (uint8_t)(bits >> (8 * i));
+    lane->tail_blocks = lanes_padding(lane->tail, data + (whole << 6), size);
 }
 
 static inline size_t lanes_left(const LanesLane *lane) {
@@ -172,6 +190,12 @@ LANES_TARGET static void lanes_finish(__m128i s0, __m128i s1, uint8_t *digest) {
     }
 }
 
+/* The initial state, as (s0, s1) = (ABEF, CDGH). */
+LANES_TARGET static void sha256_lanes_init(__m128i *s0, __m128i *s1) {
+    *s0 = _mm_set_epi32(0x6a09e667, (int)0xbb67ae85, 0x510e527f, (int)0x9b05688c);
+    *s1 = _mm_set_epi32(0x3c6ef372, (int)0xa54ff53a, 0x1f83d9ab, 0x5be0cd19);
+}
+
 /* The SHA-256 of data[i] (size[i] bytes) into digest + 32 * i, for i < count,
  * with up to ``width`` (1..LANES_MAX) messages in flight. */
 LANES_TARGET static void sha256_lanes(const uint8_t *const *data, const size_t *size,
@@ -186,8 +210,7 @@ LANES_TARGET static void sha256_lanes(const uint8_t *const *data, const size_t *
     for (;;) {
         for (; busy < width && started < count; busy++, started++) {
             lanes_start(&lane[busy], data[started], size[started], started);
-            s0[busy] = _mm_set_epi32(0x6a09e667, (int)0xbb67ae85, 0x510e527f, (int)0x9b05688c);
-            s1[busy] = _mm_set_epi32(0x3c6ef372, (int)0xa54ff53a, 0x1f83d9ab, 0x5be0cd19);
+            sha256_lanes_init(&s0[busy], &s1[busy]);
         }
         if (busy == 0) return;
         size_t steps = lanes_left(&lane[0]);
@@ -195,12 +218,7 @@ LANES_TARGET static void sha256_lanes(const uint8_t *const *data, const size_t *
             if (lanes_left(&lane[i]) < steps) steps = lanes_left(&lane[i]);
         for (size_t step = 0; step < steps; step++) {
             for (int i = 0; i < busy; i++) block[i] = lanes_block(&lane[i]);
-            if (busy == 3)
-                lanes_compress3(s0, s1, block);
-            else if (busy == 2)
-                lanes_compress2(s0, s1, block);
-            else
-                lanes_compress1(s0, s1, block);
+            lanes_compress(busy, s0, s1, block);
         }
         for (int i = 0; i < busy;) { /* finished lanes: the last busy one moves in */
             if (lanes_left(&lane[i])) {
@@ -237,12 +255,7 @@ LANES_TARGET static void sha256_lanes_blocks(__m128i *s0, __m128i *s1, const uin
         }
         for (size_t step = 0; step < steps; step++) {
             for (int j = 0; j < busy; j++) block[j] = data[active[j]] + 64 * step;
-            if (busy == 3)
-                lanes_compress3(a0, a1, block);
-            else if (busy == 2)
-                lanes_compress2(a0, a1, block);
-            else
-                lanes_compress1(a0, a1, block);
+            lanes_compress(busy, a0, a1, block);
         }
         for (int j = 0; j < busy; j++) {
             s0[active[j]] = a0[j];
@@ -253,23 +266,12 @@ LANES_TARGET static void sha256_lanes_blocks(__m128i *s0, __m128i *s1, const uin
     }
 }
 
-/* The initial state, as (s0, s1) = (ABEF, CDGH). */
-LANES_TARGET static void sha256_lanes_init(__m128i *s0, __m128i *s1) {
-    *s0 = _mm_set_epi32(0x6a09e667, (int)0xbb67ae85, 0x510e527f, (int)0x9b05688c);
-    *s1 = _mm_set_epi32(0x3c6ef372, (int)0xa54ff53a, 0x1f83d9ab, 0x5be0cd19);
-}
-
 /* The digest of a message of ``length`` bytes whose whole blocks are in (s0, s1)
  * and whose last length % 64 bytes are ``rest``: pads, compresses, writes 32 bytes. */
 LANES_TARGET static void sha256_lanes_final(__m128i s0, __m128i s1, const uint8_t *rest,
                                             uint64_t length, uint8_t *digest) {
     uint8_t tail[128];
-    size_t used = (size_t)(length & 63), blocks = used + 9 <= 64 ? 1 : 2;
-    uint64_t bits = length << 3;
-    memset(tail, 0, sizeof tail);
-    memcpy(tail, rest, used);
-    tail[used] = 0x80;
-    for (int i = 0; i < 8; i++) tail[64 * blocks - 1 - i] = (uint8_t)(bits >> (8 * i));
+    size_t blocks = (size_t)lanes_padding(tail, rest, length);
     const uint8_t *data = tail;
     sha256_lanes_blocks(&s0, &s1, &data, &blocks, 1);
     lanes_finish(s0, s1, digest);

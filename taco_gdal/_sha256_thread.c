@@ -558,13 +558,10 @@ static PyObject *update_many(PyObject *Py_UNUSED(module), PyObject *args) {
         }
         stream[claimed] = st;
     }
-    size_t total = 0;
-    for (; held < count; held++) {
+    for (; held < count; held++)
         if (PyObject_GetBuffer(PySequence_Fast_GET_ITEM(buf_seq, held), &views[held],
                                PyBUF_SIMPLE) < 0)
             goto done;
-        total += (size_t)views[held].len;
-    }
     int ok = 1;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t first = 0; ok && first < count; first += LANES_MAX) {
@@ -578,7 +575,6 @@ static PyObject *update_many(PyObject *Py_UNUSED(module), PyObject *args) {
         ok = stream_absorb(stream + first, data, size, group);
     }
     Py_END_ALLOW_THREADS
-    (void)total;
     if (!ok) {
         PyErr_SetString(PyExc_RuntimeError, "OpenSSL's SHA-256 failed");
         goto done;
@@ -681,6 +677,13 @@ static struct PyModuleDef definition = {
     module_methods, NULL, NULL, NULL, NULL,
 };
 
+static int add_type(PyObject *module, const char *name, PyTypeObject *type) {
+    Py_INCREF(type);
+    if (PyModule_AddObject(module, name, (PyObject *)type) == 0) return 0;
+    Py_DECREF(type);
+    return -1;
+}
+
 PyMODINIT_FUNC PyInit__sha256_thread(void) {
     if (PyType_Ready(&DigesterType) < 0 || PyType_Ready(&StreamType) < 0) return NULL;
     if (pthread_atfork(NULL, NULL, forked) != 0) {
@@ -695,15 +698,8 @@ PyMODINIT_FUNC PyInit__sha256_thread(void) {
         Py_DECREF(module);
         return NULL;
     }
-    Py_INCREF(&DigesterType);
-    if (PyModule_AddObject(module, "Digester", (PyObject *)&DigesterType) < 0) {
-        Py_DECREF(&DigesterType);
-        Py_DECREF(module);
-        return NULL;
-    }
-    Py_INCREF(&StreamType);
-    if (PyModule_AddObject(module, "Sha256Stream", (PyObject *)&StreamType) < 0) {
-        Py_DECREF(&StreamType);
+    if (add_type(module, "Digester", &DigesterType) < 0 ||
+        add_type(module, "Sha256Stream", &StreamType) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -291,7 +291,7 @@ _FOLLOW_STEP = 16 * 1024 * 1024
 At 4 MiB the thread woke and mapped four times as often, and its CPU offset the
 tail it saves: SHA-256 on 20 x 100 MiB (tmpfs, 30 interleaved blocks) was +8.9%
 against +8.6% reading each member back after its copy, with 7.4% more CPU.  At
-16 MiB (one read-back window) three runs pooled gave +4.6% [+3.0, +6.9] against
+16 MiB (one mapped step) three runs pooled gave +4.6% [+3.0, +6.9] against
 +8.0% [+5.5, +10.1] (64 blocks), and 3 x 100 MiB +14.2% against +33.7%."""
 _MIB = 1024 * 1024
 _LATE_BATCH_BYTES = 1024 * 1024

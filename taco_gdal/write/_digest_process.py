@@ -117,7 +117,7 @@ def scan(fd, position, readable, limit, many, found):
     while position + HEADER.size <= readable:
         # into one reused buffer: a fresh 1 MiB object per read is a fresh mapping to fault in
         got = os.preadv(fd, [WHOLE[: min(WINDOW, readable - position)]], position)
-        block = view = WHOLE[:got]
+        block = WHOLE[:got]
         at, datas, places, broken = 0, [], [], None
         while at + HEADER.size <= len(block):
             signature, _, _, _, _, _, _, size, _, nlen, xlen = HEADER.unpack_from(block, at)
@@ -147,14 +147,14 @@ def scan(fd, position, readable, limit, many, found):
                         break
                     datas.append(data)
                 else:
-                    datas.append(view[start:stop])
+                    datas.append(block[start:stop])
                 places.append(FOUND.pack(position + start, size))
             at = stop
         if datas:
             digests = many(datas)
             os.write(found, b"".join(
                 place + digests[32 * i : 32 * i + 32] for i, place in enumerate(places)))
-        del block, view, datas
+        del block, datas
         if broken:  # what came before it is digested; the writer digests the rest
             raise ValueError(broken)
         if not at:
