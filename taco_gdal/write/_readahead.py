@@ -24,11 +24,12 @@ without advice.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import resource
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 __all__ = ["WINDOW", "Prefetched", "is_local", "read_small_files"]
 
@@ -39,8 +40,12 @@ process's open-file limit)."""
 Prefetched = bytes | OSError | None
 """A small file: its bytes, the error reading it raised, or None (not local or too large)."""
 
-_Opened = int | str | OSError | None
-"""An open descriptor, a path to open when its turn comes, an error, or None (not local)."""
+_Opened = tuple[int, int] | str | OSError | None
+"""An open descriptor and its size, a path to open when its turn comes, an error, or None
+(not local, or larger than the limit)."""
+
+OnLarge = Callable[[str, os.stat_result], None]
+"""``on_large(source, stat)``: a local file above the limit was seen ahead of its turn."""
 
 _ADVISE = getattr(os, "posix_fadvise", None)
 _TOO_MANY_FILES = frozenset({errno.EMFILE, errno.ENFILE})
@@ -61,7 +66,7 @@ def _window() -> int:
     return WINDOW if soft == resource.RLIM_INFINITY else max(1, min(WINDOW, soft // 4))
 
 
-def _open_ahead(source: str | None) -> _Opened:
+def _open_ahead(source: str | None, limit: int, on_large: OnLarge | None) -> _Opened:
     """``source`` opened and its pages asked for, without waiting for them."""
     if source is None or not is_local(source):
         return None
@@ -70,12 +75,20 @@ def _open_ahead(source: str | None) -> _Opened:
     except OSError as exc:
         # out of descriptors: the file is opened when it is read
         return source if exc.errno in _TOO_MANY_FILES else exc
+    try:
+        stat = os.fstat(fd)
+    except OSError as exc:
+        os.close(fd)
+        return exc
     if _ADVISE is not None:
-        try:
+        with contextlib.suppress(OSError):  # advice only: a file refusing it is read all the same
             _ADVISE(fd, 0, 0, os.POSIX_FADV_WILLNEED)
-        except OSError:
-            return fd  # advice only: a file that refuses it is read all the same
-    return fd
+    if stat.st_size > limit:  # copied by the writer, not read here
+        os.close(fd)
+        if on_large is not None:
+            on_large(source, stat)
+        return None
+    return fd, stat.st_size
 
 
 def _read_opened(opened: _Opened, limit: int) -> Prefetched:
@@ -83,11 +96,10 @@ def _read_opened(opened: _Opened, limit: int) -> Prefetched:
     if opened is None or isinstance(opened, OSError):
         return opened
     try:
-        fd = opened if isinstance(opened, int) else os.open(opened, os.O_RDONLY | os.O_CLOEXEC)
+        fd, size = opened if isinstance(opened, tuple) else _open_now(opened)
     except OSError as exc:
         return exc
     try:
-        size = os.fstat(fd).st_size
         if size > limit:
             return None
         data = os.pread(fd, size, 0)
@@ -100,12 +112,26 @@ def _read_opened(opened: _Opened, limit: int) -> Prefetched:
         os.close(fd)
 
 
-def read_small_files(sources: Sequence[str | None], limit: int) -> Iterator[Prefetched]:
+def _open_now(path: str) -> tuple[int, int]:
+    """``path`` opened, and its size."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return fd, os.fstat(fd).st_size
+    except OSError:
+        os.close(fd)
+        raise
+
+
+def read_small_files(
+    sources: Sequence[str | None], limit: int, on_large: OnLarge | None = None
+) -> Iterator[Prefetched]:
     """One item per source, in order: the bytes of a local file of at most ``limit``
     bytes, the error reading it raised, or None (not local, or larger than ``limit``).
 
     The next files are opened and advised ahead (see module doc); descriptors
-    still open when the iterator is closed early are closed.
+    still open when the iterator is closed early are closed.  A file larger
+    than ``limit`` is closed when it is opened ahead, and given to ``on_large``
+    then (the ZIP writer digests such files ahead of their copies).
 
     Example:
         >>> with open("a.bin", "wb") as f:
@@ -115,14 +141,14 @@ def read_small_files(sources: Sequence[str | None], limit: int) -> Iterator[Pref
         [b'abc', None, None]
     """
     window = _window()
-    opened: deque[_Opened] = deque(_open_ahead(s) for s in sources[:window])
+    opened: deque[_Opened] = deque(_open_ahead(s, limit, on_large) for s in sources[:window])
     try:
         for source in sources[window:]:
             yield _read_opened(opened.popleft(), limit)
-            opened.append(_open_ahead(source))
+            opened.append(_open_ahead(source, limit, on_large))
         while opened:
             yield _read_opened(opened.popleft(), limit)
     finally:
         for left in opened:
-            if isinstance(left, int):
-                os.close(left)
+            if isinstance(left, tuple):
+                os.close(left[0])

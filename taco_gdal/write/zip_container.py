@@ -10,6 +10,7 @@ row, so offsets are right whatever order the sibling ids sort in.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import logging
 import os
@@ -203,10 +204,11 @@ def _write_files(
     call = None
     if digest is not None and integers is None and helper is None:
         call = value_call(digest)
+    on_large = None if digest is None else functools.partial(writer.expect, digest=digest)
     for batch in layout.file_batches():
         sources = batch.sources
         rows = zip(batch.levels, batch.rows, batch.paths, sources, batch.padding, strict=True)
-        files = zip(rows, read_small_files(sources, LOCAL_BLOCK), strict=True)
+        files = zip(rows, read_small_files(sources, LOCAL_BLOCK, on_large), strict=True)
         while chunk := list(itertools.islice(files, DIGEST_AHEAD)):
             values = _digests(chunk, integers, call)
             for ((level, row, path, source, padding), data), value in zip(

@@ -65,7 +65,13 @@ from taco_gdal.format import zip as zipfmt
 from taco_gdal.format.checksum import StreamingDigest, check_algorithm, crc32, value_call
 from taco_gdal.format.names import HEADER_MEMBER
 from taco_gdal.io.vsi import VSIFile
-from taco_gdal.write._copy import _THREADED_DIGESTS, LateDigest, LateDigests, copy_fd
+from taco_gdal.write._copy import (
+    _THREADED_DIGESTS,
+    Announced,
+    LateDigest,
+    LateDigests,
+    copy_fd,
+)
 
 __all__ = ["BLOCK_SIZE", "LOCAL_BLOCK", "MemberInfo", "ZipWriter", "readable_fd"]
 
@@ -457,15 +463,18 @@ class ZipWriter:
         except OSError as exc:
             raise TacoIOError(f"cannot copy {source!r} into member {name!r}: {exc}") from exc
         try:
-            real = os.fstat(fd).st_size
+            stat = os.fstat(fd)
+            real = stat.st_size
             if size is not None and size != real:
                 raise TacoIOError(f"{source}: expected {size} bytes, the file has {real}")
             read = _pread(fd)
             if real <= LOCAL_BLOCK:
                 view = _read_full(read, memoryview(self._local)[:real], 0, source)
                 return self.add_bytes(name, view, digest)
+            late = self._late_for(digest)
+            ahead = None if late is None else late.claim(source, stat)
             if _dense(fd, real):
-                return self._add_local(name, fd, real, source, digest)
+                return self._add_local(name, fd, real, source, digest, ahead)
             return self.add_chunks(name, real, self._local_blocks(read, real, source), digest)
         except OSError as exc:
             if isinstance(exc, TacoError):
@@ -486,9 +495,16 @@ class ZipWriter:
         return _read_ahead(read, size, views, source)
 
     def _add_local(
-        self, name: str, src: int, size: int, source: str, digest: str | None
+        self,
+        name: str,
+        src: int,
+        size: int,
+        source: str,
+        digest: str | None,
+        ahead: Announced | None = None,
     ) -> MemberInfo:
-        """One pass over a dense local file (:func:`~taco_gdal.write._copy.copy_fd`)."""
+        """One pass over a dense local file (:func:`~taco_gdal.write._copy.copy_fd`);
+        ``ahead``: its digest, from the source, on the digest thread (:meth:`expect`)."""
         hasher = _hasher(digest)
         lfh, lfh_offset = self._begin(name, size)
         self._f.flush()
@@ -501,6 +517,10 @@ class ZipWriter:
                 on_bytes(n)
 
         late = self._late_for(digest)
+        if late is not None and ahead is not None:
+            crc = copy_fd(src, 0, size, self._f.fileno(), position, None, written, source)
+            self._f.seek(position + size)
+            return self._finish(lfh, lfh_offset, size, crc, late.of_ahead(ahead, crc, position))
         if late is not None and not late.busy:  # the digest thread digests it later
             buffer = late.buffer(size)
             if buffer is not None:  # up to 4 MiB: the copy's own buffer is handed over
@@ -528,6 +548,19 @@ class ZipWriter:
         crc = copy_fd(src, 0, size, self._f.fileno(), position, hasher, written, source, threaded)
         self._f.seek(position + size)
         return self._finish(lfh, lfh_offset, size, crc, hasher)
+
+    def expect(self, source: str, stat: os.stat_result, digest: str | None) -> None:
+        """Announce a local file that :meth:`add_file` will copy later with ``digest``.
+
+        With ``late_digests=True``, a SHA-256 of a dense file above 4 MiB is
+        then computed from the source by the digest thread, in lanes with the
+        other announced files and ahead of their copies
+        (:meth:`~taco_gdal.write._copy.LateDigests.expect`); it counts only if
+        the CRC-32 of the bytes digested is the copy's.  Otherwise nothing happens.
+        """
+        late = self._late_for(digest)
+        if late is not None and late.readable:
+            late.expect(source, stat)
 
     def _late_for(self, digest: str | None) -> LateDigests | None:
         """The late digests of ``digest`` when this writer defers it, else None (inline)."""

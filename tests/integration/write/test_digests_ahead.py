@@ -1,0 +1,279 @@
+"""Digests ahead: large sources announced to the ZIP writer are digested before their copy.
+
+A TACO ZIP write knows its sources before it copies them.  The writer announces
+each dense local file above 4 MiB (``ZipWriter.expect``, called by the read-ahead
+window), and the digest thread computes its SHA-256 from the source, in lanes
+with the other announced files, up to a lead ahead of the copies.  The digest
+counts only when the CRC-32 of the bytes digested is the CRC-32 of the bytes
+copied, and the file is the one announced; otherwise the member is read back
+from the output.  Every case below checks the stored digest with hashlib on the
+bytes that are in the archive.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+import zipfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from taco_gdal.model import Sample, Taco, Tortilla
+from taco_gdal.write import _copy, create
+from taco_gdal.write._copy import LateDigest, LateDigests, settle_digests
+from taco_gdal.write._readahead import read_small_files
+from taco_gdal.write.zipstream import LOCAL_BLOCK, ZipWriter
+
+MIB = 1024 * 1024
+
+
+def _sha256(data: bytes) -> str:
+    return f"sha256:{hashlib.sha256(data).hexdigest()}"
+
+
+def _files(folder: Path, sizes: list[int]) -> dict[Path, bytes]:
+    folder.mkdir()
+    contents = {folder / f"f{i}.bin": os.urandom(size) for i, size in enumerate(sizes)}
+    for path, data in contents.items():
+        path.write_bytes(data)
+    return contents
+
+
+@pytest.fixture
+def held() -> Iterator[threading.Event]:
+    """The digest thread busy until the event is set (set at the end in any case)."""
+    release = threading.Event()
+    blocker = LateDigests("sha256", None)
+    blocker._submit(0, release.wait)
+    yield release
+    release.set()
+    blocker.wait()
+
+
+def test_announced_files_are_digested_in_lanes_before_their_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, held: threading.Event
+) -> None:
+    contents = _files(tmp_path / "src", [5 * MIB + 1, 6 * MIB + 7, 7 * MIB, 5 * MIB + 9])
+    calls: list[list[int]] = []
+    update = _copy._update_lanes
+
+    def recorded(streams: list[object], buffers: list[memoryview]) -> None:
+        calls.append([len(b) for b in buffers])
+        update(streams, buffers)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_copy, "_update_lanes", recorded)
+    with open(tmp_path / "out.zip", "w+b") as f:
+        writer = ZipWriter(f, mtime=0, late_digests=True)
+        for path in contents:
+            writer.expect(str(path), os.stat(path), "sha256")
+        late = writer._late["sha256"]
+        while (job := late._take()) is not None:  # the digest jobs, on this thread, in order
+            job()
+        held.set()
+        infos = [writer.add_file(p.name, str(p), digest="sha256") for p in contents]
+        # ready as the copy returns: computed from the sources, before the copies
+        assert all(isinstance(i.digest, LateDigest) and i.digest._result for i in infos)
+        writer.close()
+    # each file's rest goes in lanes with the start of the next: a with b, the rest of b
+    # with c, the rest of c with d
+    a, b, c, d = (len(data) for data in contents.values())
+    assert calls == [[a, a], [b - a, b - a], [c - (b - a), d]]
+    assert settle_digests([i.digest for i in infos]) == [_sha256(d) for d in contents.values()]
+    with zipfile.ZipFile(tmp_path / "out.zip") as z:
+        assert z.testzip() is None
+        assert [z.read(p.name) for p in contents] == list(contents.values())
+
+
+@pytest.mark.parametrize("order", ["digest-first", "copy-first"])
+def test_a_copy_that_differs_from_the_bytes_digested_is_read_back(
+    tmp_path: Path, held: threading.Event, order: str
+) -> None:
+    # the file changed between the digest's read and the copy's without its times
+    # changing (within one tick of the kernel's clock): the CRC-32s differ, and the
+    # digest is of the bytes in the output
+    source = tmp_path / "src.bin"
+    source.write_bytes(os.urandom(5 * MIB))
+    copied = os.urandom(5 * MIB)
+    fd = os.open(tmp_path / "out", os.O_CREAT | os.O_RDWR, 0o644)
+    late = LateDigests("sha256", fd)
+    late.expect(str(source), os.stat(source))
+    if order == "digest-first":
+        held.set()
+        late.wait()
+    item = late.claim(str(source), os.stat(source))
+    assert item is not None
+    os.pwrite(fd, copied, 100)
+    value = late.of_ahead(item, zlib.crc32(copied), 100)
+    held.set()
+    assert value.value() == _sha256(copied)
+    late.close()
+    os.close(fd)
+
+
+@pytest.mark.parametrize("order", ["digest-first", "copy-first"])
+def test_a_copy_equal_to_the_bytes_digested_takes_the_digest(
+    tmp_path: Path, held: threading.Event, order: str
+) -> None:
+    data = os.urandom(5 * MIB + 3)
+    source = tmp_path / "src.bin"
+    source.write_bytes(data)
+    fd = os.open(tmp_path / "out", os.O_CREAT | os.O_RDWR, 0o644)
+    late = LateDigests("sha256", fd)
+    late.expect(str(source), os.stat(source))
+    if order == "digest-first":
+        held.set()
+        late.wait()
+    item = late.claim(str(source), os.stat(source))
+    assert item is not None
+    # nothing written at 0: a read-back would digest zero bytes, not the source's
+    value = late.of_ahead(item, zlib.crc32(data), 0)
+    held.set()
+    assert value.value() == _sha256(data)
+    late.close()
+    os.close(fd)
+
+
+def _same_crc(data: bytes) -> bytes:
+    """Other bytes of the same length and the same ZIP CRC-32 as ``data`` (CRC-32 is
+    linear: four bytes at the end bring any prefix to any value)."""
+    table = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
+        table.append(c)
+    by_top = {t >> 24: i for i, t in enumerate(table)}
+    prefix = os.urandom(len(data) - 4)
+    register = zlib.crc32(data) ^ 0xFFFFFFFF
+    for _ in range(4):  # the CRC register four bytes earlier
+        j = by_top[register >> 24]
+        register = (((register ^ table[j]) << 8) & 0xFFFFFFFF) | j
+    forged = prefix + (register ^ zlib.crc32(prefix) ^ 0xFFFFFFFF).to_bytes(4, "little")
+    assert zlib.crc32(forged) == zlib.crc32(data) and forged != data
+    return forged
+
+
+@pytest.mark.parametrize("how", ["replaced", "rewritten-in-place"])
+@pytest.mark.parametrize("lead", [MIB, 1 << 30], ids=["before-it-is-sent", "digested"])
+def test_a_file_changed_after_it_was_announced_is_copied_the_usual_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str, lead: int
+) -> None:
+    # the new bytes have the old CRC-32: only the file's identity (inode, size, times)
+    # tells that the digest computed ahead is not of the bytes copied
+    monkeypatch.setattr(_copy, "_lead_limit", lambda: lead)  # 1 MiB: one file ahead at a time
+    contents = _files(tmp_path / "src", [5 * MIB, 5 * MIB, 5 * MIB])
+    first, second, third = contents
+    changed = _same_crc(contents[second])
+    with open(tmp_path / "out.zip", "w+b") as f:
+        writer = ZipWriter(f, mtime=0, late_digests=True)
+        for path in contents:
+            writer.expect(str(path), os.stat(path), "sha256")
+        late = writer._late["sha256"]
+        late.wait()
+        # the changed file is digested already, or waits for the lead
+        assert (str(second) in {item.path for item in late._unsent}) == (lead == MIB)
+        time.sleep(0.02)  # past a tick of the kernel's file clock
+        if how == "replaced":  # another file (inode) under the same name
+            (tmp_path / "new").write_bytes(changed)
+            os.replace(tmp_path / "new", second)
+        else:
+            with open(second, "r+b") as g:
+                g.write(changed)
+        infos = [writer.add_file(p.name, str(p), digest="sha256") for p in contents]
+        writer.close()
+    assert settle_digests([i.digest for i in infos]) == [
+        _sha256(contents[first]),
+        _sha256(changed),
+        _sha256(contents[third]),
+    ]
+
+
+def test_announced_files_wait_for_the_lead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 10 MiB of lead, files of 6 MiB: one is digested ahead at a time
+    monkeypatch.setattr(_copy, "_lead_limit", lambda: 10 * MIB)
+    contents = _files(tmp_path / "src", [6 * MIB] * 4)
+    with open(tmp_path / "out.zip", "w+b") as f:
+        writer = ZipWriter(f, mtime=0, late_digests=True)
+        for path in contents:
+            writer.expect(str(path), os.stat(path), "sha256")
+        late = writer._late["sha256"]
+        unsent = [len(late._unsent)]
+        infos = []
+        for path in contents:
+            infos.append(writer.add_file(path.name, str(path), digest="sha256"))
+            unsent.append(len(late._unsent))
+        writer.close()
+    assert unsent == [3, 2, 1, 0, 0]
+    assert settle_digests([i.digest for i in infos]) == [_sha256(d) for d in contents.values()]
+
+
+def test_small_and_sparse_files_are_not_announced(tmp_path: Path) -> None:
+    small = tmp_path / "small"
+    small.write_bytes(os.urandom(4 * MIB))
+    sparse = tmp_path / "sparse"
+    with open(sparse, "wb") as f:
+        f.truncate(8 * MIB)
+        f.write(b"x")
+    with open(tmp_path / "out.zip", "w+b") as f:
+        writer = ZipWriter(f, mtime=0, late_digests=True)
+        for path in (small, sparse):
+            writer.expect(str(path), os.stat(path), "sha256")
+        writer.expect(str(small), os.stat(small), "xxh3")  # inline digests need nothing
+        assert not any(late._announced for late in writer._late.values())
+        writer.close()
+
+
+def test_large_files_are_announced_when_the_window_opens_them(tmp_path: Path) -> None:
+    contents = _files(tmp_path / "src", [10, LOCAL_BLOCK + 1, 20, 2 * LOCAL_BLOCK])
+    paths = [str(p) for p in contents]
+    seen: list[tuple[str, int]] = []
+    before = len(os.listdir("/proc/self/fd"))
+    files = read_small_files(
+        [paths[0], paths[1], None, "/vsis3/b/k", paths[2], paths[3]],
+        LOCAL_BLOCK,
+        lambda source, stat: seen.append((source, stat.st_size)),
+    )
+    first = next(files)
+    # both large files are announced before the first file is handed out, and not kept open
+    assert seen == [(paths[1], LOCAL_BLOCK + 1), (paths[3], 2 * LOCAL_BLOCK)]
+    assert len(os.listdir("/proc/self/fd")) == before + 1  # the small file not read yet
+    assert [first, *files] == [
+        contents[Path(paths[0])],
+        None,
+        None,
+        None,
+        contents[Path(paths[2])],
+        None,
+    ]
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+def test_create_digests_large_samples_from_their_sources(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    contents = _files(tmp_path / "src", [5 * MIB + 1, 100, 6 * MIB, 7 * MIB + 5])
+    claimed: list[int] = []
+    of_ahead = LateDigests.of_ahead
+
+    def counted(self: LateDigests, item: _copy.Announced, crc: int, position: int) -> LateDigest:
+        claimed.append(item.size)
+        return of_ahead(self, item, crc, position)
+
+    monkeypatch.setattr(LateDigests, "of_ahead", counted)
+    taco = Taco(
+        Tortilla([Sample(p.stem, p) for p in contents]),
+        id="ahead", dataset_version="1", description="digests ahead",
+        licenses=["CC0-1.0"], providers=[{"name": "tests"}], tasks=["other"],
+    )  # fmt: skip
+    [out] = create(taco, tmp_path / "out.tacozip", quiet=True, checksum="sha256")
+    assert sorted(claimed) == [5 * MIB + 1, 6 * MIB, 7 * MIB + 5]
+    import taco_gdal
+
+    with taco_gdal.load(str(out)) as ds:
+        column = ds.data.set_index("id")["taco_gdal:checksum"]
+    assert {k: column[k] for k in column.index} == {p.stem: _sha256(d) for p, d in contents.items()}
