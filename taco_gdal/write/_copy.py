@@ -31,6 +31,16 @@ lanes (``Sha256Stream``, ``update_many``: about 3 GB/s for two on one core).
 When the helper is 256 MiB or more behind (the other core is busy), the
 writer digests the next member inline, and while it waits for the last
 digests it takes queued ones itself, so both cores share the work.
+
+Followed, the last member is digested alone and its digest ends after its
+copy.  The TACO ZIP writer knows its sources before it copies them, so it
+announces each dense local file above 4 MiB (:meth:`LateDigests.expect`,
+when the read-ahead window opens it): the helper digests those from the
+sources, two by two in lanes, up to 1 GiB ahead of the copies, and the
+digest is usually ready when the copy ends.  It counts only when the file is
+still the one announced (device, inode, size, times) and the CRC-32 of the
+bytes digested is the copy's (:class:`Announced`); otherwise the member is
+read back from the output.
 """
 
 from __future__ import annotations
@@ -581,9 +591,9 @@ class LateDigests:
             self._lead == 0 or self._lead + self._unsent[0].size <= self._lead_limit
         ):
             item = self._unsent.popleft()
-            if item.open():  # else gone or changed since announced: copied the usual way
-                self._lead += item.size
-                sent.append(item)
+            item.sent = True
+            self._lead += item.size
+            sent.append(item)
         with self._lock:  # all in the list before the first starts: each has its partner
             self._followed.extend(sent)
         for item in sent:
@@ -599,7 +609,7 @@ class LateDigests:
         item = queued.popleft()
         if not queued:
             del self._announced[source]
-        if item.fd < 0:  # never handed to the digest thread
+        if not item.sent:  # never handed to the digest thread
             if item in self._unsent:
                 self._unsent.remove(item)
             return None
@@ -752,6 +762,10 @@ class _Followed:
         """Bytes written and not fed yet."""
         return min(self.growing.written, self.growing.end) - self.digested
 
+    def readable(self) -> bool:
+        """True when :attr:`fd` can be read (:class:`Announced` opens it on first use)."""
+        return True
+
     def finish(self, result: str | Exception) -> None:
         """The digest thread: every byte is fed (or feeding failed)."""
         self.late._result = result
@@ -764,7 +778,7 @@ class Announced(_Followed):
     the digest to count (the file could change between the two reads).
     """
 
-    __slots__ = ("copied", "owner", "path", "result", "size", "stat")
+    __slots__ = ("copied", "owner", "path", "result", "sent", "size", "stat")
 
     def __init__(self, path: str, stat: os.stat_result, owner: LateDigests) -> None:
         growing = GrowingRange(0, stat.st_size)
@@ -775,9 +789,17 @@ class Announced(_Followed):
         self.result: str | Exception | None = None
         self.copied: tuple[int, int] | None = None
         """The copy's CRC-32 and position, once the writer copied it."""
+        self.sent = False
+        """Handed to the digest thread (:meth:`LateDigests._send`)."""
 
-    def open(self) -> bool:
-        """Open the source; False when it is gone or no longer the file announced."""
+    def __repr__(self) -> str:
+        return f"announced source {self.path!r} ({self.size} bytes)"
+
+    def readable(self) -> bool:
+        """Open the source when first fed (a descriptor held only while it is digested);
+        False when it is gone or no longer the file announced (its own job then fails)."""
+        if self.fd >= 0:
+            return True
         try:
             fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
@@ -789,11 +811,13 @@ class Announced(_Followed):
         return True
 
     def finish(self, result: str | Exception) -> None:
-        try:
-            if isinstance(result, str) and _identity(os.fstat(self.fd)) != _identity(self.stat):
-                result = TacoIOError(f"{self.path} changed while it was digested")
-        finally:
-            os.close(self.fd)
+        if self.fd >= 0:
+            try:
+                if isinstance(result, str) and _identity(os.fstat(self.fd)) != _identity(self.stat):
+                    result = TacoIOError(f"{self.path} changed while it was digested")
+            finally:
+                os.close(self.fd)
+                self.fd = -1
         self.owner._settle(self, result)
 
 
@@ -858,12 +882,14 @@ def _digest_followed(item: _Followed, partner: Callable[[], _Followed | None]) -
             with item.lock:
                 if item.digested >= growing.end:
                     break
+                if not item.readable():
+                    raise TacoIOError(f"{item}: gone, or not the file announced")
                 end = min(growing.end, item.digested + _FOLLOW_STEP)
                 other = partner() if growing.written >= end else None
                 if other is not None and other.lock.acquire(blocking=False):
                     try:
                         ready = min(other.ready(), end - item.digested)
-                        if ready > 0:
+                        if ready > 0 and other.readable():
                             _feed_lanes([(item, end), (other, other.digested + ready)])
                             continue
                     finally:

@@ -33,7 +33,8 @@ see :mod:`taco_gdal.format.checksum`) from the same buffers as the CRC-32.
 With ``late_digests=True`` (the TACO ZIP writer) a SHA-256, slower than the
 copy, is finished by the digest thread from the output's pages, following
 the copy of a large member at most 16 MiB behind, while the next members are copied
-(:class:`~taco_gdal.write._copy.LateDigests`).
+(:class:`~taco_gdal.write._copy.LateDigests`); a file announced with
+:meth:`ZipWriter.expect` is digested from the source ahead of its copy instead.
 
 A TACO ZIP starts with the ``TACO_HEADER`` member: call :meth:`ZipWriter.add_taco_header`
 first, and :meth:`ZipWriter.set_header_entries` once the metadata offsets are known.

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from taco_gdal.errors import TacoIOError
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.write import _copy, create
 from taco_gdal.write._copy import LateDigest, LateDigests, settle_digests
@@ -277,3 +278,27 @@ def test_create_digests_large_samples_from_their_sources(
     with taco_gdal.load(str(out)) as ds:
         column = ds.data.set_index("id")["taco_gdal:checksum"]
     assert {k: column[k] for k in column.index} == {p.stem: _sha256(d) for p, d in contents.items()}
+
+
+def test_a_source_gone_after_it_was_announced_fails_only_its_own_copy(
+    tmp_path: Path, held: threading.Event
+) -> None:
+    contents = _files(tmp_path / "src", [5 * MIB, 5 * MIB + 1, 6 * MIB])
+    first, gone, third = contents
+    before = len(os.listdir("/proc/self/fd"))
+    with open(tmp_path / "out.zip", "w+b") as f:
+        writer = ZipWriter(f, mtime=0, late_digests=True)
+        for path in contents:
+            writer.expect(str(path), os.stat(path), "sha256")
+        gone.unlink()  # before the digest thread opens it (it is held)
+        held.set()
+        infos = [writer.add_file(first.name, str(first), digest="sha256")]
+        with pytest.raises(TacoIOError, match=r"f1\.bin"):
+            writer.add_file(gone.name, str(gone), digest="sha256")
+        infos.append(writer.add_file(third.name, str(third), digest="sha256"))
+        writer.close()
+    assert settle_digests([i.digest for i in infos]) == [
+        _sha256(contents[first]),
+        _sha256(contents[third]),
+    ]
+    assert len(os.listdir("/proc/self/fd")) == before  # every source descriptor closed
