@@ -23,9 +23,10 @@ from pathlib import Path
 
 import pytest
 
+import taco_gdal
 from taco_gdal.errors import TacoIOError
 from taco_gdal.model import Sample, Taco, Tortilla
-from taco_gdal.write import _copy, create
+from taco_gdal.write import _copy, create, zip_container
 from taco_gdal.write._copy import LateDigest, LateDigests, settle_digests
 from taco_gdal.write._readahead import read_small_files
 from taco_gdal.write.zipstream import LOCAL_BLOCK, ZipWriter
@@ -254,10 +255,38 @@ def test_large_files_are_announced_when_the_window_opens_them(tmp_path: Path) ->
     assert len(os.listdir("/proc/self/fd")) == before
 
 
+def _spy_helpers(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The small-member helpers ``create()`` starts (real ones), as they are started."""
+    started: list[object] = []
+    start = zip_container.start_member_digests
+
+    def spied(*args: object) -> object:
+        started.append(start(*args))  # type: ignore[arg-type]
+        return started[-1]
+
+    monkeypatch.setattr(zip_container, "start_member_digests", spied)
+    return started
+
+
+def _create(tmp_path: Path, contents: dict[Path, bytes]) -> dict[str, str]:
+    """``create()`` with SHA-256; the stored digest of each sample, by id."""
+    taco = Taco(
+        Tortilla([Sample(p.stem, p) for p in contents]),
+        id="ahead", dataset_version="1", description="digests ahead",
+        licenses=["CC0-1.0"], providers=[{"name": "tests"}], tasks=["other"],
+    )  # fmt: skip
+    [out] = create(taco, tmp_path / "out.tacozip", quiet=True, checksum="sha256")
+    with taco_gdal.load(str(out)) as ds:
+        column = ds.data.set_index("id")["taco_gdal:checksum"]
+    return {k: column[k] for k in column.index}
+
+
+@pytest.mark.parametrize("small", [True, False], ids=["with-a-small-sample", "large-only"])
 def test_create_digests_large_samples_from_their_sources(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small: bool
 ) -> None:
-    contents = _files(tmp_path / "src", [5 * MIB + 1, 100, 6 * MIB, 7 * MIB + 5])
+    sizes = [5 * MIB + 1, 100, 6 * MIB, 7 * MIB + 5] if small else [5 * MIB + 1, 6 * MIB]
+    contents = _files(tmp_path / "src", sizes)
     claimed: list[int] = []
     of_ahead = LateDigests.of_ahead
 
@@ -266,18 +295,12 @@ def test_create_digests_large_samples_from_their_sources(
         return of_ahead(self, item, crc, position)
 
     monkeypatch.setattr(LateDigests, "of_ahead", counted)
-    taco = Taco(
-        Tortilla([Sample(p.stem, p) for p in contents]),
-        id="ahead", dataset_version="1", description="digests ahead",
-        licenses=["CC0-1.0"], providers=[{"name": "tests"}], tasks=["other"],
-    )  # fmt: skip
-    [out] = create(taco, tmp_path / "out.tacozip", quiet=True, checksum="sha256")
-    assert sorted(claimed) == [5 * MIB + 1, 6 * MIB, 7 * MIB + 5]
-    import taco_gdal
-
-    with taco_gdal.load(str(out)) as ds:
-        column = ds.data.set_index("id")["taco_gdal:checksum"]
-    assert {k: column[k] for k in column.index} == {p.stem: _sha256(d) for p, d in contents.items()}
+    helpers = _spy_helpers(monkeypatch)
+    assert _create(tmp_path, contents) == {p.stem: _sha256(d) for p, d in contents.items()}
+    assert sorted(claimed) == sorted(s for s in sizes if s > 4 * MIB)
+    # the helper process for small members starts at the first small member, not before
+    assert len(helpers) == (1 if small else 0)
+    assert all(helper is not None for helper in helpers)
 
 
 def test_a_source_gone_after_it_was_announced_fails_only_its_own_copy(
