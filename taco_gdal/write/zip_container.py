@@ -85,10 +85,7 @@ class _Measured:
         self.algorithm = digest
         self.batch = None if digest is None else batch_digest(digest)
         self.helper: MemberDigests | None = None
-        """What digests small members off the writing thread (SHA-256), started by
-        :meth:`start_helper`."""
-        self.helper_factory: Callable[[], MemberDigests | None] | None = None
-        """Starts :attr:`helper` (set by the writer)."""
+        """What digests small members off the writing thread (SHA-256), set by the writer."""
         self.batched_rows: list[list[int]] = [[] for _ in rows]
         self.batched: list[list[int]] = [[] for _ in rows]
         """Rows of each level digested together (small files) and, for each, its
@@ -96,14 +93,6 @@ class _Measured:
         its position): formatted a level at once by :meth:`checksums`."""
         self.strings = [False] * len(rows)
         """Whether a level holds other digests (large members, zero-byte samples)."""
-
-    def start_helper(self) -> MemberDigests | None:
-        """:attr:`helper`, started on first use: at the first small member, so a write
-        of large members only starts no helper process (its start took CPU from the
-        digest thread, which digests large members ahead of their copies)."""
-        if self.helper is None and self.helper_factory is not None:
-            self.helper, self.helper_factory = self.helper_factory(), None
-        return self.helper
 
     def record_at(self, level: int, row: int, info: MemberInfo, batched: int | None = None) -> None:
         """Record ``row``'s member; its digest is ``info``'s, or ``batched`` (:attr:`batched`)."""
@@ -209,25 +198,21 @@ def _write_files(
     """Every FILE sample, depth first, a batch of names and sources at a time; small
     local files are read with the kernel reading ahead
     (:func:`~taco_gdal.write._readahead.read_small_files`), :data:`DIGEST_AHEAD` at a
-    time, and with a ``digest`` those read into memory are digested together."""
-    integers, helper, reads_output = measured.batch, measured.helper, False
+    time, and with a ``digest`` those read into memory are digested together.  Larger
+    files are announced to the writer when the window opens them
+    (:meth:`~taco_gdal.write.zipstream.ZipWriter.expect`): a SHA-256 of theirs is
+    computed from the source, ahead of the copy."""
+    integers, helper = measured.batch, measured.helper
+    reads_output = helper is not None and helper.reads_output
     call = None
+    if digest is not None and integers is None and helper is None:
+        call = value_call(digest)
     on_large = None if digest is None else functools.partial(writer.expect, digest=digest)
     for batch in layout.file_batches():
         sources = batch.sources
         rows = zip(batch.levels, batch.rows, batch.paths, sources, batch.padding, strict=True)
         files = zip(rows, read_small_files(sources, LOCAL_BLOCK, on_large), strict=True)
         while chunk := list(itertools.islice(files, DIGEST_AHEAD)):
-            if (  # the first small files of a digest computed here or by the helper
-                digest is not None
-                and integers is None
-                and helper is None
-                and call is None
-                and any(type(data) is bytes for _, data in chunk)
-            ):
-                helper = measured.start_helper()
-                reads_output = helper is not None and helper.reads_output
-                call = value_call(digest) if helper is None else None
             values = _digests(chunk, integers, call)
             for ((level, row, path, source, padding), data), value in zip(
                 chunk, values, strict=True
@@ -505,8 +490,7 @@ def write_layout(
         writer = ZipWriter(cast(BinaryIO, counting), check_names=False, late_digests=True)
         readable = readable_fd(f)
         if checksum is not None:
-            start = functools.partial(start_member_digests, checksum, readable, counting.flush)
-            measured.helper_factory = start
+            measured.helper = start_member_digests(checksum, readable, counting.flush)
         try:
             writer.add_taco_header()
             _write_files(writer, layout, measured, checksum, bar)

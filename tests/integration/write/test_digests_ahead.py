@@ -26,7 +26,7 @@ import pytest
 import taco_gdal
 from taco_gdal.errors import TacoIOError
 from taco_gdal.model import Sample, Taco, Tortilla
-from taco_gdal.write import _copy, create, zip_container
+from taco_gdal.write import _copy, create
 from taco_gdal.write._copy import LateDigest, LateDigests, settle_digests
 from taco_gdal.write._readahead import read_small_files
 from taco_gdal.write.zipstream import LOCAL_BLOCK, ZipWriter
@@ -255,19 +255,6 @@ def test_large_files_are_announced_when_the_window_opens_them(tmp_path: Path) ->
     assert len(os.listdir("/proc/self/fd")) == before
 
 
-def _spy_helpers(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """The small-member helpers ``create()`` starts (real ones), as they are started."""
-    started: list[object] = []
-    start = zip_container.start_member_digests
-
-    def spied(*args: object) -> object:
-        started.append(start(*args))  # type: ignore[arg-type]
-        return started[-1]
-
-    monkeypatch.setattr(zip_container, "start_member_digests", spied)
-    return started
-
-
 def _create(tmp_path: Path, contents: dict[Path, bytes]) -> dict[str, str]:
     """``create()`` with SHA-256; the stored digest of each sample, by id."""
     taco = Taco(
@@ -295,12 +282,8 @@ def test_create_digests_large_samples_from_their_sources(
         return of_ahead(self, item, crc, position)
 
     monkeypatch.setattr(LateDigests, "of_ahead", counted)
-    helpers = _spy_helpers(monkeypatch)
     assert _create(tmp_path, contents) == {p.stem: _sha256(d) for p, d in contents.items()}
     assert sorted(claimed) == sorted(s for s in sizes if s > 4 * MIB)
-    # the helper process for small members starts at the first small member, not before
-    assert len(helpers) == (1 if small else 0)
-    assert all(helper is not None for helper in helpers)
 
 
 def test_a_source_gone_after_it_was_announced_fails_only_its_own_copy(
