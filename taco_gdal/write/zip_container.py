@@ -46,8 +46,8 @@ from taco_gdal.model._arrow import ascii_rows_array, from_numpy, string_array
 from taco_gdal.model.collection import collection_json_bytes
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import atomic_file
-from taco_gdal.write._copy import LateDigest, settle_digests
 from taco_gdal.write._digest_thread import MemberDigests, start_member_digests
+from taco_gdal.write._late import LateDigest, settle_digests
 from taco_gdal.write._layout import Layout
 from taco_gdal.write._memory import release_memory
 from taco_gdal.write._parquet import (

@@ -33,7 +33,7 @@ see :mod:`taco_gdal.format.checksum`) from the same buffers as the CRC-32.
 With ``late_digests=True`` (the TACO ZIP writer) a SHA-256, slower than the
 copy, is finished by the digest thread from the output's pages, following
 the copy of a large member at most 16 MiB behind, while the next members are copied
-(:class:`~taco_gdal.write._copy.LateDigests`); a file announced with
+(:class:`~taco_gdal.write._late.LateDigests`); a file announced with
 :meth:`ZipWriter.expect` is digested from the source ahead of its copy instead.
 
 A TACO ZIP starts with the ``TACO_HEADER`` member: call :meth:`ZipWriter.add_taco_header`
@@ -66,13 +66,8 @@ from taco_gdal.format import zip as zipfmt
 from taco_gdal.format.checksum import StreamingDigest, check_algorithm, crc32, value_call
 from taco_gdal.format.names import HEADER_MEMBER
 from taco_gdal.io.vsi import VSIFile
-from taco_gdal.write._copy import (
-    _THREADED_DIGESTS,
-    Announced,
-    LateDigest,
-    LateDigests,
-    copy_fd,
-)
+from taco_gdal.write._copy import _THREADED_DIGESTS, copy_fd
+from taco_gdal.write._late import Announced, LateDigest, LateDigests
 
 __all__ = ["BLOCK_SIZE", "LOCAL_BLOCK", "MemberInfo", "ZipWriter", "readable_fd"]
 
@@ -185,7 +180,7 @@ class MemberInfo:
     crc32: int
     digest: str | LateDigest | None = None
     """``"<algorithm>:<hex>"`` when the member was added with ``digest=``; a
-    :class:`~taco_gdal.write._copy.LateDigest` still being computed when the
+    :class:`~taco_gdal.write._late.LateDigest` still being computed when the
     writer was made with ``late_digests=True``."""
 
 
@@ -270,7 +265,7 @@ class ZipWriter:
         late_digests: a SHA-256 (slower than the copy) is finished by the
             digest thread while the next members are copied, and
             :attr:`MemberInfo.digest` is a
-            :class:`~taco_gdal.write._copy.LateDigest` (its ``value()`` waits
+            :class:`~taco_gdal.write._late.LateDigest` (its ``value()`` waits
             for it): a member copied from a file goes through a buffer handed
             to the thread (up to 4 MiB) or is read back from the output's page
             cache, a member from memory is digested from its bytes.  Members
@@ -556,7 +551,7 @@ class ZipWriter:
         With ``late_digests=True``, a SHA-256 of a dense file above 4 MiB is
         then computed from the source by the digest thread, in lanes with the
         other announced files and ahead of their copies
-        (:meth:`~taco_gdal.write._copy.LateDigests.expect`); it counts only if
+        (:meth:`~taco_gdal.write._late.LateDigests.expect`); it counts only if
         the CRC-32 of the bytes digested is the copy's.  Otherwise nothing happens.
         """
         late = self._late_for(digest)

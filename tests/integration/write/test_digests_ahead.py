@@ -27,8 +27,8 @@ import pytest
 import taco_gdal
 from taco_gdal.errors import TacoIOError
 from taco_gdal.model import Sample, Taco, Tortilla
-from taco_gdal.write import _copy, create
-from taco_gdal.write._copy import LateDigest, LateDigests, settle_digests
+from taco_gdal.write import _late, create
+from taco_gdal.write._late import LateDigest, LateDigests, settle_digests
 from taco_gdal.write._readahead import read_small_files
 from taco_gdal.write.zipstream import LOCAL_BLOCK, ZipWriter
 
@@ -72,13 +72,13 @@ def test_announced_files_are_digested_in_lanes_before_their_copy(
 ) -> None:
     contents = _files(tmp_path / "src", [5 * MIB + 1, 6 * MIB + 7, 7 * MIB, 5 * MIB + 9])
     calls: list[list[int]] = []
-    update = _copy._update_lanes
+    update = _late._update_lanes
 
     def recorded(streams: list[object], buffers: list[memoryview]) -> None:
         calls.append([len(b) for b in buffers])
         update(streams, buffers)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(_copy, "_update_lanes", recorded)
+    monkeypatch.setattr(_late, "_update_lanes", recorded)
     with open(tmp_path / "out.zip", "w+b") as f:
         writer = ZipWriter(f, mtime=0, late_digests=True)
         for path in contents:
@@ -177,7 +177,7 @@ def test_a_file_changed_after_it_was_announced_is_copied_the_usual_way(
 ) -> None:
     # the new bytes have the old CRC-32: only the file's identity (inode, size, times)
     # tells that the digest computed ahead is not of the bytes copied
-    monkeypatch.setattr(_copy, "_lead_limit", lambda: lead)  # 1 MiB: one file ahead at a time
+    monkeypatch.setattr(_late, "_lead_limit", lambda: lead)  # 1 MiB: one file ahead at a time
     contents = _files(tmp_path / "src", [5 * MIB, 5 * MIB, 5 * MIB])
     first, second, third = contents
     changed = _same_crc(contents[second])
@@ -207,7 +207,7 @@ def test_a_file_changed_after_it_was_announced_is_copied_the_usual_way(
 
 def test_announced_files_wait_for_the_lead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # 10 MiB of lead, files of 6 MiB: one is digested ahead at a time
-    monkeypatch.setattr(_copy, "_lead_limit", lambda: 10 * MIB)
+    monkeypatch.setattr(_late, "_lead_limit", lambda: 10 * MIB)
     contents = _files(tmp_path / "src", [6 * MIB] * 4)
     with open(tmp_path / "out.zip", "w+b") as f:
         writer = ZipWriter(f, mtime=0, late_digests=True)
@@ -286,7 +286,7 @@ def test_create_digests_large_samples_from_their_sources(
     claimed: list[int] = []
     of_ahead = LateDigests.of_ahead
 
-    def counted(self: LateDigests, item: _copy.Announced, crc: int, position: int) -> LateDigest:
+    def counted(self: LateDigests, item: _late.Announced, crc: int, position: int) -> LateDigest:
         claimed.append(item.size)
         return of_ahead(self, item, crc, position)
 

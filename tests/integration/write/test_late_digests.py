@@ -24,8 +24,8 @@ import pytest
 
 from taco_gdal.errors import TacoIOError, TacoValidationError
 from taco_gdal.format.checksum import StreamingDigest
-from taco_gdal.write import _copy
-from taco_gdal.write._copy import GrowingRange, LateDigest, LateDigests, settle_digests
+from taco_gdal.write import _copy, _late
+from taco_gdal.write._late import GrowingRange, LateDigest, LateDigests, settle_digests
 from taco_gdal.write.zipstream import LOCAL_BLOCK, MemberInfo, ZipWriter
 from tests.forking import in_forked_child
 
@@ -41,7 +41,7 @@ def _sources(folder: Path) -> dict[str, bytes]:
         "tiny": b"abc",
         "block1": os.urandom(LOCAL_BLOCK + 1),
         "five": os.urandom(5 * MIB + 3),
-        "window": os.urandom(_copy._FOLLOW_STEP + 12345),
+        "window": os.urandom(_late._FOLLOW_STEP + 12345),
     }
     for name, data in contents.items():
         (folder / name).write_bytes(data)
@@ -69,7 +69,7 @@ def test_late_sha256_is_the_digest_of_the_bytes_written(
 ) -> None:
     # backlog 0: the digest thread always counts as behind, every digest is inline;
     # a huge backlog: every digest of a dense file or of bytes is read back late
-    monkeypatch.setattr(_copy, "_LATE_BACKLOG", backlog)
+    monkeypatch.setattr(_late, "_LATE_BACKLOG", backlog)
     contents = _sources(tmp_path / "src")
     names = list(contents)
     infos = _write(
@@ -92,13 +92,13 @@ def test_late_sha256_is_the_digest_of_the_bytes_written(
 def test_late_digests_are_late_only_when_the_thread_keeps_up(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_copy, "_LATE_BACKLOG", 1 << 40)
+    monkeypatch.setattr(_late, "_LATE_BACKLOG", 1 << 40)
     contents = _sources(tmp_path / "src")
     infos = _write(
         tmp_path / "a.zip", tmp_path / "src", ["five"], digest="sha256", late_digests=True
     )
     assert isinstance(infos[0].digest, LateDigest)
-    monkeypatch.setattr(_copy, "_LATE_BACKLOG", 0)
+    monkeypatch.setattr(_late, "_LATE_BACKLOG", 0)
     infos = _write(
         tmp_path / "b.zip", tmp_path / "src", ["five"], digest="sha256", late_digests=True
     )
@@ -164,7 +164,7 @@ def _asleep_until(growing: GrowingRange, position: int) -> bool:
 def test_a_growing_member_is_digested_while_it_is_written(tmp_path: Path) -> None:
     # the digest thread follows the copy: it has digested each 4 MiB step and sleeps
     # for the next before the writer writes it, so at the end only the last step is left
-    step = _copy._FOLLOW_STEP
+    step = _late._FOLLOW_STEP
     data = os.urandom(3 * step - 100)
     position = 4096 + 7
     fd = os.open(tmp_path / "out", os.O_CREAT | os.O_RDWR, 0o644)
@@ -185,7 +185,7 @@ def test_a_growing_member_is_digested_while_it_is_written(tmp_path: Path) -> Non
 
 
 def test_an_abandoned_copy_fails_its_digest_and_frees_the_thread(tmp_path: Path) -> None:
-    size = 2 * _copy._FOLLOW_STEP
+    size = 2 * _late._FOLLOW_STEP
     fd = os.open(tmp_path / "out", os.O_CREAT | os.O_RDWR, 0o644)
     try:
         os.pwrite(fd, b"y" * MIB, 0)
@@ -193,7 +193,7 @@ def test_an_abandoned_copy_fails_its_digest_and_frees_the_thread(tmp_path: Path)
         value, growing = late.of_growing(0, size)
         try:
             growing.advance(MIB)
-            assert _asleep_until(growing, _copy._FOLLOW_STEP)
+            assert _asleep_until(growing, _late._FOLLOW_STEP)
         finally:
             growing.abandon()
         stopped = rf"member at 0 \({size} bytes\) stopped at byte {MIB}"
@@ -340,14 +340,14 @@ def test_waiting_helps_the_digest_thread(tmp_path: Path) -> None:
 
 def test_member_buffers_are_reused_and_bounded(tmp_path: Path) -> None:
     late = LateDigests("sha256", None)
-    assert late.buffer(_copy._LATE_BUFFERED + 1) is None  # larger members are read back
+    assert late.buffer(_late._LATE_BUFFERED + 1) is None  # larger members are read back
     first = late.buffer(1000)
     assert first is not None and len(first) == MIB
     first[:3] = b"abc"
     value = late.of_buffer(first, 3)
     assert value.value() == f"sha256:{hashlib.sha256(b'abc').hexdigest()}"
     assert late.buffer(MIB) is first  # handed back by the digest thread, reused
-    held = [late.buffer(MIB) for _ in range(_copy._LATE_BUFFERS // MIB - 1)]
+    held = [late.buffer(MIB) for _ in range(_late._LATE_BUFFERS // MIB - 1)]
     assert all(b is not None for b in held)
     assert late.buffer(1) is None  # 16 MiB of buffers wait for digests: read back instead
     late.close()
@@ -376,7 +376,7 @@ def test_only_members_above_a_block_held_in_memory_are_late(
 ) -> None:
     # a small member's digest stays on the writing thread (a GIL hand-off per member costs
     # more than its SHA-256); a large one (a remote sample fetched whole) goes late
-    monkeypatch.setattr(_copy, "_LATE_BACKLOG", 1 << 40)
+    monkeypatch.setattr(_late, "_LATE_BACKLOG", 1 << 40)
     small, large = os.urandom(LOCAL_BLOCK), os.urandom(LOCAL_BLOCK + 1)
     with open(tmp_path / "out.zip", "w+b") as f:
         writer = ZipWriter(f, late_digests=True)
@@ -392,14 +392,14 @@ def _lane_calls(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
     """Every feed of the digest thread from now on: the bytes given to each stream at once
     (negative for a stream that is not a native one, fed alone by hashlib)."""
     calls: list[list[int]] = []
-    update = _copy._update_lanes
+    update = _late._update_lanes
 
     def recorded(streams: list[object], buffers: list[memoryview]) -> None:
         native = [not isinstance(s, StreamingDigest) for s in streams]
         calls.append([len(b) if n else -len(b) for b, n in zip(buffers, native, strict=True)])
         update(streams, buffers)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(_copy, "_update_lanes", recorded)
+    monkeypatch.setattr(_late, "_update_lanes", recorded)
     return calls
 
 
@@ -408,7 +408,7 @@ def test_the_rest_of_a_whole_member_and_the_start_of_the_next_go_in_lanes(
 ) -> None:
     # one SHA-256 cannot follow a copy faster than itself; two, one per member, can: once
     # a member is whole, its rest is digested together with what is written of the next
-    step = _copy._FOLLOW_STEP
+    step = _late._FOLLOW_STEP
     first, second = os.urandom(step + 5000), os.urandom(2 * step + 3)
     calls = _lane_calls(monkeypatch)
     fd = os.open(tmp_path / "out", os.O_CREAT | os.O_RDWR, 0o644)
@@ -450,9 +450,9 @@ def test_many_members_followed_by_both_threads_agree_with_hashlib(
     # stream under its lock); without the extension every member is a hashlib digest
     if not native:
         monkeypatch.setitem(sys.modules, "taco_gdal._sha256_thread", None)
-    monkeypatch.setattr(_copy, "_FOLLOW_STEP", 64 * 1024)
-    monkeypatch.setattr(_copy, "_LATE_BUFFERED", 0)  # every member is read back
-    monkeypatch.setattr(_copy, "_LATE_BACKLOG", 1 << 40)
+    monkeypatch.setattr(_late, "_FOLLOW_STEP", 64 * 1024)
+    monkeypatch.setattr(_late, "_LATE_BUFFERED", 0)  # every member is read back
+    monkeypatch.setattr(_late, "_LATE_BACKLOG", 1 << 40)
     calls = _lane_calls(monkeypatch)
     rng = random.Random(11)
     folder = tmp_path / "src"
