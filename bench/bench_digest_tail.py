@@ -29,6 +29,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+try:
+    from bench.bench_write_throughput import make_sources
+except ImportError:  # run as a script: bench/ is on sys.path
+    from bench_write_throughput import make_sources  # type: ignore[no-redef]
+
 _CHILD = r"""
 import json, mmap, sys, time
 from pathlib import Path
@@ -82,13 +87,6 @@ print(json.dumps({
 """
 
 
-def _sources(folder: Path, files: int, mib: int) -> None:
-    folder.mkdir(parents=True)
-    block = os.urandom(mib << 20)
-    for i in range(files):
-        (folder / f"sample{i:05d}.bin").write_bytes(i.to_bytes(8, "little") + block[8:])
-
-
 def _run(tree: Path, sources: Path, out: Path, prefault: int) -> dict[str, float]:
     env = dict(os.environ, PYTHONPATH=str(tree))
     command = [sys.executable, "-c", _CHILD, str(sources), str(out), str(prefault)]
@@ -112,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     folder = Path(tempfile.mkdtemp(prefix="bench_digest_tail_", dir=args.workdir))
     try:
         sources = folder / "src"
-        _sources(sources, args.files, args.mib)
+        make_sources(sources, args.files, args.mib << 20)
         prefault = (args.files * args.mib + 64) << 20
         runs: dict[str, list[dict[str, float]]] = {str(t): [] for t in args.tree}
         for round_ in range(args.rounds):

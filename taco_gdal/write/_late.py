@@ -408,10 +408,7 @@ class LateDigests:
             result = item.result
         if result is None:  # the digest thread checks when it is done
             return item.late
-        if isinstance(result, str) and item.crc == crc:
-            item.late._result = result
-            return item.late
-        return self.of_range(position, item.size)
+        return item.late if item.accept(result, crc) else self.of_range(position, item.size)
 
     def _settle(self, item: Announced, result: str | Exception) -> None:
         """The digest thread, done with an announced source: check it against its copy."""
@@ -421,8 +418,7 @@ class LateDigests:
         if copied is None:  # :meth:`of_ahead` checks when the copy is done
             return
         crc, position = copied
-        if isinstance(result, str) and item.crc == crc:
-            item.late._result = result
+        if item.accept(result, crc):
             return
         growing = GrowingRange(position, item.size)
         growing.advance(growing.end)
@@ -557,13 +553,13 @@ class Announced(_Followed):
     the digest to count (the file could change between the two reads).
     """
 
-    __slots__ = ("copied", "owner", "path", "result", "sent", "size", "stat")
+    __slots__ = ("copied", "owner", "path", "result", "sent", "stat")
 
     def __init__(self, path: str, stat: os.stat_result, owner: LateDigests) -> None:
         growing = GrowingRange(0, stat.st_size)
         growing.advance(growing.end)
         super().__init__(growing, owner.algorithm, LateDigest(owner), -1)
-        self.path, self.stat, self.size, self.owner = path, stat, stat.st_size, owner
+        self.path, self.stat, self.owner = path, stat, owner
         self.crc = 0
         self.result: str | Exception | None = None
         self.copied: tuple[int, int] | None = None
@@ -571,8 +567,20 @@ class Announced(_Followed):
         self.sent = False
         """Handed to the digest thread (:meth:`LateDigests._send`)."""
 
+    @property
+    def size(self) -> int:
+        return self.growing.end
+
     def __repr__(self) -> str:
         return f"announced source {self.path!r} ({self.size} bytes)"
+
+    def accept(self, result: str | Exception, crc: int) -> bool:
+        """Take ``result`` as the digest when it is one and the copy's CRC-32 ``crc`` is
+        the CRC-32 of the bytes digested; False when the member must be read back."""
+        if isinstance(result, str) and self.crc == crc:
+            self.late._result = result
+            return True
+        return False
 
     def readable(self) -> bool:
         """Open the source when first fed (a descriptor held only while it is digested);

@@ -101,6 +101,25 @@ def test_announced_files_are_digested_in_lanes_before_their_copy(
         assert [z.read(p.name) for p in contents] == list(contents.values())
 
 
+def _claimed(
+    tmp_path: Path, data: bytes, held: threading.Event, order: str
+) -> tuple[LateDigests, _late.Announced, int]:
+    """A source of ``data`` announced and claimed for a copy into a new output; with
+    ``digest-first`` its digest is done before the copy is told, else after."""
+    source = tmp_path / "src.bin"
+    source.write_bytes(data)
+    fd = os.open(tmp_path / "out", os.O_CREAT | os.O_RDWR, 0o644)
+    late = LateDigests("sha256", fd)
+    late.expect(str(source), os.stat(source))
+    item = late.claim(str(source), os.stat(source))  # handed to the (held) digest thread
+    assert item is not None
+    if order == "digest-first":
+        held.set()
+        late.wait()
+        assert item.result is not None
+    return late, item, fd
+
+
 @pytest.mark.parametrize("order", ["digest-first", "copy-first"])
 def test_a_copy_that_differs_from_the_bytes_digested_is_read_back(
     tmp_path: Path, held: threading.Event, order: str
@@ -108,17 +127,8 @@ def test_a_copy_that_differs_from_the_bytes_digested_is_read_back(
     # the file changed between the digest's read and the copy's without its times
     # changing (within one tick of the kernel's clock): the CRC-32s differ, and the
     # digest is of the bytes in the output
-    source = tmp_path / "src.bin"
-    source.write_bytes(os.urandom(5 * MIB))
+    late, item, fd = _claimed(tmp_path, os.urandom(5 * MIB), held, order)
     copied = os.urandom(5 * MIB)
-    fd = os.open(tmp_path / "out", os.O_CREAT | os.O_RDWR, 0o644)
-    late = LateDigests("sha256", fd)
-    late.expect(str(source), os.stat(source))
-    if order == "digest-first":
-        held.set()
-        late.wait()
-    item = late.claim(str(source), os.stat(source))
-    assert item is not None
     os.pwrite(fd, copied, 100)
     value = late.of_ahead(item, zlib.crc32(copied), 100)
     held.set()
@@ -132,16 +142,7 @@ def test_a_copy_equal_to_the_bytes_digested_takes_the_digest(
     tmp_path: Path, held: threading.Event, order: str
 ) -> None:
     data = os.urandom(5 * MIB + 3)
-    source = tmp_path / "src.bin"
-    source.write_bytes(data)
-    fd = os.open(tmp_path / "out", os.O_CREAT | os.O_RDWR, 0o644)
-    late = LateDigests("sha256", fd)
-    late.expect(str(source), os.stat(source))
-    if order == "digest-first":
-        held.set()
-        late.wait()
-    item = late.claim(str(source), os.stat(source))
-    assert item is not None
+    late, item, fd = _claimed(tmp_path, data, held, order)
     # nothing written at 0: a read-back would digest zero bytes, not the source's
     value = late.of_ahead(item, zlib.crc32(data), 0)
     held.set()
