@@ -27,7 +27,7 @@ import pytest
 import taco_gdal
 from taco_gdal.errors import TacoIOError
 from taco_gdal.model import Sample, Taco, Tortilla
-from taco_gdal.write import _late, create
+from taco_gdal.write import _late, create, zip_container
 from taco_gdal.write._late import LateDigest, LateDigests, settle_digests
 from taco_gdal.write._readahead import read_small_files
 from taco_gdal.write.zipstream import LOCAL_BLOCK, ZipWriter
@@ -294,6 +294,43 @@ def test_create_digests_large_samples_from_their_sources(
     monkeypatch.setattr(LateDigests, "of_ahead", counted)
     assert _create(tmp_path, contents) == {p.stem: _sha256(d) for p, d in contents.items()}
     assert sorted(claimed) == sorted(s for s in sizes if s > 4 * MIB)
+
+
+@pytest.mark.parametrize(
+    ("sizes", "peek", "events"),
+    [
+        ([100, 5 * MIB + 1], 64, ["helper", "header"]),
+        ([5 * MIB + 1, 6 * MIB], 64, ["header"]),
+        ([5 * MIB + 1, 100], 1, ["header", "helper"]),
+    ],
+    ids=["small-first", "large-only", "small-after-the-peek"],
+)
+def test_the_small_member_helper_starts_for_small_samples_only(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    sizes: list[int],
+    peek: int,
+    events: list[str],
+) -> None:
+    """Started with the write when the first samples hold a small one, at the first
+    small one otherwise, and never for large samples only (they are digested ahead)."""
+    contents = _files(tmp_path / "src", sizes)
+    seen: list[str] = []
+    start, header = zip_container.start_member_digests, ZipWriter.add_taco_header
+
+    def started(*args: object) -> object:
+        seen.append("helper")
+        return start(*args)  # type: ignore[arg-type]
+
+    def headed(self: ZipWriter) -> None:
+        seen.append("header")
+        header(self)
+
+    monkeypatch.setattr(zip_container, "start_member_digests", started)
+    monkeypatch.setattr(ZipWriter, "add_taco_header", headed)
+    monkeypatch.setattr(zip_container, "SMALL_PEEK", peek)
+    assert _create(tmp_path, contents) == {p.stem: _sha256(d) for p, d in contents.items()}
+    assert seen == events
 
 
 def test_a_source_gone_after_it_was_announced_fails_only_its_own_copy(
