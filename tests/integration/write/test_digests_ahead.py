@@ -91,10 +91,10 @@ def test_announced_files_are_digested_in_lanes_before_their_copy(
         # ready as the copy returns: computed from the sources, before the copies
         assert all(isinstance(i.digest, LateDigest) and i.digest._result for i in infos)
         writer.close()
-    # each file's rest goes in lanes with the start of the next: a with b, the rest of b
-    # with c, the rest of c with d
+    # each file's rest goes in lanes with as much of the next two: a with b and c, the rest
+    # of b with c and d, the rest of c with d, and the rest of d alone
     a, b, c, d = (len(data) for data in contents.values())
-    assert calls == [[a, a], [b - a, b - a], [c - (b - a), d]]
+    assert calls == [[a, a, a], [b - a] * 3, [c - b] * 2, [d - (c - a)]]
     assert settle_digests([i.digest for i in infos]) == [_sha256(d) for d in contents.values()]
     with zipfile.ZipFile(tmp_path / "out.zip") as z:
         assert z.testzip() is None
