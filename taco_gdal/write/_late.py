@@ -89,10 +89,10 @@ copy, 10 blocks)."""
 _LANES = 3
 """Members the digest thread feeds at once (``LANES_MAX`` of ``_sha256_lanes.h``).
 
-Two announced 96 MiB sources on tmpfs, mapped 16 MiB at a time with their CRC-32,
-took 0.539 ms per MiB digested in two lanes and 0.502 in three (one: 0.824; medians
-of 9 rounds): three files of 100 MiB are digested in about 150 ms instead of about
-190 (a pair, then the third alone), which is longer than their copy."""
+Announced 96 MiB sources on tmpfs, mapped 16 MiB at a time with their CRC-32, took
+0.539 ms per MiB digested in two lanes and 0.502 in three (one: 0.824; medians of 9
+rounds).  Three files of 100 MiB are digested in about 150 ms instead of about 190
+(a pair, then the third alone), and the whole write of them takes about 200."""
 _MIB = 1024 * 1024
 _LATE_BATCH_BYTES = 1024 * 1024
 _LATE_BATCH_COUNT = 64
@@ -367,7 +367,7 @@ class LateDigests:
         item = Announced(source, stat, self)
         self._announced.setdefault(source, deque()).append(item)
         self._unsent.append(item)
-        if len(self._unsent) > 1:  # two or more at once: the thread starts them together, in lanes
+        if len(self._unsent) > 1:  # two at once or more: the thread starts them in lanes
             self._send()
 
     def _send(self) -> None:
@@ -430,7 +430,7 @@ class LateDigests:
         growing = GrowingRange(position, item.size)
         growing.advance(growing.end)
         again = _Followed(growing, self.algorithm, item.late, self._read_fd())
-        _digest_followed(again, lambda: None)
+        _digest_followed(again, lambda: [])
 
     def flush(self) -> None:
         """Hand the batch of small members to the digest thread."""
