@@ -56,7 +56,7 @@ import weakref
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import BinaryIO, Final
 
 import numpy as np
 
@@ -67,7 +67,19 @@ from taco_gdal.format.checksum import StreamingDigest, check_algorithm, crc32, v
 from taco_gdal.format.names import HEADER_MEMBER
 from taco_gdal.io.vsi import VSIFile
 from taco_gdal.write._copy import _THREADED_DIGESTS, copy_fd
+from taco_gdal.write._cpus import other_cpus
 from taco_gdal.write._late import Announced, LateDigest, LateDigests
+
+_AHEAD_DIGESTS: Final = frozenset({"sha256", "crc32c", "xxh3"})
+"""Digests of announced files (:meth:`ZipWriter.expect`) computed from the source by
+the digest thread, ahead of the copy; only SHA-256 goes there otherwise
+(``_THREADED_DIGESTS``).  Inline, CRC-32C and XXH3 cost the copying thread their
+own CPU: +5.0% [+2.8, +6.5] and +4.9% [+2.4, +5.5] on 20 x 100 MiB (tmpfs, 20
+blocks, ``bench/results/digest_s20_tmpfs_20x100_fast_inline.json``).  Ahead, on the
+other CPU, -0.1% [-9.2, +4.5] and +1.2% [-0.1, +6.1] against +4.3% and +6.3% inline
+in the same 16 blocks (paired -3.1% and -2.1%; fastest writes +1.7% and +2.5%
+against +3.4% and +5.4%), for about 30% more CPU: the thread's page faults and the
+CRC-32 of the bytes it digests (``digest_s20_tmpfs_20x100_fast_ahead.json``)."""
 
 __all__ = ["BLOCK_SIZE", "LOCAL_BLOCK", "MemberInfo", "ZipWriter", "readable_fd"]
 
@@ -300,6 +312,8 @@ class ZipWriter:
         self._f = fileobj
         self._late_digests = late_digests
         self._late: dict[str, LateDigests] = {}
+        self._spare_cpu: bool | None = None
+        """Whether another CPU may digest announced files (:meth:`_late_for`); None: unasked."""
         self._dos = zipfmt.dos_datetime(mtime)
         self._on_bytes = on_bytes
         # closed by close(), or when an abandoned writer is collected
@@ -467,7 +481,7 @@ class ZipWriter:
             if real <= LOCAL_BLOCK:
                 view = _read_full(read, memoryview(self._local)[:real], 0, source)
                 return self.add_bytes(name, view, digest)
-            late = self._late_for(digest)
+            late = self._late_for(digest, ahead=True)
             ahead = None if late is None else late.claim(source, stat)
             if _dense(fd, real):
                 return self._add_local(name, fd, real, source, digest, ahead)
@@ -512,11 +526,13 @@ class ZipWriter:
             if on_bytes is not None:
                 on_bytes(n)
 
-        late = self._late_for(digest)
-        if late is not None and ahead is not None:
+        if ahead is not None:
             crc = copy_fd(src, 0, size, self._f.fileno(), position, None, written, source)
             self._f.seek(position + size)
-            return self._finish(lfh, lfh_offset, size, crc, late.of_ahead(ahead, crc, position))
+            return self._finish(
+                lfh, lfh_offset, size, crc, ahead.owner.of_ahead(ahead, crc, position)
+            )
+        late = self._late_for(digest)
         if late is not None and not late.busy:  # the digest thread digests it later
             buffer = late.buffer(size)
             if buffer is not None:  # up to 4 MiB: the copy's own buffer is handed over
@@ -548,20 +564,32 @@ class ZipWriter:
     def expect(self, source: str, stat: os.stat_result, digest: str | None) -> None:
         """Announce a local file that :meth:`add_file` will copy later with ``digest``.
 
-        With ``late_digests=True``, a SHA-256 of a dense file above 4 MiB is
-        then computed from the source by the digest thread, in lanes with the
-        other announced files and ahead of their copies
+        With ``late_digests=True``, the digest of a dense file above 4 MiB is
+        then computed from the source by the digest thread, ahead of the copy
+        (a SHA-256 in lanes with the other announced files; a CRC-32C or XXH3
+        only when another CPU may run the thread)
         (:meth:`~taco_gdal.write._late.LateDigests.expect`); it counts only if
         the CRC-32 of the bytes digested is the copy's.  Otherwise nothing happens.
         """
-        late = self._late_for(digest)
+        late = self._late_for(digest, ahead=True)
         if late is not None and late.readable:
             late.expect(source, stat)
 
-    def _late_for(self, digest: str | None) -> LateDigests | None:
-        """The late digests of ``digest`` when this writer defers it, else None (inline)."""
-        if not self._late_digests or digest not in _THREADED_DIGESTS:
+    def _late_for(self, digest: str | None, ahead: bool = False) -> LateDigests | None:
+        """The late digests of ``digest`` when this writer defers it, else None (inline);
+        ``ahead``: for a file announced (:meth:`expect`), where every digest of
+        :data:`_AHEAD_DIGESTS` is deferred when another CPU may run the digest
+        thread (on one, CRC-32C or XXH3 from the source would only add the
+        thread's page faults and CRC-32 to the copy's time)."""
+        if not self._late_digests or digest is None or digest not in _AHEAD_DIGESTS:
             return None
+        if digest not in _THREADED_DIGESTS:  # worth it only on another CPU
+            if not ahead:
+                return None
+            if self._spare_cpu is None:
+                self._spare_cpu = bool(other_cpus())
+            if not self._spare_cpu:
+                return None
         late = self._late.get(digest)
         if late is None:
             late = self._late[digest] = LateDigests(digest, readable_fd(self._f))

@@ -22,12 +22,14 @@ import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
+import google_crc32c
 import pytest
+import xxhash
 
 import taco_gdal
 from taco_gdal.errors import TacoIOError
 from taco_gdal.model import Sample, Taco, Tortilla
-from taco_gdal.write import _late, create, zip_container
+from taco_gdal.write import _late, create, zip_container, zipstream
 from taco_gdal.write._late import LateDigest, LateDigests, settle_digests
 from taco_gdal.write._readahead import read_small_files
 from taco_gdal.write.zipstream import LOCAL_BLOCK, ZipWriter
@@ -37,6 +39,15 @@ MIB = 1024 * 1024
 
 def _sha256(data: bytes) -> str:
     return f"sha256:{hashlib.sha256(data).hexdigest()}"
+
+
+def _reference(checksum: str, data: bytes) -> str:
+    """``data``'s digest by a library other than taco_gdal's."""
+    if checksum == "crc32c":
+        return f"crc32c:{google_crc32c.value(data):08x}"
+    if checksum == "xxh3":
+        return f"xxh3:{xxhash.xxh3_64_hexdigest(data)}"
+    return _sha256(data)
 
 
 def _open_files() -> set[str]:
@@ -265,22 +276,25 @@ def test_large_files_are_announced_when_the_window_opens_them(tmp_path: Path) ->
     assert not _open_files() & set(paths)
 
 
-def _create(tmp_path: Path, contents: dict[Path, bytes]) -> dict[str, str]:
-    """``create()`` with SHA-256; the stored digest of each sample, by id."""
+def _create(
+    tmp_path: Path, contents: dict[Path, bytes], checksum: str = "sha256"
+) -> dict[str, str]:
+    """``create()`` with ``checksum``; the stored digest of each sample, by id."""
     taco = Taco(
         Tortilla([Sample(p.stem, p) for p in contents]),
         id="ahead", dataset_version="1", description="digests ahead",
         licenses=["CC0-1.0"], providers=[{"name": "tests"}], tasks=["other"],
     )  # fmt: skip
-    [out] = create(taco, tmp_path / "out.tacozip", quiet=True, checksum="sha256")
+    [out] = create(taco, tmp_path / "out.tacozip", quiet=True, checksum=checksum)
     with taco_gdal.load(str(out)) as ds:
         column = ds.data.set_index("id")["taco_gdal:checksum"]
     return {k: column[k] for k in column.index}
 
 
+@pytest.mark.parametrize("checksum", ["sha256", "crc32c", "xxh3"])
 @pytest.mark.parametrize("small", [True, False], ids=["with-a-small-sample", "large-only"])
 def test_create_digests_large_samples_from_their_sources(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small: bool, checksum: str
 ) -> None:
     sizes = [5 * MIB + 1, 100, 6 * MIB, 7 * MIB + 5] if small else [5 * MIB + 1, 6 * MIB]
     contents = _files(tmp_path / "src", sizes)
@@ -292,8 +306,30 @@ def test_create_digests_large_samples_from_their_sources(
         return of_ahead(self, item, crc, position)
 
     monkeypatch.setattr(LateDigests, "of_ahead", counted)
-    assert _create(tmp_path, contents) == {p.stem: _sha256(d) for p, d in contents.items()}
+    expected = {p.stem: _reference(checksum, d) for p, d in contents.items()}
+    assert _create(tmp_path, contents, checksum) == expected
     assert sorted(claimed) == sorted(s for s in sizes if s > 4 * MIB)
+
+
+@pytest.mark.parametrize("checksum", ["crc32c", "xxh3"])
+def test_fast_digests_stay_inline_without_another_cpu(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, checksum: str
+) -> None:
+    """On one CPU the digest thread could only take turns with the copy: CRC-32C and
+    XXH3 are then computed as the file is copied, not from the source ahead."""
+    contents = _files(tmp_path / "src", [5 * MIB + 1, 6 * MIB])
+    claimed: list[int] = []
+    of_ahead = LateDigests.of_ahead
+
+    def counted(self: LateDigests, item: _late.Announced, crc: int, position: int) -> LateDigest:
+        claimed.append(item.size)
+        return of_ahead(self, item, crc, position)
+
+    monkeypatch.setattr(LateDigests, "of_ahead", counted)
+    monkeypatch.setattr(zipstream, "other_cpus", set)  # this thread's CPU only
+    expected = {p.stem: _reference(checksum, d) for p, d in contents.items()}
+    assert _create(tmp_path, contents, checksum) == expected
+    assert claimed == []
 
 
 @pytest.mark.parametrize(
