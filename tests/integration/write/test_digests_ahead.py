@@ -291,13 +291,8 @@ def _create(
     return {k: column[k] for k in column.index}
 
 
-@pytest.mark.parametrize("checksum", ["sha256", "crc32c", "xxh3"])
-@pytest.mark.parametrize("small", [True, False], ids=["with-a-small-sample", "large-only"])
-def test_create_digests_large_samples_from_their_sources(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small: bool, checksum: str
-) -> None:
-    sizes = [5 * MIB + 1, 100, 6 * MIB, 7 * MIB + 5] if small else [5 * MIB + 1, 6 * MIB]
-    contents = _files(tmp_path / "src", sizes)
+def _count_claims(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of the announced files whose digest a copy takes (real ``of_ahead``)."""
     claimed: list[int] = []
     of_ahead = LateDigests.of_ahead
 
@@ -306,6 +301,17 @@ def test_create_digests_large_samples_from_their_sources(
         return of_ahead(self, item, crc, position)
 
     monkeypatch.setattr(LateDigests, "of_ahead", counted)
+    return claimed
+
+
+@pytest.mark.parametrize("checksum", ["sha256", "crc32c", "xxh3"])
+@pytest.mark.parametrize("small", [True, False], ids=["with-a-small-sample", "large-only"])
+def test_create_digests_large_samples_from_their_sources(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, small: bool, checksum: str
+) -> None:
+    sizes = [5 * MIB + 1, 100, 6 * MIB, 7 * MIB + 5] if small else [5 * MIB + 1, 6 * MIB]
+    contents = _files(tmp_path / "src", sizes)
+    claimed = _count_claims(monkeypatch)
     expected = {p.stem: _reference(checksum, d) for p, d in contents.items()}
     assert _create(tmp_path, contents, checksum) == expected
     assert sorted(claimed) == sorted(s for s in sizes if s > 4 * MIB)
@@ -318,14 +324,7 @@ def test_fast_digests_stay_inline_without_another_cpu(
     """On one CPU the digest thread could only take turns with the copy: CRC-32C and
     XXH3 are then computed as the file is copied, not from the source ahead."""
     contents = _files(tmp_path / "src", [5 * MIB + 1, 6 * MIB])
-    claimed: list[int] = []
-    of_ahead = LateDigests.of_ahead
-
-    def counted(self: LateDigests, item: _late.Announced, crc: int, position: int) -> LateDigest:
-        claimed.append(item.size)
-        return of_ahead(self, item, crc, position)
-
-    monkeypatch.setattr(LateDigests, "of_ahead", counted)
+    claimed = _count_claims(monkeypatch)
     monkeypatch.setattr(zipstream, "other_cpus", set)  # this thread's CPU only
     expected = {p.stem: _reference(checksum, d) for p, d in contents.items()}
     assert _create(tmp_path, contents, checksum) == expected
