@@ -2,8 +2,8 @@
 
 Part 1, throughput.  For each size (default 256 MiB, 1 GiB, 2 GiB) a TACO ZIP of
 100 MiB samples of random bytes is written with ``taco_gdal.create``.  Then, for
-``--repeat`` rounds, interleaved in the same order every round, each in a fresh
-subprocess over the same file: ``cksum FILE``; ``zlib.crc32`` of the whole file
+``--repeat`` rounds, interleaved in an order that rotates from round to round, each
+in a fresh subprocess over the same file: ``cksum FILE``; ``zlib.crc32`` of the whole file
 in 8 MiB reads (Python's zlib; verify itself uses ISA-L's CRC-32 when ``isal`` is
 installed, as the writer does); ``taco_gdal.verify(FILE, level="crc")``, imports
 done before its clock starts.  The file is read once before the first round, so the page cache
@@ -17,8 +17,8 @@ random bytes): verified clean locally and over the Range server on 127.0.0.1;
 then one byte flipped in one sample (named exactly, with its row), and one byte
 flipped in METADATA/level0.parquet (named).
 
-Run: ``.venv/bin/python bench/bench_verify.py [--sizes 256,1024,2048] [--repeat 3]``;
-prints the figures and writes ``bench/results/verify.json``.  Data lives in a
+Run: ``.venv/bin/python bench/bench_verify.py [--sizes 256,1024,2048] [--repeat 3]
+[--output FILE]``; prints the figures and writes ``bench/results/verify.json``.  Data lives in a
 temporary folder (``--workdir``) deleted at the end.
 """
 
@@ -105,10 +105,15 @@ def throughput(workdir: Path, sizes: list[int], repeat: int) -> list[dict[str, A
         size = path.stat().st_size
         subprocess.run(["cat", str(path)], stdout=subprocess.DEVNULL, check=True)  # warm for all
         times: dict[str, list[float]] = {"cksum": [], "zlib": [], "verify": []}
-        for _ in range(repeat):
-            times["cksum"].append(_timed(["cksum", str(path)]))
-            times["zlib"].append(_timed([sys.executable, "-c", ZLIB, str(path)]))
-            times["verify"].append(_timed([sys.executable, "-c", VERIFY, str(path)]))
+        commands = {
+            "cksum": ["cksum", str(path)],
+            "zlib": [sys.executable, "-c", ZLIB, str(path)],
+            "verify": [sys.executable, "-c", VERIFY, str(path)],
+        }
+        tools = list(commands)
+        for round_ in range(repeat):  # the order rotates, so no tool is always first or last
+            for tool in tools[round_ % 3 :] + tools[: round_ % 3]:
+                times[tool].append(_timed(commands[tool]))
         med = {k: statistics.median(v) for k, v in times.items()}
         worst_zlib = max(v / z for v, z in zip(times["verify"], times["zlib"], strict=True))
         worst_cksum = max(v / c for v, c in zip(times["verify"], times["cksum"], strict=True))
@@ -194,6 +199,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="256,1024,2048", help="container sizes in MiB")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--workdir", default=None)
+    parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     workdir = Path(tempfile.mkdtemp(prefix="taco-bench-verify-", dir=args.workdir))
@@ -210,7 +216,7 @@ def main() -> None:
             "naming": naming(workdir),
             "throughput": throughput(workdir, sizes, args.repeat),
         }
-        write_json(RESULTS, results)
+        write_json(args.output, results)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

@@ -79,7 +79,8 @@ so blocks of different commands combine; a variant is summarised over the
 blocks that ran it).
 
 ``--tree DIR`` times the writer of a frozen copy (``git archive <commit> taco_gdal | tar -x
--C DIR``) instead of this working tree, which others may be editing while it runs; compare
+-C DIR``, plus the built ``.so`` files and a ``COMMIT`` file naming the commit, which the
+results record) instead of this working tree, which others may be editing while it runs; compare
 two frozen copies that differ only by the change measured.
 ``--baseline DIR`` (a copy made the same way) adds
 another checkout's plain writer as a variant, so a change is compared with
@@ -271,6 +272,32 @@ def _summary(ratios: list[float]) -> dict[str, float]:
 
 Variant = tuple[str, str | None, Path]
 """A block's variant: label, ``checksum=`` value, checkout that runs it."""
+
+
+def tree_identity(tree: Path) -> dict[str, Any]:
+    """Which code a timed checkout holds: its path and, for a git checkout, its commit and
+    whether its ``taco_gdal`` differs from that commit; for a frozen ``git archive`` copy,
+    the commit its ``COMMIT`` file names (``git rev-parse HEAD > T/COMMIT``).
+
+    Example:
+        >>> tree_identity(REPO)["path"] == str(REPO)
+        True
+    """
+    identity: dict[str, Any] = {"path": str(tree)}
+    head = subprocess.run(
+        ["git", "-C", str(tree), "rev-parse", "HEAD"], capture_output=True, text=True
+    )
+    if head.returncode == 0 and (tree / ".git").exists():
+        changed = subprocess.run(
+            ["git", "-C", str(tree), "status", "--porcelain", "--", "taco_gdal"],
+            capture_output=True,
+            text=True,
+        )
+        identity["commit"] = head.stdout.strip()
+        identity["taco_gdal_changed"] = bool(changed.stdout.strip())
+    elif (tree / "COMMIT").is_file():
+        identity["commit"] = (tree / "COMMIT").read_text().strip()
+    return identity
 
 
 def _variants(
@@ -691,6 +718,9 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     ratios = [r["ratio_cp_over_writer"]["median"] for r in results if "ratio_cp_over_writer" in r]
+    trees = {"tree": args.tree.resolve()}
+    if args.baseline is not None:
+        trees["baseline"] = args.baseline.resolve()
     worst = min(ratios) if ratios else None
     write_json(
         args.output,
@@ -702,6 +732,8 @@ def main(argv: list[str] | None = None) -> int:
             "rounds": args.rounds,
             "blocks": args.blocks,
             "seed": args.seed,
+            "argv": sys.argv[1:],
+            "trees": {label: tree_identity(path) for label, path in trees.items()},
             "sets": results,
             "worst_median_ratio": worst,
             "target_ratio": 0.9,
