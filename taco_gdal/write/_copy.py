@@ -336,7 +336,28 @@ def copy_fd(
             f"into: expected a buffer of {size} bytes or more and no digest, "
             f"found {len(into)} bytes and digest {digest!r}"
         )
-    block = bytearray(min(size, COPY_BLOCK) if into is None else 0)
+    block = _take_block(size) if into is None else bytearray(0)
+    try:
+        return _copy_blocks(
+            src, offset, size, dst, position, digest, on_written, where, into, block
+        )
+    finally:
+        _give_back(block)
+
+
+def _copy_blocks(
+    src: int,
+    offset: int,
+    size: int,
+    dst: int,
+    position: int,
+    digest: StreamingDigest | None,
+    on_written: OnWritten | None,
+    where: str,
+    into: memoryview | None,
+    block: bytearray,
+) -> int:
+    """:func:`copy_fd`'s loop through ``block`` (or ``into``), once the way is chosen."""
     buffer = memoryview(block)
     both = None if digest is None else digest.with_zip_crc(block)
     feed = None if digest is None or both is not None else digest.update_from(block)
@@ -355,6 +376,38 @@ def copy_fd(
         if on_written is not None:
             on_written(position + start, len(view))
     return crc
+
+
+_spare = threading.local()
+"""Each thread's spare copy block (``_spare.block``), reused from copy to copy."""
+
+
+def _take_block(size: int) -> bytearray:
+    """A block for one copy of ``size`` bytes: the thread's spare one for copies of a whole
+    block or more, so that a write of many samples does not map a new block for each.
+
+    During a write glibc maps every allocation from 128 KiB up (:mod:`._memory`), so a
+    fresh 256 KiB block per sample was an ``mmap``, 64 page faults and an ``munmap``
+    (CHANGELOG, twenty-second session, has what that cost).  A copy running inside
+    another on the same thread (none does today) finds no spare and gets its own block.
+
+    Example:
+        >>> a = _take_block(COPY_BLOCK); _give_back(a)
+        >>> _take_block(10 * COPY_BLOCK) is a, len(a) == COPY_BLOCK
+        (True, True)
+        >>> len(_take_block(1000))
+        1000
+    """
+    if size < COPY_BLOCK:
+        return bytearray(size)
+    block: bytearray | None = _spare.__dict__.pop("block", None)
+    return bytearray(COPY_BLOCK) if block is None else block
+
+
+def _give_back(block: bytearray) -> None:
+    """Keep a whole block as the thread's spare, for its next copy."""
+    if len(block) == COPY_BLOCK:
+        _spare.block = block
 
 
 def _copy_local_hashed(

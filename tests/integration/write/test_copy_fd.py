@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import tracemalloc
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -133,3 +135,49 @@ def test_digest_thread_in_a_forked_child(tmp_path: Path) -> None:
     child = in_forked_child(lambda: sha256_copy("child"))
     assert parent == child == f"sha256:{hashlib.sha256(data).hexdigest()}"
     assert (tmp_path / "child").read_bytes() == data
+
+
+def _copy_file(source: Path, target: Path, algorithm: str | None = None) -> int:
+    digest = None if algorithm is None else StreamingDigest(algorithm)
+    src = os.open(source, os.O_RDONLY)
+    dst = os.open(target, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o644)
+    try:
+        return copy_fd(src, 0, source.stat().st_size, dst, 0, digest)
+    finally:
+        os.close(src)
+        os.close(dst)
+
+
+@pytest.mark.parametrize("algorithm", [None, "crc32c", "xxh3"])
+def test_copies_on_one_thread_reuse_one_block(tmp_path: Path, algorithm: str | None) -> None:
+    """A write of many 1 MiB samples must not allocate (and, during a write, map and
+    fault in) a fresh 256 KiB block for each sample."""
+    source = tmp_path / "src"
+    source.write_bytes(os.urandom(4 * COPY_BLOCK + 5))
+    _copy_file(source, tmp_path / "warm", algorithm)  # the thread's block exists from here
+    tracemalloc.start()
+    try:
+        crcs = [_copy_file(source, tmp_path / f"dst{i}", algorithm) for i in range(5)]
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < COPY_BLOCK // 4, f"expected no block allocated per copy, peak {peak} bytes"
+    assert crcs == [zlib.crc32(source.read_bytes())] * 5
+    assert all((tmp_path / f"dst{i}").read_bytes() == source.read_bytes() for i in range(5))
+
+
+def test_copies_on_two_threads_at_once_keep_their_bytes(tmp_path: Path) -> None:
+    """Each thread has its own spare block: concurrent copies never share one."""
+    sources = [tmp_path / f"src{k}" for k in range(2)]
+    for source in sources:
+        source.write_bytes(os.urandom(6 * COPY_BLOCK + 99))
+
+    def copies(k: int) -> list[int]:
+        return [_copy_file(sources[k], tmp_path / f"dst{k}_{i}", "crc32c") for i in range(20)]
+
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(copies, range(2)))
+    for k, crcs in enumerate(results):
+        data = sources[k].read_bytes()
+        assert crcs == [zlib.crc32(data)] * 20
+        assert all((tmp_path / f"dst{k}_{i}").read_bytes() == data for i in range(20))
