@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -11,8 +12,12 @@ import pytest
 import taco_gdal
 from taco_gdal.errors import TacoFormatError
 from taco_gdal.format.names import CURRENT_ID, ID, OFFSET, RELATIVE_PATH, TYPE
-from taco_gdal.read.containers._parse import parse_level
+from taco_gdal.read.containers._parse import column_groups, parse_level
 from tests.datasets import write_dataset
+from tests.forking import in_forked_child
+
+FINDINGS = Path(__file__).parent / "findings"
+"""Files the long fuzz runs made, kept as they were found."""
 
 
 def _parquet(table: pa.Table) -> bytes:
@@ -58,3 +63,67 @@ def test_binary_id_in_a_folder_dataset_fails_load_with_a_taco_error(tmp_path: Pa
     pq.write_table(table.set_column(position, ID, table.column(ID).cast(pa.binary())), level0)
     with pytest.raises(TacoFormatError, match="column 'id' must hold text, found binary"):
         taco_gdal.load(root)
+
+
+# Found by the parquet fuzzer (seed 2201, case 370, 2026-11-29): one byte of
+# level0.parquet's footer made a column chunk's definition-level histogram two
+# entries long for a column with one level.  pyarrow 26 builds that chunk's metadata
+# in ``RowGroupMetaData.column`` without turning the C++ exception into a Python one,
+# and ``load()`` (sizing its column groups) ended the process with std::terminate.
+# Each call runs in a forked child, so that without the fix the test fails instead of
+# the test session dying.
+
+
+def _outcome(call: Callable[[], object]) -> str:
+    def report() -> str:
+        try:
+            call()
+        except TacoFormatError as exc:
+            return f"TacoFormatError: {exc}"
+        except OSError as exc:
+            return f"OSError: {exc}"
+        return "no error"
+
+    return in_forked_child(report) or "the process died"
+
+
+def test_a_level_with_bad_size_statistics_is_refused_not_an_abort() -> None:
+    data = (FINDINGS / "definition_level_histogram.parquet").read_bytes()
+    outcome = _outcome(lambda: parse_level(data, "level0.parquet"))
+    assert outcome.startswith("TacoFormatError: level0.parquet: expected a parquet file")
+    assert "Definition level histogram size mismatch" in outcome
+
+
+def test_loading_it_is_refused_and_other_datasets_still_load(tmp_path: Path) -> None:
+    bad = FINDINGS / "definition_level_histogram.tacozip"
+    good = write_dataset(tmp_path, "flat", "zip", n=4)
+
+    def load_both() -> object:
+        try:
+            taco_gdal.load(bad)
+        except TacoFormatError as exc:
+            ids = taco_gdal.load(good).data["id"].tolist()
+            raise TacoFormatError(f"{exc}; then the other dataset loaded {ids}") from exc
+        return None
+
+    outcome = _outcome(load_both)
+    assert outcome.startswith("TacoFormatError: ")
+    assert "definition_level_histogram.tacozip" in outcome
+    assert "METADATA/level0.parquet" in outcome
+    assert "then the other dataset loaded ['s000', 's001', 's002', 's003']" in outcome
+
+
+def test_grouping_a_large_level_with_bad_size_statistics_raises() -> None:
+    """Above the group budget the chunks' sizes are read: they are checked first."""
+    data = (FINDINGS / "definition_level_histogram.parquet").read_bytes()
+    outcome = _outcome(lambda: column_groups(pq.ParquetFile(pa.BufferReader(data)), budget=1))
+    assert outcome.startswith("OSError: ")
+    assert "Definition level histogram size mismatch" in outcome
+
+
+def test_column_groups_of_valid_levels() -> None:
+    table = pa.table({"a": list(range(1000)), "b": ["x" * 100] * 1000, "c": [1.5] * 1000})
+    parquet = pq.ParquetFile(pa.BufferReader(_parquet(table)))
+    assert column_groups(parquet) == [["a", "b", "c"]]
+    assert column_groups(parquet, columns=["c"]) == [["c"]]
+    assert column_groups(parquet, budget=1) == [["a"], ["b"], ["c"]]

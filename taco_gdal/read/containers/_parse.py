@@ -40,6 +40,7 @@ __all__ = [
     "STREAM_BYTES",
     "LevelSource",
     "StreamedLevel",
+    "check_column_chunks",
     "collection_depth",
     "column_groups",
     "decode_parquet",
@@ -177,7 +178,8 @@ def column_groups(
 ) -> list[list[str]]:
     """The top-level columns of ``parquet`` (or ``columns`` of them) in groups to decode in turn.
 
-    Columns are dealt, largest first (uncompressed bytes in the footer), to the
+    Columns are dealt, largest first (uncompressed bytes in the footer: each
+    column's share of the first row group, applied to the whole file's), to the
     group that holds the fewest bytes, with as many groups as ``budget``
     divides the whole into (at most :data:`MAX_GROUPS`); a table under
     ``budget`` is one group.  Each group
@@ -195,14 +197,24 @@ def column_groups(
     """
     names = parquet.schema_arrow.names if columns is None else list(columns)
     meta = parquet.metadata
-    sizes = dict.fromkeys(names, 0)
-    for group in range(meta.num_row_groups):
-        row_group = meta.row_group(group)
-        for i in range(row_group.num_columns):
-            chunk = row_group.column(i)
-            top = chunk.path_in_schema.split(".", 1)[0]
-            if top in sizes:
-                sizes[top] += max(chunk.total_uncompressed_size, 0)
+    total = sum(max(meta.row_group(g).total_byte_size, 0) for g in range(meta.num_row_groups))
+    if len(names) <= 1 or total <= budget:  # one group, without any column chunk's metadata
+        return [names] if names else []
+    # The first row group's chunks, checked, give the columns' shares of the total
+    # (row groups of one writer hold alike rows); the others' chunk metadata is
+    # only ever built while decoding, where a bad one raises.
+    check_column_chunks(parquet, row_groups=[0])
+    first = meta.row_group(0)
+    shares = dict.fromkeys(names, 0)
+    whole = 0
+    for i in range(first.num_columns):
+        chunk = first.column(i)
+        size = max(chunk.total_uncompressed_size, 0)
+        whole += size
+        top = chunk.path_in_schema.split(".", 1)[0]
+        if top in shares:
+            shares[top] += size
+    sizes = {name: share * total // max(whole, 1) for name, share in shares.items()}
     wanted = -(-sum(sizes.values()) // max(budget, 1))
     count = min(len(names), MAX_GROUPS, max(1, wanted))
     groups: list[list[str]] = [[] for _ in range(count)]
@@ -212,6 +224,33 @@ def column_groups(
         groups[emptiest].append(name)
         held[emptiest] += sizes[name]
     return [sorted(group, key=names.index) for group in groups if group]
+
+
+def check_column_chunks(parquet: pq.ParquetFile, row_groups: Sequence[int] | None = None) -> None:
+    """Build every column chunk's metadata where a bad one raises, before anything reads it
+    through ``RowGroupMetaData.column``.
+
+    pyarrow (26.0.1) builds a chunk's metadata there without turning C++ exceptions
+    into Python ones, so a chunk whose size statistics are inconsistent ("Definition
+    level histogram size mismatch", found by the parquet fuzzer) ends the process
+    with ``std::terminate``.  Reading the first row of each row group builds every
+    chunk's metadata on Arrow's reading path, which reports the same fault as an
+    ``OSError``; it decodes one page per column and row group (``row_groups``: only
+    those; all by default).
+
+    Raises:
+        OSError: a column chunk's metadata is invalid (pyarrow's message).
+
+    Example:
+        >>> import io, pyarrow as pa, pyarrow.parquet as pq
+        >>> sink = io.BytesIO()
+        >>> pq.write_table(pa.table({"a": [1, 2]}), sink, row_group_size=1)
+        >>> check_column_chunks(pq.ParquetFile(pa.BufferReader(sink.getvalue())))
+    """
+    groups = range(parquet.metadata.num_row_groups) if row_groups is None else row_groups
+    for group in groups:
+        batches = parquet.iter_batches(batch_size=1, row_groups=[group], use_threads=False)
+        next(batches, None)
 
 
 def decode_parquet(
