@@ -16,7 +16,7 @@ import logging
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -53,6 +53,7 @@ __all__ = [
     "parse_metadata_deferring",
     "read_entries",
     "stream_bytes",
+    "without_views",
 ]
 
 log = logging.getLogger(__name__)
@@ -226,6 +227,30 @@ def column_groups(
     return [sorted(group, key=names.index) for group in groups if group]
 
 
+_VIEWS: Final = {pa.string_view(): pa.large_string(), pa.binary_view(): pa.large_binary()}
+"""Arrow's view types, and what a level holds instead."""
+
+
+def without_views(table: pa.Table) -> pa.Table:
+    """``table`` with its top-level ``string_view`` / ``binary_view`` columns as large strings
+    and binaries.
+
+    A Parquet file carries Arrow's schema in its metadata, so a writer (or one
+    mutated byte of that schema, found by the TACOCAT fuzzer) can make any column a
+    view; pyarrow 26 has no ``take`` kernel for views, and the TACOCAT source check
+    failed with ``ArrowNotImplementedError``.  Nothing in TACO needs them.
+
+    Example:
+        >>> without_views(pa.table({"a": pa.array(["x"], pa.string_view())})).schema.types
+        [DataType(large_string)]
+    """
+    for i, field in enumerate(table.schema):
+        plain = _VIEWS.get(field.type)
+        if plain is not None:
+            table = table.set_column(i, field.with_type(plain), table.column(i).cast(plain))
+    return table
+
+
 def check_column_chunks(parquet: pq.ParquetFile, row_groups: Sequence[int] | None = None) -> None:
     """Build every column chunk's metadata where a bad one raises, before anything reads it
     through ``RowGroupMetaData.column``.
@@ -346,6 +371,7 @@ def parse_level_deferring(
             columns = kept if later else None
             table = decode_parquet(parquet, use_threads=not streamed, columns=columns)
         table.validate(full=True)  # e.g. invalid UTF-8 in a string column
+        table = without_views(table)
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise TacoFormatError(f"{where}: expected a parquet file, cannot parse it: {exc}") from exc
     check_columns(table, where)
