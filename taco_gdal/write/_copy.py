@@ -338,44 +338,26 @@ def copy_fd(
         )
     block = _take_block(size) if into is None else bytearray(0)
     try:
-        return _copy_blocks(
-            src, offset, size, dst, position, digest, on_written, where, into, block
-        )
+        buffer = memoryview(block)
+        both = None if digest is None else digest.with_zip_crc(block)
+        feed = None if digest is None or both is not None else digest.update_from(block)
+        crc = 0
+        for start in range(0, size, COPY_BLOCK):
+            n = min(COPY_BLOCK, size - start)
+            target = buffer[:n] if into is None else into[start : start + n]
+            view = _read_full(src, target, offset + start, where)
+            if both is not None:  # the ZIP CRC-32 and a CRC-32C in one pass
+                crc = both(n, crc)
+            else:
+                crc = crc32(view, crc)
+                if feed is not None:
+                    feed(n)
+            _pwrite_all(dst, view, position + start)
+            if on_written is not None:
+                on_written(position + start, len(view))
+        return crc
     finally:
         _give_back(block)
-
-
-def _copy_blocks(
-    src: int,
-    offset: int,
-    size: int,
-    dst: int,
-    position: int,
-    digest: StreamingDigest | None,
-    on_written: OnWritten | None,
-    where: str,
-    into: memoryview | None,
-    block: bytearray,
-) -> int:
-    """:func:`copy_fd`'s loop through ``block`` (or ``into``), once the way is chosen."""
-    buffer = memoryview(block)
-    both = None if digest is None else digest.with_zip_crc(block)
-    feed = None if digest is None or both is not None else digest.update_from(block)
-    crc = 0
-    for start in range(0, size, COPY_BLOCK):
-        n = min(COPY_BLOCK, size - start)
-        target = buffer[:n] if into is None else into[start : start + n]
-        view = _read_full(src, target, offset + start, where)
-        if both is not None:  # the ZIP CRC-32 and a CRC-32C in one pass
-            crc = both(n, crc)
-        else:
-            crc = crc32(view, crc)
-            if feed is not None:
-                feed(n)
-        _pwrite_all(dst, view, position + start)
-        if on_written is not None:
-            on_written(position + start, len(view))
-    return crc
 
 
 _spare = threading.local()

@@ -251,17 +251,16 @@ def without_views(table: pa.Table) -> pa.Table:
     return table
 
 
-def check_column_chunks(parquet: pq.ParquetFile, row_groups: Sequence[int] | None = None) -> None:
-    """Build every column chunk's metadata where a bad one raises, before anything reads it
-    through ``RowGroupMetaData.column``.
+def check_column_chunks(parquet: pq.ParquetFile, row_groups: Sequence[int]) -> None:
+    """Build the column chunks' metadata of ``row_groups`` where a bad one raises, before
+    anything reads it through ``RowGroupMetaData.column``.
 
     pyarrow (26.0.1) builds a chunk's metadata there without turning C++ exceptions
     into Python ones, so a chunk whose size statistics are inconsistent ("Definition
     level histogram size mismatch", found by the parquet fuzzer) ends the process
-    with ``std::terminate``.  Reading the first row of each row group builds every
-    chunk's metadata on Arrow's reading path, which reports the same fault as an
-    ``OSError``; it decodes one page per column and row group (``row_groups``: only
-    those; all by default).
+    with ``std::terminate``.  Reading the first row of a row group builds its
+    chunks' metadata on Arrow's reading path, which reports the same fault as an
+    ``OSError``; it decodes one page per column of each row group given.
 
     Raises:
         OSError: a column chunk's metadata is invalid (pyarrow's message).
@@ -270,10 +269,9 @@ def check_column_chunks(parquet: pq.ParquetFile, row_groups: Sequence[int] | Non
         >>> import io, pyarrow as pa, pyarrow.parquet as pq
         >>> sink = io.BytesIO()
         >>> pq.write_table(pa.table({"a": [1, 2]}), sink, row_group_size=1)
-        >>> check_column_chunks(pq.ParquetFile(pa.BufferReader(sink.getvalue())))
+        >>> check_column_chunks(pq.ParquetFile(pa.BufferReader(sink.getvalue())), [0, 1])
     """
-    groups = range(parquet.metadata.num_row_groups) if row_groups is None else row_groups
-    for group in groups:
+    for group in row_groups:
         batches = parquet.iter_batches(batch_size=1, row_groups=[group], use_threads=False)
         next(batches, None)
 
