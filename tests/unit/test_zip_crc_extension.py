@@ -3,9 +3,11 @@
 The ZIP CRC-32 folds 128-byte turns with carry-less multiplies from 512
 bytes up and finishes the 128 bytes held, and anything shorter, by table;
 ``both`` folds it over blocks of 32 KiB while the crc32 instruction takes the
-CRC-32C along four stripes of 8 KiB.  Sizes at and around every one of those
-edges are checked, at every alignment, continuing any CRC, against zlib and
-google-crc32c; then the copy loop that uses ``both`` is checked end to end.
+CRC-32C along four stripes of 8 KiB (with AVX-512, three stripes, the fourth
+folded too).  Sizes at and around every one of those edges are checked, at every
+alignment, continuing any CRC, against zlib and google-crc32c, for both kinds of
+blocks (``both_256`` forces the 256-bit ones on any CPU); then the copy loop that
+uses ``both`` is checked end to end.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import ctypes
 import os
 import random
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import google_crc32c
@@ -48,7 +51,20 @@ def test_every_size_gives_zlibs_crc32() -> None:
     assert _crc32c.crc32(b"123456789") == 0xCBF43926  # the CRC-32 check value
 
 
-def test_both_give_zlibs_and_google_crc32cs_values_at_every_edge() -> None:
+Both = Callable[[int, int, int, int], tuple[int, int]]
+BOTHS = [
+    pytest.param(_crc32c.both, id="both"),
+    pytest.param(_crc32c.both_256, id="both_256"),
+]
+
+
+def test_both_runs_the_512_bit_blocks_where_the_cpu_has_them() -> None:
+    flags = Path("/proc/cpuinfo").read_text().split() if Path("/proc/cpuinfo").exists() else []
+    assert _crc32c.wide == (_crc32c.accelerated and "avx512f" in flags)
+
+
+@pytest.mark.parametrize("both", BOTHS)
+def test_both_give_zlibs_and_google_crc32cs_values_at_every_edge(both: Both) -> None:
     rng = random.Random(2)
     for size in SIZES:
         offset, zip_start, crc32c_start = (
@@ -57,19 +73,20 @@ def test_both_give_zlibs_and_google_crc32cs_values_at_every_edge() -> None:
             rng.getrandbits(32),
         )
         data = DATA[offset : offset + size]
-        found = _crc32c.both(zip_start, crc32c_start, ADDRESS + offset, size)
+        found = both(zip_start, crc32c_start, ADDRESS + offset, size)
         expected = (zlib.crc32(data, zip_start), google_crc32c.extend(crc32c_start, data))
         assert found == expected, (size, offset)
 
 
-def test_both_split_anywhere_continue_to_the_crcs_of_the_whole() -> None:
+@pytest.mark.parametrize("both", BOTHS)
+def test_both_split_anywhere_continue_to_the_crcs_of_the_whole(both: Both) -> None:
     rng = random.Random(3)
     size = 3 * BLOCK + 1234
     for cut in [0, 1, 127, 4096, BLOCK - 1, BLOCK, BLOCK + 129, 2 * BLOCK, size]:
         cut += rng.randrange(0, 2)
         cut = min(cut, size)
-        first = _crc32c.both(0, 0, ADDRESS, cut)
-        found = _crc32c.both(*first, ADDRESS + cut, size - cut)
+        first = both(0, 0, ADDRESS, cut)
+        found = both(*first, ADDRESS + cut, size - cut)
         assert found == (zlib.crc32(DATA[:size]), google_crc32c.value(DATA[:size])), cut
 
 
