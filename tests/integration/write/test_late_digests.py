@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from taco_gdal import _sha256_thread
 from taco_gdal.errors import TacoIOError, TacoValidationError
 from taco_gdal.format.checksum import StreamingDigest
 from taco_gdal.write import _copy, _late
@@ -350,6 +351,34 @@ def test_member_buffers_are_reused_and_bounded(tmp_path: Path) -> None:
     held = [late.buffer(MIB) for _ in range(_late._LATE_BUFFERS // MIB - 1)]
     assert all(b is not None for b in held)
     assert late.buffer(1) is None  # 16 MiB of buffers wait for digests: read back instead
+    late.close()
+
+
+def test_members_in_their_buffers_are_digested_together_in_lanes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # one SHA-256 a member barely kept up with copies of 1 MiB samples; three at once in
+    # lanes leave the other core half idle.  Two 4 MiB members go as soon as they are there.
+    calls: list[list[int]] = []
+    many = _sha256_thread.sha256_many
+
+    def recorded(views: list[memoryview]) -> bytes:
+        calls.append([len(v) for v in views])
+        return bytes(many(views))
+
+    monkeypatch.setattr(_sha256_thread, "sha256_many", recorded)
+    late = LateDigests("sha256", None)
+    datas = [os.urandom(n) for n in (MIB, 5, MIB - 1, 4 * MIB, 4 * MIB, 3)]
+    values = []
+    for data in datas:
+        buffer = late.buffer(len(data))
+        assert buffer is not None
+        buffer[: len(data)] = data
+        values.append(late.of_buffer(buffer, len(data)))
+    assert [v.value() for v in values] == [f"sha256:{hashlib.sha256(d).hexdigest()}" for d in datas]
+    # three, then two of 4 MiB (8 MiB: sent at once), then the last alone at the end
+    assert calls == [[MIB, 5, MIB - 1], [4 * MIB, 4 * MIB]]
+    assert late.buffer(4 * MIB) is not None  # every buffer handed back
     late.close()
 
 
