@@ -79,7 +79,11 @@ blocks, ``bench/results/digest_s20_tmpfs_20x100_fast_inline.json``).  Ahead, on 
 other CPU, -0.1% [-9.2, +4.5] and +1.2% [-0.1, +6.1] against +4.3% and +6.3% inline
 in the same 16 blocks (paired -3.1% and -2.1%; fastest writes +1.7% and +2.5%
 against +3.4% and +5.4%), for about 30% more CPU: the thread's page faults and the
-CRC-32 of the bytes it digests (``digest_s20_tmpfs_20x100_fast_ahead.json``)."""
+CRC-32 of the bytes it digests (``digest_s20_tmpfs_20x100_fast_ahead.json``).
+Checked again with the 512-bit ``both`` (twenty-third session, 30 blocks, A/A +0.2%):
+CRC-32C ahead +2.5% [+1.3, +3.5], inline +3.5% [+2.6, +5.0]
+(``digest_s23_tmpfs_20x100_crc_wide.json``); with the 256-bit one, on a noisier host,
++5.9% against +7.0% (``digest_s23_tmpfs_20x100_crc_inline.json``)."""
 
 __all__ = ["BLOCK_SIZE", "LOCAL_BLOCK", "MemberInfo", "ZipWriter", "readable_fd"]
 
