@@ -70,6 +70,7 @@
 #define BOTH_BLOCK (4u * BOTH_STRIPE)
 
 static int have_fold = 0;
+static int have_wide = 0; /* and AVX-512F: both() runs both_blocks_wide */
 static uint64_t fold_k1, fold_k2, zip_k1, zip_k2;
 static uint32_t big_k[3], small_k[3]; /* move a CRC past 1, 2 and 3 stripes of a block */
 static uint32_t both_k[3];            /* the same for the stripes of a fused block */
@@ -305,7 +306,7 @@ static uint32_t zip_raw(uint32_t s, const uint8_t *p, size_t n) {
  * execution unit), each 128-byte turn reading 128 bytes for one and 4 x 32 for the other. */
 __attribute__((target("sse4.2,pclmul,avx2,vpclmulqdq"))) static void both_blocks(
     uint32_t *zip, uint32_t *castagnoli, const uint8_t *p, size_t blocks) {
-    __m256i k = fold_k(zip_k1, zip_k2);
+    const __m256i k = fold_k(zip_k1, zip_k2);
     Lanes l = lanes_start(*zip, p);
     uint32_t s = *castagnoli;
     for (size_t b = 0; b < blocks; b++) {
@@ -313,7 +314,6 @@ __attribute__((target("sse4.2,pclmul,avx2,vpclmulqdq"))) static void both_blocks
                       *q2 = q1 + BOTH_STRIPE, *q3 = q2 + BOTH_STRIPE;
         uint64_t c0 = s, c1 = 0, c2 = 0, c3 = 0;
         for (unsigned t = 0; t < BOTH_BLOCK / 128; t++) {
-            KEEP_IN_REGISTER(k);
             if (b | t) lanes_fold(&l, block + 128 * t, k); /* the first 128: lanes_start */
             CRC_STEP(c0, q0); CRC_STEP(c1, q1); CRC_STEP(c2, q2); CRC_STEP(c3, q3);
             CRC_STEP(c0, q0); CRC_STEP(c1, q1); CRC_STEP(c2, q2); CRC_STEP(c3, q3);
@@ -340,7 +340,6 @@ __attribute__((target("sse4.2,pclmul,avx2,vpclmulqdq"))) static void both_blocks
  * instruction takes 64 bytes of each of the three other stripes: about as much work for the
  * vector units as for the crc32 instruction.  The stripes are combined as in both_blocks. */
 #define WIDE_TARGET "sse4.2,pclmul,avx2,vpclmulqdq,avx512f"
-static int have_wide = 0;
 static uint64_t zip_wide_k1, zip_wide_k2, stripe_k1, stripe_k2;
 
 __attribute__((target(WIDE_TARGET))) static inline __attribute__((always_inline)) __m512i fold_wide(
@@ -617,11 +616,7 @@ PyMODINIT_FUNC PyInit__crc32c(void) {
         Py_DECREF(module);
         return NULL;
     }
-#ifdef TACO_X86
     if (PyModule_AddObject(module, "wide", PyBool_FromLong(have_wide)) < 0) {
-#else
-    if (PyModule_AddObject(module, "wide", PyBool_FromLong(0)) < 0) {
-#endif
         Py_DECREF(module);
         return NULL;
     }

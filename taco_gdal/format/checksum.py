@@ -50,11 +50,12 @@ import binascii
 import ctypes
 import functools
 import hashlib
+import importlib
 import mmap
 import platform
 import re
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol, TypeAlias, TypeVar, cast
@@ -66,6 +67,7 @@ from taco_gdal.errors import TacoFormatError, TacoValidationError
 from taco_gdal.format.names import CHECKSUM, CHECKSUM_ALGORITHMS
 
 __all__ = [
+    "NATIVE_SHA256",
     "BatchDigest",
     "Digest",
     "Hasher",
@@ -77,6 +79,7 @@ __all__ = [
     "digest_value",
     "new_hasher",
     "parse_checksum",
+    "raw_digests",
     "stored_ascii",
     "value_call",
 ]
@@ -90,6 +93,8 @@ try:  # ISA-L's CRC-32 is ~10x zlib's: it keeps the CRC off the copy's critical 
 except ImportError:  # pragma: no cover - isal is a declared dependency; zlib gives equal values
     from zlib import crc32 as _library_crc32
 
+NATIVE_SHA256: Final = "taco_gdal._sha256_thread"
+"""The C extension whose ``sha256_many`` digests several members at once (optional)."""
 _HEX_DIGITS: Final = {"crc32c": 8, "xxh3": 16, "sha256": 64}
 _VALUE: Final = re.compile(r"([a-z0-9]+):([0-9a-f]+)")
 
@@ -1182,3 +1187,23 @@ def digest_value(algorithm: str, data: Buffer) -> str:
         'crc32c:e3069283'
     """
     return value_call(algorithm)(data)
+
+
+@functools.cache
+def raw_digests(algorithm: str) -> Callable[[Sequence[Buffer]], bytes]:
+    """Raw digests of several buffers at once, concatenated: for SHA-256 the extension's
+    ``sha256_many`` (three in flight, in lanes) where it was built, else hashlib.
+
+    Example:
+        >>> raw_digests("sha256")([b"abc"]) == hashlib.sha256(b"abc").digest()
+        True
+    """
+    if algorithm == "sha256":
+        try:
+            many: Callable[[Sequence[Buffer]], bytes] = importlib.import_module(
+                NATIVE_SHA256
+            ).sha256_many
+            return many
+        except ImportError:
+            pass
+    return lambda datas: b"".join(hashlib.new(algorithm, data).digest() for data in datas)

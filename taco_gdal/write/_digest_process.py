@@ -49,7 +49,6 @@ from __future__ import annotations
 import _thread
 import contextlib
 import functools
-import hashlib
 import importlib.util
 import logging
 import os
@@ -65,6 +64,7 @@ import numpy as np
 import numpy.typing as npt
 
 from taco_gdal.errors import TacoIOError
+from taco_gdal.format.checksum import NATIVE_SHA256, raw_digests
 from taco_gdal.write.zipstream import LOCAL_BLOCK
 
 IntArray = npt.NDArray[np.int64]
@@ -194,8 +194,6 @@ except OSError:
     pass
 sys.exit(code)
 """
-NATIVE_SHA256: Final = "taco_gdal._sha256_thread"
-"""The C extension whose ``sha256_many`` digests several members at once (optional)."""
 
 
 @functools.cache
@@ -361,6 +359,7 @@ class DigestProcess:
             exit status (read), and the file of its answers.
 
     Example:
+        >>> import hashlib
         >>> from taco_gdal.write.zipstream import ZipWriter
         >>> out = open("members.zip", "w+b")
         >>> writer = ZipWriter(out)
@@ -471,7 +470,7 @@ class DigestProcess:
     def _digest_here(self, positions: IntArray, sizes: IntArray) -> bytes:
         """The digests of members the helper did not give, computed here from the output."""
         self._flush()
-        many = _digests_here(self.algorithm)
+        many = raw_digests(self.algorithm)
         done = bytearray()
         for first in range(0, len(positions), _HERE_BATCH):
             places = zip(
@@ -501,26 +500,6 @@ _HERE_LIMIT: Final = 1088
 """Members the writer digests itself, rather than wait, when the helper has found none yet."""
 _HERE_BATCH: Final = 16
 """Members read back and digested together when the writer digests them itself."""
-
-
-@functools.cache
-def _digests_here(algorithm: str) -> Callable[[list[bytes]], bytes]:
-    """Raw digests of several members at once, in this process: the extension's
-    ``sha256_many`` (three members in flight) where it was built, else hashlib.
-
-    Example:
-        >>> _digests_here("sha256")([b"abc"]) == hashlib.sha256(b"abc").digest()
-        True
-    """
-    if algorithm == "sha256":
-        try:
-            many: Callable[[list[bytes]], bytes] = importlib.import_module(
-                NATIVE_SHA256
-            ).sha256_many
-            return many
-        except ImportError:
-            pass
-    return lambda datas: b"".join(hashlib.new(algorithm, data).digest() for data in datas)
 
 
 def _stop(pipes: tuple[int, int, int]) -> None:

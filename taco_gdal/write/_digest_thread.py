@@ -37,9 +37,9 @@ import numpy as np
 import numpy.typing as npt
 
 from taco_gdal.errors import TacoIOError
+from taco_gdal.format.checksum import NATIVE_SHA256
 from taco_gdal.write._cpus import other_cpus
 from taco_gdal.write._digest_process import (
-    NATIVE_SHA256,
     PROCESS_DIGESTS,
     IntArray,
     start_digest_process,

@@ -37,7 +37,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from taco_gdal.errors import TacoIOError
-from taco_gdal.format.checksum import Buffer, StreamingDigest, check_algorithm, crc32, digest_value
+from taco_gdal.format.checksum import (
+    Buffer,
+    StreamingDigest,
+    check_algorithm,
+    crc32,
+    digest_value,
+    raw_digests,
+)
 from taco_gdal.write._copy import COPY_BLOCK, Job, _digest_worker, _read_full
 
 if TYPE_CHECKING:
@@ -548,7 +555,7 @@ def _digest_buffers(
 
 
 def _values_together(algorithm: str, views: list[memoryview]) -> list[str]:
-    """The stored digests of ``views``: SHA-256 in lanes where the extension is built.
+    """The stored digests of ``views``: SHA-256 in lanes (:func:`raw_digests`).
 
     Example:
         >>> _values_together("sha256", [memoryview(b"abc"), memoryview(b"")]) == [
@@ -556,13 +563,8 @@ def _values_together(algorithm: str, views: list[memoryview]) -> list[str]:
         True
     """
     if algorithm == "sha256" and len(views) > 1:
-        try:
-            from taco_gdal._sha256_thread import sha256_many
-        except ImportError:  # built without the C extension: one at a time
-            pass
-        else:
-            raw = sha256_many(views)
-            return [f"sha256:{raw[32 * i : 32 * i + 32].hex()}" for i in range(len(views))]
+        raw = raw_digests(algorithm)(views)
+        return [f"sha256:{raw[32 * i : 32 * i + 32].hex()}" for i in range(len(views))]
     return [digest_value(algorithm, view) for view in views]
 
 

@@ -24,7 +24,7 @@ import pytest
 
 from taco_gdal import _sha256_thread
 from taco_gdal.errors import TacoIOError, TacoValidationError
-from taco_gdal.format.checksum import StreamingDigest
+from taco_gdal.format.checksum import StreamingDigest, raw_digests
 from taco_gdal.write import _copy, _late
 from taco_gdal.write._late import GrowingRange, LateDigest, LateDigests, settle_digests
 from taco_gdal.write.zipstream import LOCAL_BLOCK, MemberInfo, ZipWriter
@@ -360,13 +360,14 @@ def test_members_in_their_buffers_are_digested_together_in_lanes(
     # one SHA-256 a member barely kept up with copies of 1 MiB samples; three at once in
     # lanes leave the other core half idle.  Two 4 MiB members go as soon as they are there.
     calls: list[list[int]] = []
-    many = _sha256_thread.sha256_many
+    many = raw_digests("sha256")
+    assert many is _sha256_thread.sha256_many  # the extension's lanes
 
     def recorded(views: list[memoryview]) -> bytes:
         calls.append([len(v) for v in views])
         return bytes(many(views))
 
-    monkeypatch.setattr(_sha256_thread, "sha256_many", recorded)
+    monkeypatch.setattr(_late, "raw_digests", lambda algorithm: recorded)
     late = LateDigests("sha256", None)
     datas = [os.urandom(n) for n in (MIB, 5, MIB - 1, 4 * MIB, 4 * MIB, 3)]
     values = []
