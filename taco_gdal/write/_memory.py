@@ -22,15 +22,26 @@ about 40 MiB of freed memory at that moment:
   top is returned only past twice that.  zstd's per-page contexts (up to
   17 MiB) then stayed in the heap while the 34 MiB dictionary-page context
   was mapped beside them (11-15 MiB more on the 320k-row level).  During the
-  write the threshold is fixed at 128 KiB, glibc's starting value, so every
-  compression context is mapped and unmapped.  glibc cannot be given its
-  dynamic threshold back: afterwards the threshold is left at 32 MiB (trim
-  at 64 MiB), the ceiling the dynamic rule itself reaches once a process has
-  freed a large mapped block, which the write has done by then.  A higher
-  write threshold keeps more in the heap: cascade-20k peaked at 257 MiB raw
-  with 128 KiB, 265 with 1 MiB, 273 with 4 MiB and 278 without the setting
-  (one run each, low priority).  Mapping costs page faults (about 205k more
-  on a 1M flat write, well under a second), not the write's time.
+  write the threshold is fixed low (:data:`WRITE_MMAP_THRESHOLD`), so every
+  compression context is mapped and unmapped.  A higher write threshold
+  keeps more in the heap: cascade-20k peaked at 257 MiB raw with 128 KiB,
+  265 with 1 MiB, 273 with 4 MiB and 278 without the setting (one run each,
+  low priority).  glibc cannot be given its dynamic threshold back:
+  afterwards the threshold is left at 32 MiB (trim at 64 MiB), the ceiling
+  the dynamic rule itself reaches once a process has freed a large mapped
+  block, which the write has done by then.
+* Small files, read whole (up to 256 KiB, ``zipstream.LOCAL_BLOCK``): with
+  the write threshold at 128 KiB (glibc's starting value, until the
+  twenty-fourth session) every file of 128 to 256 KiB was a mapping of its
+  own, faulted in page by page and unmapped once written; with the heap's
+  free top trimmed past 256 KiB, a heap block churned the same way.  The
+  write threshold is 512 KiB and the trim threshold 8 MiB, so a small file
+  is a heap block reused from file to file.  A ``create()`` of 300 files of
+  200 KiB took 2.1k page faults instead of 15.9k, and one of 10k files of
+  256 KiB on tmpfs ran at 3.1 s where the 128 KiB threshold took 50% [23%,
+  79%] longer (16 interleaved blocks, slower in 15,
+  ``bench/results/digest_s24_tmpfs_10000x256k_heap.json``).  cascade-20k
+  peaked 3 MiB higher (274 against 271 MiB, two rounds).
 """
 
 from __future__ import annotations
@@ -49,8 +60,10 @@ __all__ = ["release_memory", "writer_allocation"]
 
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
-WRITE_MMAP_THRESHOLD = 128 * 1024
-"""glibc's starting mmap threshold: blocks from this size up are mapped while writing."""
+WRITE_MMAP_THRESHOLD = 512 * 1024
+"""Blocks from this size up are mapped while writing: above the small files read whole."""
+WRITE_TRIM_THRESHOLD = 8 * 1024 * 1024
+"""Free heap top kept while writing, so that the small files' blocks are reused, not refaulted."""
 AFTER_MMAP_THRESHOLD = 32 * 1024 * 1024
 """Where glibc's dynamic rule ends (``DEFAULT_MMAP_THRESHOLD_MAX`` on 64-bit)."""
 
@@ -70,11 +83,11 @@ def _mallopt() -> Callable[[int, int], int] | None:
     return mallopt  # type: ignore[no-any-return]
 
 
-def _set_mmap_threshold(threshold: int) -> None:
+def _set_mmap_threshold(threshold: int, trim: int) -> None:
     mallopt = _mallopt()
     if mallopt is not None:
         mallopt(_M_MMAP_THRESHOLD, threshold)
-        mallopt(_M_TRIM_THRESHOLD, 2 * threshold)
+        mallopt(_M_TRIM_THRESHOLD, trim)
 
 
 def release_memory() -> None:
@@ -110,7 +123,7 @@ def writer_allocation() -> Iterator[None]:
             _previous = pa.default_memory_pool()
             _previous.release_unused()
             pa.set_memory_pool(pa.system_memory_pool())
-            _set_mmap_threshold(WRITE_MMAP_THRESHOLD)
+            _set_mmap_threshold(WRITE_MMAP_THRESHOLD, WRITE_TRIM_THRESHOLD)
         _active += 1
     try:
         yield
@@ -120,5 +133,5 @@ def writer_allocation() -> Iterator[None]:
             if _active == 0 and _previous is not None:
                 pa.set_memory_pool(_previous)
                 _previous = None
-                _set_mmap_threshold(AFTER_MMAP_THRESHOLD)
+                _set_mmap_threshold(AFTER_MMAP_THRESHOLD, 2 * AFTER_MMAP_THRESHOLD)
         release_memory()
