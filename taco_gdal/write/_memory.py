@@ -55,13 +55,15 @@ from collections.abc import Callable, Iterator
 import pyarrow as pa
 
 from taco_gdal._memory import release_memory as _release_default
+from taco_gdal.write.zipstream import LOCAL_BLOCK
 
 __all__ = ["release_memory", "writer_allocation"]
 
 _M_TRIM_THRESHOLD = -1
 _M_MMAP_THRESHOLD = -3
-WRITE_MMAP_THRESHOLD = 512 * 1024
-"""Blocks from this size up are mapped while writing: above the small files read whole."""
+WRITE_MMAP_THRESHOLD = 2 * LOCAL_BLOCK
+"""Blocks from this size up (512 KiB) are mapped while writing: above the small files read
+whole (up to :data:`~taco_gdal.write.zipstream.LOCAL_BLOCK`, plus the object's header)."""
 WRITE_TRIM_THRESHOLD = 8 * 1024 * 1024
 """Free heap top kept while writing, so that the small files' blocks are reused, not refaulted."""
 AFTER_MMAP_THRESHOLD = 32 * 1024 * 1024
