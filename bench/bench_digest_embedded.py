@@ -2,17 +2,22 @@
 
 An application that embeds Python (QGIS) or freezes it has no interpreter
 to run the writer's helper process (``write/_digest_process._interpreter``
-finds none).  There the native SHA-256 thread (``taco_gdal._sha256_thread``)
-digests the small members; where that cannot run either (one CPU) the
-writer digests them on its own thread in lanes (``LaneDigests``, three
-members at once with the SHA extensions); without the extension, one at a
-time with hashlib.  This benchmark writes ``--count`` files of ``--kib`` KiB
-(tmpfs) with ``create()`` in one process, in randomised rounds of: plain,
-SHA-256 by the helper process (the default where Python runs), by the
-thread, in lanes on the writer's thread, one at a time on the writer's
-thread (the extension made unimportable), plain again (A/A).  Each variant
-is set up exactly as the writer meets it (no interpreter for a helper; the
-thread refused as where it cannot start; the module not importable).  It
+finds none).  There a native thread of ``taco_gdal._sha256_thread`` reads
+the small members back from the output as it grows (``scan``,
+``write/_output_digests.DigestScan``); where the output cannot be read back,
+the writer hands each member to the extension's ring thread (``thread``);
+where neither can run (one CPU) the writer digests them on its own thread in
+lanes (``LaneDigests``, three members at once with the SHA extensions);
+without the extension, one at a time with hashlib.  This benchmark writes
+``--count`` files of ``--kib`` KiB (tmpfs) with ``create()`` in one process,
+in randomised rounds of: plain, SHA-256 by the helper process (the default
+where Python runs), by the scan thread, by the ring thread, in lanes on the
+writer's thread, one at a time on the writer's thread (the extension made
+unimportable), plain again (A/A).  Each variant is set up as the writer
+meets it (no interpreter for a helper; the threads not wanted refused as
+where they cannot start; the module not importable), on every CPU of the
+machine: the lanes are meant for one CPU, where no helper could run beside
+the writer, so their figure here is not the one a pinned writer sees.  It
 reports each variant's median extra wall time over the plain write of the
 same round, with its quartiles: a steady-state, in-process figure, not the
 fresh-process one of ``bench_write_throughput.py``.
@@ -44,6 +49,7 @@ RESULTS = REPO / "bench" / "results" / "digest_embedded.json"
 VARIANTS = (
     ("plain", None),
     ("process", "sha256"),
+    ("scan", "sha256"),
     ("thread", "sha256"),
     ("lanes", "sha256"),
     ("inline", "sha256"),
@@ -68,14 +74,17 @@ def main() -> None:
 
     native = _digest_thread.NATIVE_SHA256
     interpreter, thread = _digest_process._interpreter, _digest_thread.DigestThread
+    scan = getattr(_digest_thread, "DigestScan", None)  # not in trees before the 25th session
 
-    def no_thread(cpus: object = None) -> Any:
+    def no_thread(*args: object, **kwargs: object) -> Any:
         raise TacoIOError("no native SHA-256 thread here (benchmark)")
 
     def arrange(name: str) -> None:
         """The writer's circumstances for variant ``name``."""
         _digest_process._interpreter = interpreter if name == "process" else lambda: None
         _digest_thread.DigestThread = thread if name == "thread" else no_thread  # type: ignore[misc]
+        if scan is not None:
+            _digest_thread.DigestScan = scan if name == "scan" else no_thread  # type: ignore[misc]
         _digest_thread.NATIVE_SHA256 = "taco_gdal._not_built" if name == "inline" else native
 
     with tempfile.TemporaryDirectory(dir=args.workdir, prefix="bench_digest_embedded_") as tmp:

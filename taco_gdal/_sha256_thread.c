@@ -301,6 +301,31 @@ static PyObject *close_method(Digester *self, PyObject *Py_UNUSED(ignored)) {
     Py_RETURN_NONE;
 }
 
+/* ``cpus`` (an iterable of CPU numbers, or None) as a set; ``pinned`` when not empty. */
+static int cpu_set_from(PyObject *cpus, cpu_set_t *set, int *pinned) {
+    CPU_ZERO(set);
+    *pinned = 0;
+    if (cpus == Py_None) return 1;
+    PyObject *iterator = PyObject_GetIter(cpus), *item;
+    if (iterator == NULL) return 0;
+    while ((item = PyIter_Next(iterator)) != NULL) {
+        long cpu = PyLong_AsLong(item);
+        Py_DECREF(item);
+        if (cpu == -1 && PyErr_Occurred()) break;
+        if (cpu < 0 || cpu >= CPU_SETSIZE) {
+            PyErr_Format(PyExc_ValueError, "CPU %ld is not in 0..%d", cpu, CPU_SETSIZE - 1);
+            break;
+        }
+        CPU_SET((int)cpu, set);
+    }
+    Py_DECREF(iterator);
+    if (PyErr_Occurred()) return 0;
+    *pinned = CPU_COUNT(set) > 0;
+    return 1;
+}
+
+#include "_sha256_scan.h"
+
 static int init(Digester *self, PyObject *args, PyObject *kwargs) {
     static char *keywords[] = {"cpus", NULL};
     PyObject *cpus = Py_None;
@@ -309,24 +334,7 @@ static int init(Digester *self, PyObject *args, PyObject *kwargs) {
         return -1;
     }
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|O:Digester", keywords, &cpus)) return -1;
-    CPU_ZERO(&self->cpus);
-    if (cpus != Py_None) {
-        PyObject *iterator = PyObject_GetIter(cpus), *item;
-        if (iterator == NULL) return -1;
-        while ((item = PyIter_Next(iterator)) != NULL) {
-            long cpu = PyLong_AsLong(item);
-            Py_DECREF(item);
-            if (cpu == -1 && PyErr_Occurred()) break;
-            if (cpu < 0 || cpu >= CPU_SETSIZE) {
-                PyErr_Format(PyExc_ValueError, "CPU %ld is not in 0..%d", cpu, CPU_SETSIZE - 1);
-                break;
-            }
-            CPU_SET((int)cpu, &self->cpus);
-        }
-        Py_DECREF(iterator);
-        if (PyErr_Occurred()) return -1;
-        self->pinned = CPU_COUNT(&self->cpus) > 0;
-    }
+    if (!cpu_set_from(cpus, &self->cpus, &self->pinned)) return -1;
     self->md = EVP_MD_fetch(NULL, "SHA256", NULL);
     self->writer_ctx = EVP_MD_CTX_new();
     if (self->md == NULL || self->writer_ctx == NULL) {
@@ -685,7 +693,9 @@ static int add_type(PyObject *module, const char *name, PyTypeObject *type) {
 }
 
 PyMODINIT_FUNC PyInit__sha256_thread(void) {
-    if (PyType_Ready(&DigesterType) < 0 || PyType_Ready(&StreamType) < 0) return NULL;
+    if (PyType_Ready(&DigesterType) < 0 || PyType_Ready(&StreamType) < 0 ||
+        PyType_Ready(&ScannerType) < 0)
+        return NULL;
     if (pthread_atfork(NULL, NULL, forked) != 0) {
         PyErr_SetString(PyExc_OSError, "pthread_atfork failed");
         return NULL;
@@ -699,7 +709,8 @@ PyMODINIT_FUNC PyInit__sha256_thread(void) {
         return NULL;
     }
     if (add_type(module, "Digester", &DigesterType) < 0 ||
-        add_type(module, "Sha256Stream", &StreamType) < 0) {
+        add_type(module, "Sha256Stream", &StreamType) < 0 ||
+        add_type(module, "Scanner", &ScannerType) < 0) {
         Py_DECREF(module);
         return NULL;
     }

@@ -1,5 +1,10 @@
 """SHA-256 of small members, computed by a helper process from the ZIP as it is written.
 
+The writer's side (answers looked up by position, what the helper missed read
+back and digested) is :class:`~taco_gdal.write._output_digests.OutputDigests`,
+shared with the native scan thread that does the helper's work where no
+interpreter can be started.
+
 A SHA-256 of a 16 KiB sample takes about 8 us (SHA-NI), a sixth of what the
 ZIP writer spends on the sample.  Inline it added 25-33% to ``create()`` of
 10,000 such samples.  The process's digest thread (:mod:`._copy`) does not
@@ -63,9 +68,8 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from taco_gdal.errors import TacoIOError
-from taco_gdal.format.checksum import NATIVE_SHA256, raw_digests
-from taco_gdal.write.zipstream import LOCAL_BLOCK
+from taco_gdal.format.checksum import NATIVE_SHA256
+from taco_gdal.write._output_digests import ANSWER, SMALL_MEMBER, OutputDigests
 
 IntArray = npt.NDArray[np.int64]
 
@@ -76,10 +80,6 @@ log = logging.getLogger(__name__)
 PROCESS_DIGESTS: Final = frozenset({"sha256"})
 """Digests of small members the ZIP writer hands to a :class:`DigestProcess`."""
 
-SMALL_MEMBER: Final = LOCAL_BLOCK
-"""Members up to this size are the helper's: the ZIP writer holds them whole in memory and
-digests nothing as it writes them (larger ones are digested as they are copied)."""
-_DIGEST_SIZE: Final = 32
 
 _CHILD: Final = r"""
 import os, select, struct, sys
@@ -336,7 +336,7 @@ class _Spawn:
         _reap(self.child)  # it ends when the writer closes its requests
 
 
-class DigestProcess:
+class DigestProcess(OutputDigests):
     """Digests of the small members written to ``output``, found and computed by
     the helper ``spawn`` starts, while the writer goes on.
 
@@ -371,9 +371,6 @@ class DigestProcess:
         >>> helper.abort(); writer.close(); out.close()
     """
 
-    reads_output = True
-    """The helper finds the members in the output: :meth:`submit` need not be called."""
-
     def __init__(
         self,
         algorithm: str,
@@ -382,50 +379,16 @@ class DigestProcess:
         spawn: _Spawn,
         pipes: tuple[int, int, int],
     ) -> None:
-        self.algorithm = algorithm
-        self.size = _DIGEST_SIZE
-        """Bytes of one raw digest."""
-        self._output = output
-        self._flush = flush
+        super().__init__(algorithm, output, flush)
         self._spawn = spawn
         self._end, self._status, self._found = pipes
-        self._answers: npt.NDArray[np.void] | None = None
-        """What the helper found: position, size and digest of each member, in file order."""
         self._stop = weakref.finalize(self, _stop, pipes)
-
-    def submit(self, data: bytes, position: int) -> None:
-        """Nothing to do: the helper finds each member in the output."""
-
-    def digests_at(self, positions: IntArray, sizes: IntArray) -> npt.NDArray[np.uint8]:
-        """The raw digests (one row each) of the members whose ``sizes`` bytes start at
-        ``positions`` of the output, in that order; the first call waits for the helper.
-
-        Raises:
-            TacoIOError: a member the helper did not digest could not be read
-                back from the output here either.
-        """
-        if self._answers is None:
-            self._answers = self._finish(len(positions))
-        answers = self._answers
-        at = np.minimum(np.searchsorted(answers["position"], positions), len(answers) - 1)
-        known = np.zeros(len(positions), np.bool_)
-        if len(answers):
-            known = (answers["position"][at] == positions) & (answers["size"][at] == sizes)
-        if known.all():
-            return answers["digest"][at]
-        digests = np.empty((len(positions), _DIGEST_SIZE), np.uint8)
-        digests[known] = answers["digest"][at[known]]
-        missing = np.flatnonzero(~known)
-        digests[missing] = np.frombuffer(
-            self._digest_here(positions[missing], sizes[missing]), np.uint8
-        ).reshape(-1, _DIGEST_SIZE)
-        return digests
 
     def abort(self) -> None:
         """Let the helper end now; digests not known yet are computed here if asked."""
         self._stop()
         if self._answers is None:
-            self._answers = np.empty(0, _ANSWER)
+            self._answers = np.empty(0, ANSWER)
 
     def _spawned(self) -> subprocess.Popen[bytes] | None:
         """The helper process, once started (None if it could not start)."""
@@ -434,15 +397,14 @@ class DigestProcess:
     def _finish(self, asked: int) -> npt.NDArray[np.void]:
         """Tell the helper where the members end, wait for it, take what it found."""
         if self._stop.alive:
-            self._flush()
             if os.fstat(self._found).st_size == 0 and asked <= _HERE_LIMIT:
                 # the helper is still starting (about 12 ms): members too few to make
                 # the writer wait for it are digested here instead
                 log.debug("digest helper not started yet: %d members digested here", asked)
             else:
-                self._wait(os.lseek(self._output, 0, os.SEEK_CUR))
+                self._wait(self._end_of_members())
         found = os.fstat(self._found).st_size if self._stop.alive else 0
-        answers = np.frombuffer(os.pread(self._found, found - found % _ANSWER.itemsize, 0), _ANSWER)
+        answers = np.frombuffer(os.pread(self._found, found - found % ANSWER.itemsize, 0), ANSWER)
         self._stop()
         return answers
 
@@ -467,39 +429,10 @@ class DigestProcess:
                 self._spawn.outcome(),
             )
 
-    def _digest_here(self, positions: IntArray, sizes: IntArray) -> bytes:
-        """The digests of members the helper did not give, computed here from the output."""
-        self._flush()
-        many = raw_digests(self.algorithm)
-        done = bytearray()
-        for first in range(0, len(positions), _HERE_BATCH):
-            places = zip(
-                positions[first : first + _HERE_BATCH].tolist(),
-                sizes[first : first + _HERE_BATCH].tolist(),
-                strict=True,
-            )
-            done += many([self._read_back(position, size) for position, size in places])
-        return bytes(done)
 
-    def _read_back(self, position: int, size: int) -> bytes:
-        data = os.pread(self._output, size, position)
-        if len(data) != size:
-            raise TacoIOError(
-                f"cannot digest the member of {size} bytes at {position} of the output: "
-                f"read {len(data)} bytes back"
-            )
-        return data
-
-
-_ANSWER: Final = np.dtype(
-    [("position", "<i8"), ("size", "<i8"), ("digest", np.uint8, (_DIGEST_SIZE,))]
-)
-"""One answer of the helper: where a member's bytes start, how many, their digest."""
 _END: Final = struct.Struct("<Q")
 _HERE_LIMIT: Final = 1088
 """Members the writer digests itself, rather than wait, when the helper has found none yet."""
-_HERE_BATCH: Final = 16
-"""Members read back and digested together when the writer digests them itself."""
 
 
 def _stop(pipes: tuple[int, int, int]) -> None:

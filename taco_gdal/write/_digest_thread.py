@@ -3,25 +3,32 @@
 A :class:`~taco_gdal.write._digest_process.DigestProcess` finds the members
 in the output as it grows and digests them on the other CPU; the writing
 thread tells it nothing per member.  Where no helper process can start
-(no Python interpreter to run: embedded as in QGIS, or frozen),
-:class:`DigestThread` does the same work in this process: the writer holds
-each small member in memory while it writes it, and hands those bytes to a
-POSIX thread of the C extension ``taco_gdal._sha256_thread``, which digests
-them without ever taking the GIL (one C call per member, a reference put in
-a ring, no lock, no system call; one wake-up of the thread per 64 members).
-:func:`start_member_digests` picks: the process first, because the
-benchmark did not show the thread faster (10k x 16 KiB on tmpfs, two runs of
-60 and 80 blocks: the thread +1.3% [-2.0, +4.0] and +5.0% [-1.7, +11.0]
-paired with the process, when the process was still sent every member;
-``bench/results/digest_s11_tmpfs_10k_*.json``).
+(no Python interpreter to run: embedded as in QGIS, or frozen), a
+:class:`~taco_gdal.write._output_digests.DigestScan` does the same work on a
+POSIX thread of the C extension ``taco_gdal._sha256_thread`` that never
+takes the GIL.  Where the output cannot be read back (a write-only
+descriptor), :class:`DigestThread` is handed each small member the writer
+holds in memory: one C call per member puts a reference to its bytes in a
+ring (no lock, no system call), and the extension's thread digests them in
+place, woken once per 64 members.
 
-Where neither can help (the writing thread may use one CPU only, or no
+:func:`start_member_digests` picks in that order.  The process comes first
+because no benchmark showed a thread faster where both can run: the ring
+thread +1.3% [-2.0, +4.0] and +5.0% [-1.7, +11.0] paired with the process
+(10k x 16 KiB on tmpfs, 60 and 80 blocks, ``bench/results/digest_s11_tmpfs_10k_*.json``),
+the scan thread +4.2% against the process's +3.6% (10k x 4 KiB, 30 in-process
+rounds, ``bench/bench_digest_embedded.py``).  Where no process can start, the
+scan thread is the better one: +2.7% and +2.8% against the ring's +8.9% and
++8.8% (10k x 16 KiB, two runs), +4.2% and +7.1% against +7.4% and +5.7% (10k x
+4 KiB; ``bench/results/digest_embedded_s25_*.json``).
+
+Where none can help (the writing thread may use one CPU only, or no
 helper starts), :class:`LaneDigests` digests on the writing thread, 16
 members at a time, so that the extension's SHA-256 keeps three members in
 flight (``taco_gdal/_sha256_lanes.h``: about twice the speed of one at a
 time).
 
-All three are :class:`MemberDigests`: the digests of a level's members are
+All of them are :class:`MemberDigests`: the digests of a level's members are
 asked for at once, by the position of their bytes in the output, and come
 back in the order asked, to be formatted together.
 """
@@ -44,6 +51,7 @@ from taco_gdal.write._digest_process import (
     IntArray,
     start_digest_process,
 )
+from taco_gdal.write._output_digests import DigestScan
 
 if TYPE_CHECKING:
     from taco_gdal._sha256_thread import Digester
@@ -250,7 +258,8 @@ def start_member_digests(
     open for reading; None when the output cannot be read back), whose
     ``flush`` makes what was written readable
     (see :class:`~taco_gdal.write._digest_process.DigestProcess`), else a
-    :class:`DigestThread`.
+    native thread reading it (:class:`~taco_gdal.write._output_digests.DigestScan`),
+    else a :class:`DigestThread` the writer hands the members to.
 
     Where this thread may use one CPU only, or neither can start, a
     :class:`LaneDigests` on this thread; None when ``algorithm`` is not one of
@@ -261,9 +270,14 @@ def start_member_digests(
     others = other_cpus()
     if others is not None and not others:  # one CPU: a helper could only take turns
         return _on_this_thread()
-    process = None if output is None else start_digest_process(algorithm, output, flush, others)
-    if process is not None:
-        return process
+    if output is not None:
+        process = start_digest_process(algorithm, output, flush, others)
+        if process is not None:
+            return process
+        try:
+            return DigestScan(output, flush, others)
+        except TacoIOError as exc:
+            log.debug("%s: the members are handed to a digest thread", exc)
     try:
         return DigestThread(others)
     except TacoIOError as exc:

@@ -92,8 +92,9 @@ class _Measured:
         self.batched_rows: list[list[int]] = [[] for _ in rows]
         self.batched: list[list[int]] = [[] for _ in rows]
         """Rows of each level digested together (small files) and, for each, its
-        integer digest (:attr:`batch`), or 0 when :attr:`helper` digests it (found by
-        its position): formatted a level at once by :meth:`checksums`."""
+        integer digest (:attr:`batch`); or only the rows, when :attr:`helper`
+        digests them (found by their position, :meth:`record_found`): formatted a
+        level at once by :meth:`checksums`."""
         self.strings = [False] * len(rows)
         """Whether a level holds other digests (large members, zero-byte samples)."""
 
@@ -119,6 +120,12 @@ class _Measured:
             self.strings[level] = True
             if type(digest) is not str:
                 self.late[level].append(row)
+
+    def record_found(self, level: int, row: int, info: MemberInfo) -> None:
+        """Record ``row``'s member, whose digest :attr:`helper` finds by its position."""
+        self.offsets[level][row] = info.data_offset
+        self.sizes[level][row] = info.size
+        self.batched_rows[level].append(row)
 
     def checksums(self, level: int) -> Sequence[str | None] | pa.Array | None:
         """``level``'s digests; a late one (SHA-256, finished by the digest thread or
@@ -245,7 +252,9 @@ def _write_files(
                     info = writer.add_bytes(name, data)
                     if not reads_output:
                         helper.submit(data, info.data_offset)
-                    value = 0  # found by its position (checksums)
+                    measured.record_found(level, row, info)
+                    bar.update(1)
+                    continue
                 elif isinstance(data, bytes):
                     info = writer.add_bytes(name, data, digest, digested=cast(str | None, value))
                 elif data is not None:

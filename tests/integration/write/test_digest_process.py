@@ -31,7 +31,14 @@ from taco_gdal.errors import TacoError, TacoIOError
 from taco_gdal.format.checksum import crc32
 from taco_gdal.format.names import CHECKSUM
 from taco_gdal.model import Sample, Taco, Tortilla
-from taco_gdal.write import _digest_process, _digest_thread, create, zip_container, zipstream
+from taco_gdal.write import (
+    _digest_process,
+    _digest_thread,
+    _output_digests,
+    create,
+    zip_container,
+    zipstream,
+)
 from taco_gdal.write._cpus import other_cpus
 from taco_gdal.write._digest_process import DigestProcess, start_digest_process
 from taco_gdal.write._digest_thread import (
@@ -40,6 +47,7 @@ from taco_gdal.write._digest_thread import (
     MemberDigests,
     start_member_digests,
 )
+from taco_gdal.write._output_digests import DigestScan
 from taco_gdal.write._sources import read_zip_metadata
 from taco_gdal.write.zipstream import ZipWriter
 from tests.threads import thread_cpus
@@ -434,15 +442,23 @@ def _taco(folder: Path, count: int) -> tuple[Taco, dict[str, bytes]]:
 
 @pytest.mark.parametrize(
     ("helper", "kind"),
-    [("process", DigestProcess), ("no python", DigestThread), ("neither", type(None))],
+    [
+        ("process", DigestProcess),
+        ("no python", DigestScan),
+        ("no python, output not readable", DigestThread),
+        ("neither", type(None)),
+    ],
 )
 def test_create_writes_the_same_sha256_column_whoever_digests(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helper: str, kind: type
 ) -> None:
     if helper != "process":  # no Python to run a helper (embedded, as in QGIS)
         monkeypatch.setattr(_digest_process, "_interpreter", lambda: None)
+    if helper == "no python, output not readable":  # written through a write-only descriptor
+        monkeypatch.setattr(zip_container, "readable_fd", lambda f: None)
     if helper == "neither":  # and the extension was not built
         monkeypatch.setattr(_digest_thread, "NATIVE_SHA256", "taco_gdal._not_built")
+        monkeypatch.setattr(_output_digests, "NATIVE_SHA256", "taco_gdal._not_built")
     started: list[MemberDigests | None] = []
 
     def start(*args: Any) -> MemberDigests | None:  # the real choice, only observed

@@ -1,0 +1,290 @@
+"""write/_output_digests.py: SHA-256 of small members found by the native scan thread.
+
+The thread (``taco_gdal/_sha256_scan.h``) reads a real ZIP written by the ZIP
+writer through a real buffered file as it grows; every digest is checked
+against hashlib on the bytes written; the thread is found and measured in
+``/proc/self/task`` by its name, and none outlives its writer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import random
+import struct
+import time
+from pathlib import Path
+from typing import Any, BinaryIO, Final
+
+import numpy as np
+import pytest
+
+from taco_gdal import _sha256_thread
+from taco_gdal.errors import TacoIOError
+from taco_gdal.format.checksum import crc32
+from taco_gdal.write import _output_digests
+from taco_gdal.write._cpus import other_cpus
+from taco_gdal.write._output_digests import DigestScan
+from taco_gdal.write.zipstream import ZipWriter
+
+THREAD: Final = "taco-zip-sha256"
+"""The scan thread's name, as ``/proc`` shows it."""
+SIZES: Final = (0, 1, 100, 4096, 20_000)
+
+
+def _scan_threads() -> list[int]:
+    """This process's scan threads (their ids)."""
+    found = []
+    for task in Path("/proc/self/task").iterdir():
+        try:
+            if (task / "comm").read_text().strip() == THREAD:
+                found.append(int(task.name))
+        except FileNotFoundError:  # a thread that just ended
+            continue
+    return found
+
+
+def _gone() -> bool:
+    deadline = time.monotonic() + 10
+    while _scan_threads():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def _read_by(tid: int) -> int:
+    """Bytes thread ``tid`` of this process has read so far (``rchar``)."""
+    text = Path(f"/proc/self/task/{tid}/io").read_text()
+    fields = dict(line.split(": ") for line in text.splitlines())
+    return int(fields["rchar"])
+
+
+def _write(
+    writer: ZipWriter, count: int, seed: int, sizes: tuple[int, ...] = SIZES
+) -> list[tuple[int, bytes]]:
+    rng, members = random.Random(seed), []
+    for i in range(count):
+        data = rng.randbytes(rng.choice(sizes))
+        members.append((writer.add_bytes(f"m{seed}-{i}", data).data_offset, data))
+    return members
+
+
+def _ask(helper: DigestScan, members: list[tuple[int, bytes]]) -> bytes:
+    positions = np.array([position for position, _ in members], np.int64)
+    sizes = np.array([len(data) for _, data in members], np.int64)
+    return helper.digests_at(positions, sizes).tobytes()
+
+
+def _sha256s(members: list[tuple[int, bytes]]) -> bytes:
+    return b"".join(hashlib.sha256(data).digest() for _, data in members)
+
+
+@pytest.fixture
+def here(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many members each call of the writer's own digesting took (the thread's misses)."""
+    calls: list[int] = []
+    real = DigestScan._digest_here
+
+    def spy(self: DigestScan, positions: Any, sizes: Any) -> bytes:
+        calls.append(len(positions))
+        return real(self, positions, sizes)
+
+    monkeypatch.setattr(DigestScan, "_digest_here", spy)
+    return calls
+
+
+def test_the_thread_finds_every_small_member_as_the_zip_grows(
+    tmp_path: Path, here: list[int]
+) -> None:
+    with open(tmp_path / "out.zip", "w+b") as out:
+        helper = DigestScan(out.fileno(), out.flush, other_cpus(), limit=10_000)
+        assert len(_scan_threads()) == 1
+        members = _write(ZipWriter(out), 2500, seed=1)
+        small = [(position, data) for position, data in members if len(data) <= 10_000]
+        large = [(position, data) for position, data in members if len(data) > 10_000]
+        random.Random(2).shuffle(small)
+        found = _ask(helper, small)
+        assert _gone()  # the first question ends the thread's work
+        assert _ask(helper, large) == _sha256s(large)  # it skipped these
+        helper.abort()
+    assert found == _sha256s(small)
+    assert len(large) > 400 and here == [len(large)]  # every small member was the thread's
+
+
+def test_the_thread_waits_for_a_large_member_without_reading_it(tmp_path: Path) -> None:
+    with open(tmp_path / "out.zip", "w+b") as out:
+        helper = DigestScan(out.fileno(), out.flush, limit=10_000)
+        (tid,) = _scan_threads()
+        writer = ZipWriter(out)
+        members = _write(writer, 10, seed=16, sizes=(100,))
+        out.flush()
+        time.sleep(0.05)  # it has read these
+        before = _read_by(tid)
+        chunk = random.Random(17).randbytes(1 << 20)
+        header, at = writer._begin("large", 8 * len(chunk))
+        for _ in range(8):  # copied over 0.2 s, as the writer's copy writes a large member
+            out.write(chunk)
+            out.flush()
+            time.sleep(0.025)
+        writer._finish(header, at, 8 * len(chunk), crc32(chunk * 8))
+        members += _write(writer, 1200, seed=18, sizes=(100,))
+        out.flush()
+        time.sleep(0.05)
+        read = _read_by(tid) - before
+        found = _ask(helper, members)
+        helper.abort()
+    assert found == _sha256s(members)
+    # its header's window once (at most 1 MiB), then the 1,200 members after it (0.2 MB)
+    assert read < 1.5 * len(chunk), f"the thread read {read} bytes while the member was copied"
+
+
+def _zip64_member(out: BinaryIO, name: bytes, data: bytes) -> int:
+    """A member whose local header keeps its sizes in a ZIP64 extra field; its data's position."""
+    extra = struct.pack("<HHQQ", 0x0001, 16, len(data), len(data))
+    header = struct.pack(
+        "<IHHHHHIIIHH", 0x04034B50, 45, 0, 0, 0, 0, 0, 0xFFFFFFFF, 0xFFFFFFFF, len(name), 20
+    )
+    out.write(header + name + extra)
+    position = out.tell()
+    out.write(data)
+    return position
+
+
+def test_the_thread_reads_sizes_from_a_zip64_header(tmp_path: Path, here: list[int]) -> None:
+    with open(tmp_path / "out.zip", "w+b") as out:
+        helper = DigestScan(out.fileno(), out.flush)
+        members = _write(ZipWriter(out), 20, seed=9)
+        members.append((_zip64_member(out, b"big", b"zip64 sized"), b"zip64 sized"))
+        members += _write(ZipWriter(out), 20, seed=10)  # found past it
+        found = _ask(helper, members)
+        helper.abort()
+    assert found == _sha256s(members) and here == []
+
+
+def test_the_thread_stops_at_what_is_not_a_member_and_the_writer_digests_the_rest(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, here: list[int]
+) -> None:
+    with open(tmp_path / "out.zip", "w+b") as out:
+        helper = DigestScan(out.fileno(), out.flush)
+        writer = ZipWriter(out)
+        members = _write(writer, 1200, seed=11)
+        out.write(b"not a member header")  # what the thread must not take for one
+        writer._end = out.tell()
+        members += _write(writer, 30, seed=12)
+        with caplog.at_level(logging.WARNING, logger=_output_digests.__name__):
+            found = _ask(helper, members)
+        helper.abort()
+    assert found == _sha256s(members)
+    assert here == [30]  # the 1,200 before the bad bytes were the thread's
+    assert "not a member header" in caplog.text and "the writer computes the rest" in caplog.text
+
+
+def test_a_hostile_declared_size_stops_the_thread_not_the_write(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, here: list[int]
+) -> None:
+    # a ZIP64 stored size of 2**63: no member has it, and position + size would overflow
+    with open(tmp_path / "out.zip", "w+b") as out:
+        helper = DigestScan(out.fileno(), out.flush)
+        members = _write(ZipWriter(out), 50, seed=19)
+        extra = struct.pack("<HHQQ", 0x0001, 16, 1 << 63, 1 << 63)
+        out.write(
+            struct.pack(
+                "<IHHHHHIIIHH", 0x04034B50, 45, 0, 0, 0, 0, 0, 0xFFFFFFFF, 0xFFFFFFFF, 1, 20
+            )
+            + b"x"
+            + extra
+        )
+        with caplog.at_level(logging.WARNING, logger=_output_digests.__name__):
+            found = _ask(helper, members)
+        helper.abort()
+    assert found == _sha256s(members) and here == []
+    assert "the writer computes the rest" in caplog.text
+    assert _gone()
+
+
+def test_the_thread_reads_only_what_left_the_writers_buffer(
+    tmp_path: Path, here: list[int]
+) -> None:
+    with open(tmp_path / "out.zip", "w+b", buffering=1 << 20) as out:
+        helper = DigestScan(out.fileno(), out.flush)
+        (tid,) = _scan_threads()
+        members = _write(ZipWriter(out), 2000, seed=15, sizes=(100,))  # 0.3 MB: all buffered
+        time.sleep(0.1)  # the thread runs, and finds nothing in the file
+        assert os.fstat(out.fileno()).st_size == 0 and _read_by(tid) == 0
+        found = _ask(helper, members)  # flushes, then waits for the thread
+        helper.abort()
+    assert found == _sha256s(members) and here == []
+
+
+def test_an_aborted_scan_ends_its_thread_and_the_writer_digests_everything(
+    tmp_path: Path, here: list[int]
+) -> None:
+    with open(tmp_path / "out.zip", "w+b") as out:
+        helper = DigestScan(out.fileno(), out.flush)
+        members = _write(ZipWriter(out), 100, seed=20)
+        helper.abort()
+        assert _gone()
+        found = _ask(helper, members)
+        helper.abort()  # twice: nothing happens
+    assert found == _sha256s(members) and here == [100]
+
+
+def test_a_dropped_scanner_stops_its_thread_and_closes_its_descriptor(tmp_path: Path) -> None:
+    with open(tmp_path / "out.zip", "w+b") as out:
+        descriptors = len(os.listdir("/proc/self/fd"))
+        scanner = _sha256_thread.Scanner(out.fileno(), 1 << 18)
+        assert len(_scan_threads()) == 1
+        assert len(os.listdir("/proc/self/fd")) == descriptors + 1  # its own duplicate
+        del scanner
+        assert _gone() and len(os.listdir("/proc/self/fd")) == descriptors
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "message"),
+    [
+        ((0, -1), ValueError, r"limit must be in 0\.\.2\*\*30, not -1"),
+        ((0, 1 << 31), ValueError, "limit must be in"),
+        ((-5, 10), OSError, "Bad file descriptor"),
+        ((0, 10, [99999]), ValueError, "CPU 99999 is not in"),
+    ],
+)
+def test_a_scanner_refuses_bad_arguments(
+    arguments: tuple[Any, ...], error: type[Exception], message: str
+) -> None:
+    with pytest.raises(error, match=message):
+        _sha256_thread.Scanner(*arguments)
+    assert _gone()
+
+
+def test_a_finished_scanner_refuses_to_finish_again(tmp_path: Path) -> None:
+    with open(tmp_path / "out.zip", "w+b") as out:
+        scanner = _sha256_thread.Scanner(out.fileno(), 1 << 18)
+        with pytest.raises(ValueError, match="must be >= 0, not -1"):
+            scanner.finish(-1)
+        assert scanner.finish(0) == (b"", 0)
+        with pytest.raises(ValueError, match="finished or closed"):
+            scanner.finish(0)
+
+
+def test_a_scanner_made_before_fork_is_refused_in_the_child(tmp_path: Path) -> None:
+    with open(tmp_path / "out.zip", "w+b") as out:
+        scanner = _sha256_thread.Scanner(out.fileno(), 1 << 18)
+        pid = os.fork()
+        if pid == 0:  # the child: the thread does not exist here
+            try:
+                scanner.finish(0)
+                code = 1
+            except RuntimeError as exc:
+                code = 0 if "after fork()" in str(exc) else 2
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert scanner.finish(0) == (b"", 0)  # the parent's thread is untouched
+
+
+def test_without_the_extension_there_is_no_scan_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_output_digests, "NATIVE_SHA256", "taco_gdal._not_built")
+    with pytest.raises(TacoIOError, match="no native SHA-256 scan thread here"):
+        DigestScan(0, lambda: None)
