@@ -5,23 +5,26 @@
  * without an interpreter to start (12 ms of the other CPU) or to end: it
  * reads the output up to its size (fstat, 1 MiB per pread), walks the local
  * headers, digests every member of at most ``limit`` bytes (up to three at
- * once with the SHA extensions) and records its position, size and digest.
- * When it has caught up it naps (1 ms, doubling to 8 ms) on a condition
- * variable that only finish() signals, so the writing thread never wakes it
- * while members are written.  finish(end) gives where the members end, waits
- * (GIL released) for the thread to digest the rest, and returns what it
- * found: 48 bytes per member (position and size, little-endian 64-bit, then
- * the digest), in file order.  The writer trusts an answer only when its
- * position and size are the row's, and digests what is missing itself, so a
- * thread that stopped early loses nothing.
+ * once with the SHA extensions) and appends, in file order, its position and
+ * size (little-endian 64-bit each) to one file and the digest's stored form
+ * (``sha256:`` and 64 hex digits) to another, which the writer maps instead
+ * of formatting the digests itself.  When it has caught up it naps (1 ms,
+ * doubling to 8 ms) on a condition variable that only finish() signals, so
+ * the writing thread never wakes it while members are written.  finish(end)
+ * gives where the members end and waits (GIL released) for the thread to
+ * digest the rest.  The writer trusts an answer only when its position and
+ * size are the row's, and digests what is missing itself, so a thread that
+ * stopped early loses nothing.
  *
  * Python API (in module ``taco_gdal._sha256_thread``):
- *   Scanner(fd, limit, cpus=None): starts the thread on a duplicate of ``fd``
- *     (a descriptor of the output open for reading; the Scanner closes its own).
- *   Scanner.finish(end) -> (bytes, int): the answers, and how the thread ended
- *     (0: every member before ``end`` read; 3: a read failed or the bytes at a
- *     member's place are not a member header; 5: no progress towards ``end``).
- *   Scanner.close(): stops the thread; answers not taken are dropped.
+ *   Scanner(fd, limit, places, stored, cpus=None): starts the thread on a
+ *     duplicate of ``fd`` (a descriptor of the output open for reading; the
+ *     Scanner closes its own), appending to ``places`` and ``stored`` (the
+ *     caller's descriptors, duplicated too).
+ *   Scanner.finish(end) -> int: how the thread ended (0: every member before
+ *     ``end`` read; 3: a read or an append failed, or the bytes at a member's
+ *     place are not a member header; 5: no progress towards ``end``).
+ *   Scanner.close(): stops the thread.
  */
 
 #include <fcntl.h>
@@ -31,7 +34,9 @@
 #define SCAN_WINDOW (1u << 20)      /* bytes read at once */
 #define SCAN_HEADER 30              /* a local file header, without name and extra field */
 #define SCAN_SIGNATURE 0x04034b50u
-#define SCAN_RECORD (16 + DIGEST)   /* position, size, digest */
+#define SCAN_PLACE 16               /* position, size */
+#define SCAN_PREFIX "sha256:"
+#define SCAN_STORED (sizeof SCAN_PREFIX - 1 + 2 * DIGEST) /* the digest's stored form */
 #define SCAN_GROUP 16               /* members digested together */
 #define SCAN_NAP_MAX_MS 8
 #define SCAN_THREAD_NAME "taco-zip-sha256" /* as /proc and top show it (15 characters at most) */
@@ -44,8 +49,7 @@ typedef struct {
     uint64_t limit;
     uint8_t *window;
     size_t window_size;
-    uint8_t *answers;             /* SCAN_RECORD bytes per member (the thread's until joined) */
-    size_t count, capacity;
+    int places, stored;           /* where the answers go (the Scanner's own descriptors) */
     int status;
     int64_t end;                  /* -1 until finish() (under lock) */
     int stopping;                 /* under lock */
@@ -83,27 +87,40 @@ static int zip64_size(const uint8_t *header, const uint8_t *extra, size_t length
     return 0;
 }
 
+/* Appends all of ``data`` to ``fd``. */
+static int append_all(int fd, const uint8_t *data, size_t size) {
+    while (size > 0) {
+        ssize_t done = write(fd, data, size);
+        if (done < 0 && errno == EINTR) continue;
+        if (done <= 0) return 0;
+        data += done;
+        size -= (size_t)done;
+    }
+    return 1;
+}
+
+/* Digests ``n`` members and appends their stored forms, then their places (a
+ * place is never written without its digest; the reader takes the shorter count). */
 static int scan_record(Scanner *self, const uint8_t *const *data, const size_t *size,
                        const uint64_t *position, size_t n) {
+    static const char hex[] = "0123456789abcdef";
     if (n == 0) return 1;
-    if (self->count + n > self->capacity) {
-        size_t capacity = self->capacity ? self->capacity : 4096;
-        while (capacity < self->count + n) capacity *= 2;
-        uint8_t *grown = PyMem_RawRealloc(self->answers, capacity * SCAN_RECORD);
-        if (grown == NULL) return 0;
-        self->answers = grown;
-        self->capacity = capacity;
-    }
     unsigned char digest[SCAN_GROUP * DIGEST];
+    uint8_t stored[SCAN_GROUP * SCAN_STORED], places[SCAN_GROUP * SCAN_PLACE];
     if (!sha256_batch(self->ctx, self->md, data, size, n, digest)) return 0;
     for (size_t i = 0; i < n; i++) {
-        uint8_t *record = self->answers + (self->count + i) * SCAN_RECORD;
+        uint8_t *text = stored + i * SCAN_STORED;
+        memcpy(text, SCAN_PREFIX, sizeof SCAN_PREFIX - 1);
+        text += sizeof SCAN_PREFIX - 1;
+        for (size_t j = 0; j < DIGEST; j++) {
+            text[2 * j] = (uint8_t)hex[digest[DIGEST * i + j] >> 4];
+            text[2 * j + 1] = (uint8_t)hex[digest[DIGEST * i + j] & 15];
+        }
         uint64_t values[2] = {position[i], size[i]};
-        memcpy(record, values, 16); /* x86-64 and aarch64 Linux: little-endian */
-        memcpy(record + 16, digest + DIGEST * i, DIGEST);
+        memcpy(places + i * SCAN_PLACE, values, SCAN_PLACE); /* x86-64, aarch64: little-endian */
     }
-    self->count += n;
-    return 1;
+    return append_all(self->stored, stored, n * SCAN_STORED) &&
+           append_all(self->places, places, n * SCAN_PLACE);
 }
 
 /* Digests the members whose bytes all lie below ``readable``, from ``*position``;
@@ -267,10 +284,7 @@ static PyObject *scanner_finish(Scanner *self, PyObject *arg) {
     }
     if (!scanner_usable(self)) return NULL;
     scanner_join(self, (int64_t)end, 0);
-    PyObject *answers =
-        PyBytes_FromStringAndSize((const char *)self->answers, (Py_ssize_t)(self->count * SCAN_RECORD));
-    if (answers == NULL) return NULL;
-    return Py_BuildValue("(Ni)", answers, self->status);
+    return PyLong_FromLong(self->status);
 }
 
 static void scanner_stop(Scanner *self) {
@@ -278,7 +292,9 @@ static void scanner_stop(Scanner *self) {
         scanner_join(self, 0, 1);
     self->joined = 1;
     if (self->fd >= 0) close(self->fd);
-    self->fd = -1;
+    if (self->places >= 0) close(self->places);
+    if (self->stored >= 0) close(self->stored);
+    self->fd = self->places = self->stored = -1;
 }
 
 static PyObject *scanner_close(Scanner *self, PyObject *Py_UNUSED(ignored)) {
@@ -287,16 +303,16 @@ static PyObject *scanner_close(Scanner *self, PyObject *Py_UNUSED(ignored)) {
 }
 
 static int scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
-    static char *keywords[] = {"fd", "limit", "cpus", NULL};
-    int fd;
+    static char *keywords[] = {"fd", "limit", "places", "stored", "cpus", NULL};
+    int fd, places, stored;
     long long limit;
     PyObject *cpus = Py_None;
     if (self->window != NULL) {
         PyErr_SetString(PyExc_TypeError, "Scanner.__init__ called twice");
         return -1;
     }
-    self->fd = -1;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iL|O:Scanner", keywords, &fd, &limit, &cpus))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "iLii|O:Scanner", keywords, &fd, &limit,
+                                     &places, &stored, &cpus))
         return -1;
     if (limit < 0 || limit > (1LL << 30)) {
         PyErr_Format(PyExc_ValueError, "limit must be in 0..2**30, not %lld", limit);
@@ -322,7 +338,9 @@ static int scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
         }
     }
     self->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (self->fd < 0) {
+    if (self->fd >= 0) self->places = fcntl(places, F_DUPFD_CLOEXEC, 0);
+    if (self->places >= 0) self->stored = fcntl(stored, F_DUPFD_CLOEXEC, 0);
+    if (self->stored < 0) {
         PyErr_SetFromErrno(PyExc_OSError);
         return -1;
     }
@@ -346,6 +364,12 @@ static int scanner_init(Scanner *self, PyObject *args, PyObject *kwargs) {
     return 0;
 }
 
+static PyObject *scanner_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    Scanner *self = (Scanner *)PyType_GenericNew(type, args, kwargs);
+    if (self != NULL) self->fd = self->places = self->stored = -1; /* none owned yet */
+    return (PyObject *)self;
+}
+
 static void scanner_dealloc(Scanner *self) {
     scanner_stop(self);
     if (self->window != NULL) {
@@ -353,7 +377,6 @@ static void scanner_dealloc(Scanner *self) {
         pthread_cond_destroy(&self->wake);
     }
     PyMem_RawFree(self->window);
-    PyMem_RawFree(self->answers);
     EVP_MD_CTX_free(self->ctx);
     EVP_MD_free(self->md);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -361,7 +384,7 @@ static void scanner_dealloc(Scanner *self) {
 
 static PyMethodDef scanner_methods[] = {
     {"finish", (PyCFunction)scanner_finish, METH_O,
-     "finish(end) -> (bytes, int): the answers (48 bytes per member) and the thread's status."},
+     "finish(end) -> int: give where the members end, wait for the thread; its status."},
     {"close", (PyCFunction)scanner_close, METH_NOARGS, "close(): stop the thread."},
     {NULL, NULL, 0, NULL},
 };
@@ -371,7 +394,7 @@ static PyTypeObject ScannerType = {
     .tp_basicsize = sizeof(Scanner),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = "SHA-256 of the small members of a ZIP being written, found by a native thread.",
-    .tp_new = PyType_GenericNew,
+    .tp_new = scanner_new,
     .tp_init = (initproc)scanner_init,
     .tp_dealloc = (destructor)scanner_dealloc,
     .tp_methods = scanner_methods,

@@ -22,11 +22,12 @@ The writing thread tells it nothing per member.  The helper reads the output
 as it grows (up to its size, ``fstat``, 1 MiB per read), walks the ZIP's
 local headers, and digests every member of up to ``limit`` bytes (the
 writer's small-member limit; larger ones are digested as they are copied).
-It appends the position, size and digest of each to a file in memory
-(``memfd_create``), which no pipe's capacity bounds.  When the samples are
-written the writer sends the helper where they end (8 bytes), waits for its
-exit status, and takes the answers by position, all at once
-(:meth:`DigestProcess.digests_at`).  Until then the helper naps when it has
+It appends the position and size of each to a file in memory
+(``memfd_create``), which no pipe's capacity bounds, and the digest's stored
+form (``sha256:`` and its hex, ``binascii`` on the helper's CPU) to another.
+When the samples are written the writer sends the helper where they end (8
+bytes), waits for its exit status, maps both files and takes the stored forms
+by position, all at once (:meth:`DigestProcess.stored_at`).  Until then the helper naps when it has
 caught up (1 ms, doubling to 8 ms), polling only for that one message, so
 the writer never wakes it (a write that wakes a sleeping process cost the
 writer 19.6 us on this machine's VM: the wake-up is an inter-processor
@@ -60,7 +61,6 @@ import os
 import struct
 import subprocess
 import sys
-import tempfile
 import weakref
 from collections.abc import Callable
 from typing import Final
@@ -69,7 +69,7 @@ import numpy as np
 import numpy.typing as npt
 
 from taco_gdal.format.checksum import NATIVE_SHA256
-from taco_gdal.write._output_digests import ANSWER, SMALL_MEMBER, OutputDigests
+from taco_gdal.write._output_digests import SMALL_MEMBER, OutputDigests, answer_files
 
 IntArray = npt.NDArray[np.int64]
 
@@ -82,7 +82,7 @@ PROCESS_DIGESTS: Final = frozenset({"sha256"})
 
 
 _CHILD: Final = r"""
-import os, select, struct, sys
+import binascii, os, select, struct, sys
 HEADER = struct.Struct("<IHHHHHIIIHH")
 FOUND = struct.Struct("<QQ")
 WINDOW = 1 << 20
@@ -110,6 +110,10 @@ def stored_size(block, at, extra, xlen):
             return values[1 if original == 0xFFFFFFFF and len(values) > 1 else 0]
         extra += 4 + n
     return None
+def append(fd, data):
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 def scan(fd, position, readable, limit, many, found):
     # digest the members whose bytes are all below `readable`; returns where it stopped
     # and how much must be readable before it can go on (a member being written)
@@ -151,9 +155,11 @@ def scan(fd, position, readable, limit, many, found):
                 places.append(FOUND.pack(position + start, size))
             at = stop
         if datas:
-            digests = many(datas)
-            os.write(found, b"".join(
-                place + digests[32 * i : 32 * i + 32] for i, place in enumerate(places)))
+            hexed = binascii.hexlify(many(datas))
+            # the stored forms first: a place is never written without its digest
+            append(found[1], b"".join(b"sha256:" + hexed[64 * i : 64 * i + 64]
+                                      for i in range(len(places))))
+            append(found[0], b"".join(places))
         del block, datas
         if broken:  # what came before it is digested; the writer digests the rest
             raise ValueError(broken)
@@ -185,7 +191,7 @@ def serve(fd, limit, many, found):
             end, = struct.unpack("<Q", message)
 try:
     many = (len(sys.argv) > 3 and sys.argv[3] and lanes(sys.argv[3])) or one_by_one
-    code = serve(int(sys.argv[1]), int(sys.argv[2]), many, int(sys.argv[4]))
+    code = serve(int(sys.argv[1]), int(sys.argv[2]), many, (int(sys.argv[4]), int(sys.argv[5])))
 except (OSError, ValueError, struct.error):
     code = 3
 try:
@@ -241,36 +247,27 @@ def start_digest_process(
     try:
         for _ in range(2):
             ends.extend(os.pipe())
-        ends.append(_answer_file())
-        ends.append(os.dup(ends[-1]))  # the helper's end of it
-        duplicate = os.dup(output)  # the helper's own: the writer may close `output` first
+        ends.extend(answer_files())
+        ends.extend([os.dup(ends[-2]), os.dup(ends[-1])])  # the helper's ends of them
+        ends.append(os.dup(output))  # the helper's own: the writer may close `output` first
     except OSError as exc:
         for fd in ends:
             os.close(fd)
         log.debug("no digest helper process (%s): digests are computed inline", exc)
         return None
-    end_in, end_out, status_in, status_out, found, appended = ends
+    end_in, end_out, status_in, status_out, places, stored, appended, written, duplicate = ends
     argv = [
         executable, "-I", "-S", "-c", _CHILD,
-        str(duplicate), str(limit), native_path() or "", str(appended),
+        str(duplicate), str(limit), native_path() or "", str(appended), str(written),
     ]  # fmt: skip
     try:
-        spawn = _Spawn(argv, (end_in, status_out, appended, duplicate), cpus)
+        spawn = _Spawn(argv, (end_in, status_out, appended, written, duplicate), cpus)
     except RuntimeError as exc:  # no new thread (the interpreter is shutting down)
-        for fd in [*ends, duplicate]:
+        for fd in ends:
             os.close(fd)
         log.debug("no digest helper process (%s): digests are computed inline", exc)
         return None
-    return DigestProcess(algorithm, output, flush, spawn, (end_out, status_in, found))
-
-
-def _answer_file() -> int:
-    """A file the helper appends its answers to, in memory where the system allows:
-    the writer reads them once, at the end, so no pipe fills while it writes."""
-    if hasattr(os, "memfd_create"):
-        return os.memfd_create("taco-digests", os.MFD_CLOEXEC)
-    with tempfile.TemporaryFile() as f:  # pragma: no cover - Linux has memfd_create
-        return os.dup(f.fileno())
+    return DigestProcess(algorithm, output, flush, spawn, (end_out, status_in), (places, stored))
 
 
 class _Spawn:
@@ -290,9 +287,7 @@ class _Spawn:
         cpus: where the helper may run (None: anywhere).
     """
 
-    def __init__(
-        self, argv: list[str], child_ends: tuple[int, int, int, int], cpus: set[int] | None
-    ) -> None:
+    def __init__(self, argv: list[str], child_ends: tuple[int, ...], cpus: set[int] | None) -> None:
         self.child: subprocess.Popen[bytes] | None = None
         self.error: OSError | None = None
         self._started = _thread.allocate_lock()
@@ -314,9 +309,7 @@ class _Spawn:
         except subprocess.TimeoutExpired:
             return "it stopped answering"
 
-    def _run(
-        self, argv: list[str], child_ends: tuple[int, int, int, int], cpus: set[int] | None
-    ) -> None:
+    def _run(self, argv: list[str], child_ends: tuple[int, ...], cpus: set[int] | None) -> None:
         stdin, stdout, *inherited = child_ends
         try:
             self.child = subprocess.Popen(
@@ -341,13 +334,13 @@ class DigestProcess(OutputDigests):
     the helper ``spawn`` starts, while the writer goes on.
 
     The writer tells the helper nothing per member: the helper reads the ZIP as
-    it grows, member header by member header.  :meth:`digests_at` ends the
+    it grows, member header by member header.  :meth:`stored_at` ends the
     helper's work (once: it tells it where the members end and waits for it)
-    and gives the raw digests of the members asked for, by the position of
-    their bytes, all at once (:func:`~taco_gdal.format.checksum.stored_ascii`
-    formats them together).  A member the helper did not digest (it died, it
-    stopped at something that is not a member, it was still starting) is read
-    back and digested here, so a digest is never lost or wrong.
+    and gives the stored forms of the members asked for, by the position of
+    their bytes, all at once, from the helper's answers mapped.  A member the
+    helper did not digest (it died, it stopped at something that is not a
+    member, it was still starting) is read back and digested here, so a digest
+    is never lost or wrong.
 
     Args:
         algorithm: the digest (one of :data:`PROCESS_DIGESTS`).
@@ -355,8 +348,10 @@ class DigestProcess(OutputDigests):
         flush: makes every byte written so far readable by the child (the
             output's buffered writer's ``flush``).
         spawn: the helper, running ``_CHILD`` on ``output``.
-        pipes: this side's ends: where the members end (written), the helper's
-            exit status (read), and the file of its answers.
+        pipes: this side's ends: where the members end (written) and the
+            helper's exit status (read).
+        answers: the files the helper appends its answers to
+            (:func:`~taco_gdal.write._output_digests.answer_files`).
 
     Example:
         >>> import hashlib
@@ -365,9 +360,11 @@ class DigestProcess(OutputDigests):
         >>> writer = ZipWriter(out)
         >>> helper = start_digest_process("sha256", out.fileno(), out.flush)
         >>> a, b = writer.add_bytes("a", b"abc"), writer.add_bytes("b", b"de")
-        >>> digests = helper.digests_at(np.array([b.data_offset, a.data_offset]), np.array([2, 3]))
-        >>> digests[1].tobytes() == hashlib.sha256(b"abc").digest(), digests[0, :4].tobytes().hex()
-        (True, '959a45d4')
+        >>> rows = helper.stored_at(np.array([b.data_offset, a.data_offset]), np.array([2, 3]))
+        >>> rows[1].tobytes() == b"sha256:" + hashlib.sha256(b"abc").hexdigest().encode()
+        True
+        >>> rows[0, :15].tobytes()
+        b'sha256:959a45d4'
         >>> helper.abort(); writer.close(); out.close()
     """
 
@@ -377,36 +374,32 @@ class DigestProcess(OutputDigests):
         output: int,
         flush: Callable[[], None],
         spawn: _Spawn,
-        pipes: tuple[int, int, int],
+        pipes: tuple[int, int],
+        answers: tuple[int, int],
     ) -> None:
-        super().__init__(algorithm, output, flush)
+        super().__init__(algorithm, output, flush, answers)
         self._spawn = spawn
-        self._end, self._status, self._found = pipes
+        self._end, self._status = pipes
         self._stop = weakref.finalize(self, _stop, pipes)
-
-    def abort(self) -> None:
-        """Let the helper end now; digests not known yet are computed here if asked."""
-        self._stop()
-        if self._answers is None:
-            self._answers = np.empty(0, ANSWER)
 
     def _spawned(self) -> subprocess.Popen[bytes] | None:
         """The helper process, once started (None if it could not start)."""
         return self._spawn.wait()
 
-    def _finish(self, asked: int) -> npt.NDArray[np.void]:
-        """Tell the helper where the members end, wait for it, take what it found."""
-        if self._stop.alive:
-            if os.fstat(self._found).st_size == 0 and asked <= _HERE_LIMIT:
-                # the helper is still starting (about 12 ms): members too few to make
-                # the writer wait for it are digested here instead
-                log.debug("digest helper not started yet: %d members digested here", asked)
-            else:
-                self._wait(self._end_of_members())
-        found = os.fstat(self._found).st_size if self._stop.alive else 0
-        answers = np.frombuffer(os.pread(self._found, found - found % ANSWER.itemsize, 0), ANSWER)
+    def _let_go(self) -> None:
         self._stop()
-        return answers
+
+    def _finish(self, asked: int) -> None:
+        """Tell the helper where the members end and wait for it (not when it has
+        found nothing yet and the members are few: they are digested here)."""
+        if not self._stop.alive:
+            return
+        if os.fstat(self._files[0]).st_size == 0 and asked <= _HERE_LIMIT:
+            # the helper is still starting (about 12 ms): members too few to make
+            # the writer wait for it are digested here instead
+            log.debug("digest helper not started yet: %d members digested here", asked)
+        else:
+            self._wait(self._end_of_members())
 
     def _wait(self, end: int) -> None:
         """Send ``end`` and wait for the helper's exit status."""
@@ -435,10 +428,10 @@ _HERE_LIMIT: Final = 1088
 """Members the writer digests itself, rather than wait, when the helper has found none yet."""
 
 
-def _stop(pipes: tuple[int, int, int]) -> None:
-    """Close this side's pipes and answer file: a helper still reading ends (its
-    poll sees the pipe closed), and the thread that started it reaps it (the
-    interpreter's exit takes about 8 ms, 2% of a 10k-sample write)."""
+def _stop(pipes: tuple[int, int]) -> None:
+    """Close this side's pipes: a helper still reading ends (its poll sees the pipe
+    closed), and the thread that started it reaps it (the interpreter's exit takes
+    about 8 ms, 2% of a 10k-sample write)."""
     for fd in pipes:
         os.close(fd)
 

@@ -44,7 +44,7 @@ import numpy as np
 import numpy.typing as npt
 
 from taco_gdal.errors import TacoIOError
-from taco_gdal.format.checksum import NATIVE_SHA256
+from taco_gdal.format.checksum import NATIVE_SHA256, stored_ascii
 from taco_gdal.write._cpus import other_cpus
 from taco_gdal.write._digest_process import (
     PROCESS_DIGESTS,
@@ -85,10 +85,10 @@ class MemberDigests(Protocol):
         ``position`` of the output."""
         ...
 
-    def digests_at(self, positions: IntArray, sizes: IntArray) -> npt.NDArray[np.uint8]:
-        """The raw digests (one row of :attr:`size` bytes each) of the members whose
-        ``sizes`` bytes start at ``positions`` of the output, in that order (waits for
-        the last ones)."""
+    def stored_at(self, positions: IntArray, sizes: IntArray) -> npt.NDArray[np.uint8]:
+        """The digests' stored forms (``sha256:`` and the hex, one row of ASCII bytes
+        each) of the members whose ``sizes`` bytes start at ``positions`` of the
+        output, in that order (waits for the last ones)."""
         ...
 
     def abort(self) -> None:
@@ -147,6 +147,10 @@ class DigestThread:
             raise TacoIOError(f"cannot digest the members written: {exc}") from exc
         return self._positions.pick(every, self.size, positions)
 
+    def stored_at(self, positions: IntArray, sizes: IntArray) -> npt.NDArray[np.uint8]:
+        """:meth:`digests_at` in their stored forms (``sha256:`` and the hex)."""
+        return stored_ascii(self.algorithm, self.digests_at(positions, sizes))
+
     def abort(self) -> None:
         """Stop the thread; digests not taken yet are dropped."""
         self._digester.close()
@@ -204,6 +208,10 @@ class LaneDigests:
             self._done += self._many(self._held)
             self._held.clear()
         return self._positions.pick(self._done, self.size, positions)
+
+    def stored_at(self, positions: IntArray, sizes: IntArray) -> npt.NDArray[np.uint8]:
+        """:meth:`digests_at` in their stored forms (``sha256:`` and the hex)."""
+        return stored_ascii(self.algorithm, self.digests_at(positions, sizes))
 
     def abort(self) -> None:
         """Drop the members not digested yet."""

@@ -141,14 +141,12 @@ class _Measured:
         rows = self.batched_rows[level]
         if not rows:
             return strings
-        digests: npt.NDArray[np.uint64] | npt.NDArray[np.uint8]
         index = np.asarray(rows, np.int64)
         every = len(rows) == len(values) and np.array_equal(index, np.arange(len(rows)))
-        if self.helper is not None:
-            digests = self.helper.digests_at(self.offsets[level][index], self.sizes[level][index])
+        if self.helper is not None:  # formatted by the helper
+            formatted = self.helper.stored_at(self.offsets[level][index], self.sizes[level][index])
         else:
-            digests = np.asarray(self.batched[level], np.uint64)
-        formatted = stored_ascii(self.algorithm, digests)
+            formatted = stored_ascii(self.algorithm, np.asarray(self.batched[level], np.uint64))
         if every:  # rows 0, 1, 2... in order, each digested here: no scatter
             return ascii_rows_array(formatted, np.ones(len(values), np.bool_))
         ascii = np.zeros((len(values), formatted.shape[1]), np.uint8)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import mmap
 import os
 import random
 import struct
@@ -101,22 +102,23 @@ def _write(
 def _ask(helper: MemberDigests, members: list[tuple[int, bytes]]) -> bytes:
     positions = np.array([position for position, _ in members], np.int64)
     sizes = np.array([len(data) for _, data in members], np.int64)
-    return helper.digests_at(positions, sizes).tobytes()
+    return helper.stored_at(positions, sizes).tobytes()
 
 
 def _sha256s(members: list[tuple[int, bytes]]) -> bytes:
-    return b"".join(hashlib.sha256(data).digest() for _, data in members)
+    """The stored forms of the members' digests, as the digest column holds them."""
+    return b"".join(b"sha256:" + hashlib.sha256(data).hexdigest().encode() for _, data in members)
 
 
 def _found(helper: DigestProcess) -> int:
-    """Members the helper has digested so far (answers of 48 bytes in its file)."""
-    return os.fstat(helper._found).st_size // 48
+    """Members the helper has digested so far (places of 16 bytes in its file)."""
+    return os.fstat(helper._files[0]).st_size // 16
 
 
 def _kept(helper: DigestProcess) -> int:
     """Members whose digests the writer took from the helper (once it asked)."""
     assert helper._answers is not None, "the writer has not asked for digests yet"
-    return len(helper._answers)
+    return len(helper._answers[0])
 
 
 def _answered(helper: DigestProcess, count: int) -> None:
@@ -239,40 +241,48 @@ def _cmdline(pid: int, deadline: float = 10.0) -> list[bytes]:
 def test_the_helper_digests_in_lanes_with_the_packages_extension(tmp_path: Path) -> None:
     def argv(pid: int, fd: int) -> tuple[list[bytes], bool, str]:
         args = _cmdline(pid)
-        output = os.path.samestat(os.fstat(fd), os.stat(f"/proc/{pid}/fd/{int(args[-4])}"))
-        return args, output, os.readlink(f"/proc/{pid}/fd/{int(args[-1])}")
+        output = os.path.samestat(os.fstat(fd), os.stat(f"/proc/{pid}/fd/{int(args[-5])}"))
+        answers = [os.readlink(f"/proc/{pid}/fd/{int(arg)}") for arg in args[-2:]]
+        return args, output, answers
 
     (args, output, answers), right = _digest_observed(tmp_path / "out.zip", 400, 7, argv)
     native = _digest_process.native_path()
     assert native is not None and Path(native).samefile(_sha256_thread.__file__)
-    assert args[-2] == native.encode()
-    assert args[-3] == str(zipstream.LOCAL_BLOCK).encode()  # the writer's small members
+    assert args[-3] == native.encode()
+    assert args[-4] == str(zipstream.LOCAL_BLOCK).encode()  # the writer's small members
     assert output  # the descriptor it reads is the writer's output
-    assert answers.startswith("/memfd:taco-digests")  # its answers, in memory
+    assert answers[0].startswith("/memfd:taco-digest-places")  # its answers, in memory
+    assert answers[1].startswith("/memfd:taco-digest-stored")
     assert right
 
 
-def _run_child(path: Path, extension: str, limit: int = 1 << 20) -> tuple[int, bytes, bytes]:
+def _run_child(
+    path: Path, extension: str, limit: int = 1 << 20
+) -> tuple[int, bytes, tuple[bytes, bytes]]:
     """The helper's script run on the finished ZIP ``path`` told its members end at
-    the file's end: exit code, the status it wrote, and its answers."""
+    the file's end: exit code, the status it wrote, and its answers (places, stored)."""
     end = path.stat().st_size
-    with open(path, "rb") as output, tempfile.TemporaryFile() as answers:
+    with (
+        open(path, "rb") as output,
+        tempfile.TemporaryFile() as places,
+        tempfile.TemporaryFile() as stored,
+    ):
         done = subprocess.run(
             [sys.executable, "-I", "-S", "-c", _digest_process._CHILD, str(output.fileno()),
-             str(limit), extension, str(answers.fileno())],
+             str(limit), extension, str(places.fileno()), str(stored.fileno())],
             input=struct.pack("<Q", end), capture_output=True, timeout=60,
-            pass_fds=(output.fileno(), answers.fileno()),
+            pass_fds=(output.fileno(), places.fileno(), stored.fileno()),
         )  # fmt: skip
-        answers.seek(0)
-        return done.returncode, done.stdout, answers.read()
+        places.seek(0)
+        stored.seek(0)
+        return done.returncode, done.stdout, (places.read(), stored.read())
 
 
-def _answers(members: list[tuple[int, bytes]]) -> bytes:
-    """What the helper writes for ``members``: position, size, digest, in file order."""
-    return b"".join(
-        struct.pack("<QQ", position, len(data)) + hashlib.sha256(data).digest()
-        for position, data in members
-    )
+def _answers(members: list[tuple[int, bytes]]) -> tuple[bytes, bytes]:
+    """What the helper writes for ``members``, in file order: position and size,
+    and the digest's stored form."""
+    places = b"".join(struct.pack("<QQ", position, len(data)) for position, data in members)
+    return places, _sha256s(members)
 
 
 @pytest.mark.parametrize("extension", ["/nonexistent/_sha256_thread.so", ""])
@@ -541,7 +551,7 @@ def test_the_native_thread_runs_off_the_writers_cpu(affinity: set[int]) -> None:
     helper = start_member_digests("sha256", None, lambda: None)
     assert isinstance(helper, DigestThread)
     helper.submit(b"abc", 0)
-    assert _ask(helper, [(0, b"abc")]) == hashlib.sha256(b"abc").digest()  # the thread has run
+    assert _ask(helper, [(0, b"abc")]) == _sha256s([(0, b"abc")])  # the thread has run
     placed = thread_cpus("taco-sha256")
     helper.abort()
     assert placed == affinity - {mine}
@@ -594,3 +604,24 @@ def test_the_writer_goes_on_while_the_helper_starts(
         helper.abort()
     assert events == ["members written", "helper started"]
     assert found == _sha256s(members)
+
+
+def test_the_column_is_built_on_the_helpers_answers_without_a_copy(
+    tmp_path: Path, here: list[int]
+) -> None:
+    with open(tmp_path / "out.zip", "w+b") as out:
+        helper = _helper(out)
+        writer = ZipWriter(out)
+        writer.add_bytes("header", b"a member before the samples (the TACO_HEADER)")
+        members = _write(writer, 1500, seed=22, sizes=(100, 4096))
+        out.flush()
+        _answered(helper, 1500)  # found by the helper, not digested here
+        rows = helper.stored_at(
+            np.array([p for p, _ in members], np.int64), np.array([len(d) for _, d in members])
+        )
+        helper.abort()
+    assert rows.tobytes() == _sha256s(members) and here == []
+    base: object = rows
+    while isinstance(base, np.ndarray | memoryview):
+        base = base.base if isinstance(base, np.ndarray) else base.obj
+    assert isinstance(base, mmap.mmap)  # the helper's file, mapped: nothing formatted here

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import mmap
 import os
 import random
 import struct
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
@@ -25,7 +27,7 @@ from taco_gdal.errors import TacoIOError
 from taco_gdal.format.checksum import crc32
 from taco_gdal.write import _output_digests
 from taco_gdal.write._cpus import other_cpus
-from taco_gdal.write._output_digests import DigestScan
+from taco_gdal.write._output_digests import DigestScan, answer_files
 from taco_gdal.write.zipstream import ZipWriter
 
 THREAD: Final = "taco-zip-sha256"
@@ -74,11 +76,12 @@ def _write(
 def _ask(helper: DigestScan, members: list[tuple[int, bytes]]) -> bytes:
     positions = np.array([position for position, _ in members], np.int64)
     sizes = np.array([len(data) for _, data in members], np.int64)
-    return helper.digests_at(positions, sizes).tobytes()
+    return helper.stored_at(positions, sizes).tobytes()
 
 
 def _sha256s(members: list[tuple[int, bytes]]) -> bytes:
-    return b"".join(hashlib.sha256(data).digest() for _, data in members)
+    """The stored forms of the members' digests, as the digest column holds them."""
+    return b"".join(b"sha256:" + hashlib.sha256(data).hexdigest().encode() for _, data in members)
 
 
 @pytest.fixture
@@ -231,12 +234,23 @@ def test_an_aborted_scan_ends_its_thread_and_the_writer_digests_everything(
     assert found == _sha256s(members) and here == [100]
 
 
-def test_a_dropped_scanner_stops_its_thread_and_closes_its_descriptor(tmp_path: Path) -> None:
+@pytest.fixture
+def answers() -> Iterator[tuple[int, int]]:
+    """The two answer files a Scanner appends to (closed after the test)."""
+    files = answer_files()
+    yield files
+    for fd in files:
+        os.close(fd)
+
+
+def test_a_dropped_scanner_stops_its_thread_and_closes_its_descriptors(
+    tmp_path: Path, answers: tuple[int, int]
+) -> None:
     with open(tmp_path / "out.zip", "w+b") as out:
         descriptors = len(os.listdir("/proc/self/fd"))
-        scanner = _sha256_thread.Scanner(out.fileno(), 1 << 18)
+        scanner = _sha256_thread.Scanner(out.fileno(), 1 << 18, *answers)
         assert len(_scan_threads()) == 1
-        assert len(os.listdir("/proc/self/fd")) == descriptors + 1  # its own duplicate
+        assert len(os.listdir("/proc/self/fd")) == descriptors + 3  # its own duplicates
         del scanner
         assert _gone() and len(os.listdir("/proc/self/fd")) == descriptors
 
@@ -251,26 +265,41 @@ def test_a_dropped_scanner_stops_its_thread_and_closes_its_descriptor(tmp_path: 
     ],
 )
 def test_a_scanner_refuses_bad_arguments(
-    arguments: tuple[Any, ...], error: type[Exception], message: str
+    arguments: tuple[Any, ...], error: type[Exception], message: str, answers: tuple[int, int]
 ) -> None:
+    fd, limit, *cpus = arguments
+    descriptors = len(os.listdir("/proc/self/fd"))
     with pytest.raises(error, match=message):
-        _sha256_thread.Scanner(*arguments)
+        _sha256_thread.Scanner(fd, limit, *answers, *cpus)
+    assert _gone() and len(os.listdir("/proc/self/fd")) == descriptors
+
+
+def test_a_scanner_refuses_answer_files_it_cannot_use(tmp_path: Path) -> None:
+    with (
+        open(tmp_path / "out.zip", "w+b") as out,
+        pytest.raises(OSError, match="Bad file descriptor"),
+    ):
+        _sha256_thread.Scanner(out.fileno(), 10, -1, -1)
     assert _gone()
 
 
-def test_a_finished_scanner_refuses_to_finish_again(tmp_path: Path) -> None:
+def test_a_finished_scanner_refuses_to_finish_again(
+    tmp_path: Path, answers: tuple[int, int]
+) -> None:
     with open(tmp_path / "out.zip", "w+b") as out:
-        scanner = _sha256_thread.Scanner(out.fileno(), 1 << 18)
+        scanner = _sha256_thread.Scanner(out.fileno(), 1 << 18, *answers)
         with pytest.raises(ValueError, match="must be >= 0, not -1"):
             scanner.finish(-1)
-        assert scanner.finish(0) == (b"", 0)
+        assert scanner.finish(0) == 0
         with pytest.raises(ValueError, match="finished or closed"):
             scanner.finish(0)
 
 
-def test_a_scanner_made_before_fork_is_refused_in_the_child(tmp_path: Path) -> None:
+def test_a_scanner_made_before_fork_is_refused_in_the_child(
+    tmp_path: Path, answers: tuple[int, int]
+) -> None:
     with open(tmp_path / "out.zip", "w+b") as out:
-        scanner = _sha256_thread.Scanner(out.fileno(), 1 << 18)
+        scanner = _sha256_thread.Scanner(out.fileno(), 1 << 18, *answers)
         pid = os.fork()
         if pid == 0:  # the child: the thread does not exist here
             try:
@@ -281,7 +310,31 @@ def test_a_scanner_made_before_fork_is_refused_in_the_child(tmp_path: Path) -> N
             os._exit(code)
         _, status = os.waitpid(pid, 0)
         assert os.waitstatus_to_exitcode(status) == 0
-        assert scanner.finish(0) == (b"", 0)  # the parent's thread is untouched
+        assert scanner.finish(0) == 0  # the parent's thread is untouched
+
+
+def test_the_column_is_built_on_the_threads_answers_without_a_copy(
+    tmp_path: Path, here: list[int]
+) -> None:
+    with open(tmp_path / "out.zip", "w+b") as out:
+        helper = DigestScan(out.fileno(), out.flush)
+        writer = ZipWriter(out)
+        writer.add_bytes("header", b"a member before the samples (the TACO_HEADER)")
+        members = _write(writer, 500, seed=21, sizes=(100, 4096))
+        rows = helper.stored_at(
+            np.array([p for p, _ in members], np.int64), np.array([len(d) for _, d in members])
+        )
+        helper.abort()
+    assert rows.tobytes() == _sha256s(members) and here == []
+    assert _memory_of(rows) is mmap.mmap  # the thread's file, mapped: nothing formatted here
+
+
+def _memory_of(array: np.ndarray) -> type:
+    """The type of what holds ``array``'s bytes (through views and buffers)."""
+    base: object = array
+    while isinstance(base, np.ndarray | memoryview):
+        base = base.base if isinstance(base, np.ndarray) else base.obj
+    return type(base)
 
 
 def test_without_the_extension_there_is_no_scan_thread(monkeypatch: pytest.MonkeyPatch) -> None:
