@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Final, TypeVar
+from typing import Any, BinaryIO, TypeVar
 
 import numpy as np
 import pytest
@@ -52,6 +52,7 @@ from taco_gdal.write._output_digests import DigestScan
 from taco_gdal.write._sources import read_zip_metadata
 from taco_gdal.write.zipstream import ZipWriter
 from tests.threads import thread_cpus
+from tests.zip_members import ask, sha256s, spy_read_backs, write_members, zip64_member
 
 T = TypeVar("T")
 
@@ -78,36 +79,10 @@ def _reaped(before: set[int]) -> bool:
     return False
 
 
-SIZES: Final = (0, 1, 100, 4096, 20_000)
-"""Member sizes the tests draw from (a helper started with ``limit=10_000`` skips the largest)."""
-
-
 def _helper(out: BinaryIO, limit: int = zipstream.LOCAL_BLOCK) -> DigestProcess:
     helper = start_digest_process("sha256", out.fileno(), out.flush, other_cpus(), limit)
     assert helper is not None, "a helper process must start where Python runs"
     return helper
-
-
-def _write(
-    writer: ZipWriter, count: int, seed: int, sizes: tuple[int, ...] = SIZES
-) -> list[tuple[int, bytes]]:
-    """``count`` members of random bytes appended by ``writer``: (data position, bytes)."""
-    rng, members = random.Random(seed), []
-    for i in range(count):
-        data = rng.randbytes(rng.choice(sizes))
-        members.append((writer.add_bytes(f"m{seed}-{i}", data).data_offset, data))
-    return members
-
-
-def _ask(helper: MemberDigests, members: list[tuple[int, bytes]]) -> bytes:
-    positions = np.array([position for position, _ in members], np.int64)
-    sizes = np.array([len(data) for _, data in members], np.int64)
-    return helper.stored_at(positions, sizes).tobytes()
-
-
-def _sha256s(members: list[tuple[int, bytes]]) -> bytes:
-    """The stored forms of the members' digests, as the digest column holds them."""
-    return b"".join(b"sha256:" + hashlib.sha256(data).hexdigest().encode() for _, data in members)
 
 
 def _found(helper: DigestProcess) -> int:
@@ -132,15 +107,7 @@ def _answered(helper: DigestProcess, count: int) -> None:
 @pytest.fixture
 def here(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many members each call of the writer's own digesting took (the helper's misses)."""
-    calls: list[int] = []
-    real = DigestProcess._digest_here
-
-    def spy(self: DigestProcess, positions: Any, sizes: Any) -> bytes:
-        calls.append(len(positions))
-        return real(self, positions, sizes)
-
-    monkeypatch.setattr(DigestProcess, "_digest_here", spy)
-    return calls
+    return spy_read_backs(monkeypatch)
 
 
 def test_the_helper_finds_every_small_member_as_the_zip_grows(
@@ -150,14 +117,14 @@ def test_the_helper_finds_every_small_member_as_the_zip_grows(
     with open(tmp_path / "out.zip", "w+b") as out:
         helper = _helper(out, limit=10_000)
         assert helper._spawned() is not None and len(_children() - before) == 1
-        members = _write(ZipWriter(out), 2500, seed=1)
+        members = write_members(ZipWriter(out), 2500, seed=1)
         small = [(position, data) for position, data in members if len(data) <= 10_000]
         large = [(position, data) for position, data in members if len(data) > 10_000]
         random.Random(2).shuffle(small)
-        found = _ask(helper, small)
-        assert _ask(helper, large) == _sha256s(large)  # the helper skipped these
+        found = ask(helper, small)
+        assert ask(helper, large) == sha256s(large)  # the helper skipped these
         helper.abort()
-    assert found == _sha256s(small)
+    assert found == sha256s(small)
     assert _kept(helper) == len(small) and len(large) > 400
     assert here == [len(large)]  # every small member was the helper's
     assert _reaped(before)
@@ -175,7 +142,7 @@ def test_the_helper_waits_for_a_large_member_without_reading_it_again(tmp_path: 
         child = helper._spawned()
         assert child is not None
         writer = ZipWriter(out)
-        members = _write(writer, 10, seed=16, sizes=(100,))
+        members = write_members(writer, 10, seed=16, sizes=(100,))
         out.flush()
         _answered(helper, 10)
         before = _read_by(child.pid)
@@ -186,11 +153,11 @@ def test_the_helper_waits_for_a_large_member_without_reading_it_again(tmp_path: 
             out.flush()
             time.sleep(0.025)
         writer._finish(header, at, 8 * len(chunk), crc32(chunk * 8))
-        members += _write(writer, 1200, seed=18, sizes=(100,))
-        found = _ask(helper, members)
+        members += write_members(writer, 1200, seed=18, sizes=(100,))
+        found = ask(helper, members)
         read = _read_by(child.pid) - before
         helper.abort()
-    assert found == _sha256s(members)
+    assert found == sha256s(members)
     # its header window once (at most 1 MiB), then the 1,200 members after it (0.2 MB)
     assert read < 1.5 * len(chunk), f"the helper read {read} bytes while the member was copied"
 
@@ -221,10 +188,10 @@ def _digest_observed(
         child = helper._spawned()
         assert child is not None
         seen = look(child.pid, out.fileno())
-        members = _write(ZipWriter(out), count, seed)
-        found = _ask(helper, members)
+        members = write_members(ZipWriter(out), count, seed)
+        found = ask(helper, members)
         helper.abort()
-    return seen, found == _sha256s(members)
+    return seen, found == sha256s(members)
 
 
 def _cmdline(pid: int, deadline: float = 10.0) -> list[bytes]:
@@ -282,7 +249,7 @@ def _answers(members: list[tuple[int, bytes]]) -> tuple[bytes, bytes]:
     """What the helper writes for ``members``, in file order: position and size,
     and the digest's stored form."""
     places = b"".join(struct.pack("<QQ", position, len(data)) for position, data in members)
-    return places, _sha256s(members)
+    return places, sha256s(members)
 
 
 @pytest.mark.parametrize("extension", ["/nonexistent/_sha256_thread.so", ""])
@@ -290,30 +257,17 @@ def test_the_helper_digests_with_hashlib_without_the_extension(
     tmp_path: Path, extension: str
 ) -> None:
     with open(tmp_path / "out.zip", "w+b") as out:
-        members = _write(ZipWriter(out), 100, seed=8)
+        members = write_members(ZipWriter(out), 100, seed=8)
     code, status, answers = _run_child(tmp_path / "out.zip", extension)
     assert (code, status) == (0, struct.pack("<Q", 0))
     assert answers == _answers(members)
 
 
-def _zip64_member(out: BinaryIO, name: bytes, data: bytes) -> int:
-    """A member whose local header keeps its sizes in a ZIP64 extra field, as a
-    writer does for members of 4 GiB or more; its data's position."""
-    extra = struct.pack("<HHQQ", 0x0001, 16, len(data), len(data))
-    header = struct.pack(
-        "<IHHHHHIIIHH", 0x04034B50, 45, 0, 0, 0, 0, 0, 0xFFFFFFFF, 0xFFFFFFFF, len(name), 20
-    )
-    out.write(header + name + extra)
-    position = out.tell()
-    out.write(data)
-    return position
-
-
 def test_the_helper_reads_sizes_from_a_zip64_header(tmp_path: Path) -> None:
     with open(tmp_path / "out.zip", "w+b") as out:
-        members = _write(ZipWriter(out), 20, seed=9)
-        members.append((_zip64_member(out, b"big", b"zip64 sized"), b"zip64 sized"))
-        members += _write(ZipWriter(out), 20, seed=10)  # found past it
+        members = write_members(ZipWriter(out), 20, seed=9)
+        members.append((zip64_member(out, b"big", b"zip64 sized"), b"zip64 sized"))
+        members += write_members(ZipWriter(out), 20, seed=10)  # found past it
     code, _, answers = _run_child(tmp_path / "out.zip", "")
     assert code == 0 and answers == _answers(members)
 
@@ -323,7 +277,7 @@ def _ask_logged(
 ) -> bytes:
     """:func:`_ask` with the helper's warnings captured, then the helper let go."""
     with caplog.at_level(logging.WARNING, logger=_digest_process.__name__):
-        found = _ask(helper, members)
+        found = ask(helper, members)
     helper.abort()
     return found
 
@@ -334,12 +288,12 @@ def test_the_helper_stops_at_what_is_not_a_member_and_the_writer_digests_the_res
     with open(tmp_path / "out.zip", "w+b") as out:
         helper = _helper(out)
         writer = ZipWriter(out)
-        members = _write(writer, 1200, seed=11)
+        members = write_members(writer, 1200, seed=11)
         out.write(b"not a member header")  # what the helper must not take for one
         writer._end = out.tell()
-        members += _write(writer, 30, seed=12)
+        members += write_members(writer, 30, seed=12)
         found = _ask_logged(helper, members, caplog)
-    assert found == _sha256s(members)
+    assert found == sha256s(members)
     assert _kept(helper) == 1200 and here == [30]
     assert "status 3" in caplog.text and "the writer computes the rest" in caplog.text
 
@@ -350,13 +304,13 @@ def test_a_killed_helper_leaves_its_digests_to_the_writer(
     with open(tmp_path / "out.zip", "w+b") as out:
         helper = _helper(out)
         writer = ZipWriter(out)
-        members = _write(writer, 300, seed=2)
+        members = write_members(writer, 300, seed=2)
         out.flush()
         _answered(helper, 300)
         helper._spawned().kill()  # type: ignore[union-attr]
-        members += _write(writer, 1000, seed=3)
+        members += write_members(writer, 1000, seed=3)
         found = _ask_logged(helper, members, caplog)
-    assert found == _sha256s(members)
+    assert found == sha256s(members)
     assert sum(here) == 1300 - _kept(helper) and sum(here) >= 1000
     assert "the writer computes the rest" in caplog.text
 
@@ -364,13 +318,13 @@ def test_a_killed_helper_leaves_its_digests_to_the_writer(
 def test_a_range_past_the_end_is_a_taco_error_not_a_wrong_digest(tmp_path: Path) -> None:
     with open(tmp_path / "out.zip", "w+b") as out:
         helper = _helper(out)
-        members = _write(ZipWriter(out), 1200, seed=4, sizes=(100,))
+        members = write_members(ZipWriter(out), 1200, seed=4, sizes=(100,))
         position, data = members[-1]
-        assert _ask(helper, members) == _sha256s(members)
+        assert ask(helper, members) == sha256s(members)
         with pytest.raises(
             TacoIOError, match=rf"member of 110 bytes at {position} of the output: read 100"
         ):
-            _ask(helper, [(position, data + bytes(10))])  # a size the helper did not find
+            ask(helper, [(position, data + bytes(10))])  # a size the helper did not find
         helper.abort()
 
 
@@ -384,10 +338,10 @@ def test_a_write_that_ends_before_the_helper_answers_does_not_wait_for_it(
     before = _children()
     with open(tmp_path / "out.zip", "w+b") as out:
         helper = _helper(out)
-        members = _write(ZipWriter(out), 200, seed=13)
-        found = _ask(helper, members)
+        members = write_members(ZipWriter(out), 200, seed=13)
+        found = ask(helper, members)
         helper.abort()
-    assert found == _sha256s(members)
+    assert found == sha256s(members)
     assert _kept(helper) == 0 and here == [200]  # let go: digested here
     assert _reaped(before)
 
@@ -397,16 +351,16 @@ def test_the_helper_loads_the_extension_and_nothing_else(tmp_path: Path) -> None
         helper = _helper(out)
         child = helper._spawned()
         assert child is not None
-        members = _write(ZipWriter(out), 300, seed=14)
+        members = write_members(ZipWriter(out), 300, seed=14)
         out.flush()
         _answered(helper, 300)
         maps = Path(f"/proc/{child.pid}/maps").read_text()
-        found = _ask(helper, members)
+        found = ask(helper, members)
         helper.abort()
     native = _digest_process.native_path()
     assert native is not None and native in maps
     assert "_hashlib" not in maps  # hashlib is imported only without the extension
-    assert found == _sha256s(members)
+    assert found == sha256s(members)
 
 
 def test_the_helper_reads_only_what_left_the_writers_buffer(
@@ -414,13 +368,13 @@ def test_the_helper_reads_only_what_left_the_writers_buffer(
 ) -> None:
     with open(tmp_path / "out.zip", "w+b", buffering=1 << 20) as out:
         helper = _helper(out)
-        members = _write(ZipWriter(out), 2000, seed=15, sizes=(100,))  # 0.3 MB: all buffered
+        members = write_members(ZipWriter(out), 2000, seed=15, sizes=(100,))  # 0.3 MB: all buffered
         assert helper._spawned() is not None
         time.sleep(0.1)  # the helper runs, and finds nothing in the file
         assert os.fstat(out.fileno()).st_size == 0 and _found(helper) == 0
-        found = _ask(helper, members)  # flushes, then waits for the helper
+        found = ask(helper, members)  # flushes, then waits for the helper
         helper.abort()
-    assert found == _sha256s(members)
+    assert found == sha256s(members)
     assert _kept(helper) == 2000 and here == []
 
 
@@ -513,8 +467,8 @@ def test_a_helper_whose_pipes_are_past_fd_setsize_still_waits(tmp_path: Path) ->
         with open(tmp_path / "out.zip", "w+b") as out:
             helper = _helper(out)
             assert helper._status > 1024 and helper._end > 1024
-            members = _write(ZipWriter(out), 2500, seed=3)
-            assert _ask(helper, members) == _sha256s(members)
+            members = write_members(ZipWriter(out), 2500, seed=3)
+            assert ask(helper, members) == sha256s(members)
             assert _kept(helper) == 2500  # the wait on its status worked
             helper.abort()
     finally:
@@ -551,7 +505,7 @@ def test_the_native_thread_runs_off_the_writers_cpu(affinity: set[int]) -> None:
     helper = start_member_digests("sha256", None, lambda: None)
     assert isinstance(helper, DigestThread)
     helper.submit(b"abc", 0)
-    assert _ask(helper, [(0, b"abc")]) == _sha256s([(0, b"abc")])  # the thread has run
+    assert ask(helper, [(0, b"abc")]) == sha256s([(0, b"abc")])  # the thread has run
     placed = thread_cpus("taco-sha256")
     helper.abort()
     assert placed == affinity - {mine}
@@ -594,16 +548,16 @@ def test_the_writer_goes_on_while_the_helper_starts(
     monkeypatch.setattr(subprocess, "Popen", Held)
     with open(tmp_path / "out.zip", "w+b") as out:
         helper = _helper(out)
-        members = _write(ZipWriter(out), 500, seed=13)
+        members = write_members(ZipWriter(out), 500, seed=13)
         out.flush()
         events.append("members written")
         released.set()
         assert helper._spawned() is not None
         _answered(helper, 500)  # it then found them in the file
-        found = _ask(helper, members)
+        found = ask(helper, members)
         helper.abort()
     assert events == ["members written", "helper started"]
-    assert found == _sha256s(members)
+    assert found == sha256s(members)
 
 
 def test_the_column_is_built_on_the_helpers_answers_without_a_copy(
@@ -613,14 +567,14 @@ def test_the_column_is_built_on_the_helpers_answers_without_a_copy(
         helper = _helper(out)
         writer = ZipWriter(out)
         writer.add_bytes("header", b"a member before the samples (the TACO_HEADER)")
-        members = _write(writer, 1500, seed=22, sizes=(100, 4096))
+        members = write_members(writer, 1500, seed=22, sizes=(100, 4096))
         out.flush()
         _answered(helper, 1500)  # found by the helper, not digested here
         rows = helper.stored_at(
             np.array([p for p, _ in members], np.int64), np.array([len(d) for _, d in members])
         )
         helper.abort()
-    assert rows.tobytes() == _sha256s(members) and here == []
+    assert rows.tobytes() == sha256s(members) and here == []
     base: object = rows
     while isinstance(base, np.ndarray | memoryview):
         base = base.base if isinstance(base, np.ndarray) else base.obj

@@ -8,7 +8,6 @@ against hashlib on the bytes written; the thread is found and measured in
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import mmap
 import os
@@ -17,7 +16,7 @@ import struct
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, Final
+from typing import Any, Final
 
 import numpy as np
 import pytest
@@ -29,10 +28,10 @@ from taco_gdal.write import _output_digests
 from taco_gdal.write._cpus import other_cpus
 from taco_gdal.write._output_digests import DigestScan, answer_files
 from taco_gdal.write.zipstream import ZipWriter
+from tests.zip_members import ask, sha256s, spy_read_backs, write_members, zip64_member
 
 THREAD: Final = "taco-zip-sha256"
 """The scan thread's name, as ``/proc`` shows it."""
-SIZES: Final = (0, 1, 100, 4096, 20_000)
 
 
 def _scan_threads() -> list[int]:
@@ -63,39 +62,10 @@ def _read_by(tid: int) -> int:
     return int(fields["rchar"])
 
 
-def _write(
-    writer: ZipWriter, count: int, seed: int, sizes: tuple[int, ...] = SIZES
-) -> list[tuple[int, bytes]]:
-    rng, members = random.Random(seed), []
-    for i in range(count):
-        data = rng.randbytes(rng.choice(sizes))
-        members.append((writer.add_bytes(f"m{seed}-{i}", data).data_offset, data))
-    return members
-
-
-def _ask(helper: DigestScan, members: list[tuple[int, bytes]]) -> bytes:
-    positions = np.array([position for position, _ in members], np.int64)
-    sizes = np.array([len(data) for _, data in members], np.int64)
-    return helper.stored_at(positions, sizes).tobytes()
-
-
-def _sha256s(members: list[tuple[int, bytes]]) -> bytes:
-    """The stored forms of the members' digests, as the digest column holds them."""
-    return b"".join(b"sha256:" + hashlib.sha256(data).hexdigest().encode() for _, data in members)
-
-
 @pytest.fixture
 def here(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many members each call of the writer's own digesting took (the thread's misses)."""
-    calls: list[int] = []
-    real = DigestScan._digest_here
-
-    def spy(self: DigestScan, positions: Any, sizes: Any) -> bytes:
-        calls.append(len(positions))
-        return real(self, positions, sizes)
-
-    monkeypatch.setattr(DigestScan, "_digest_here", spy)
-    return calls
+    return spy_read_backs(monkeypatch)
 
 
 def test_the_thread_finds_every_small_member_as_the_zip_grows(
@@ -104,15 +74,15 @@ def test_the_thread_finds_every_small_member_as_the_zip_grows(
     with open(tmp_path / "out.zip", "w+b") as out:
         helper = DigestScan(out.fileno(), out.flush, other_cpus(), limit=10_000)
         assert len(_scan_threads()) == 1
-        members = _write(ZipWriter(out), 2500, seed=1)
+        members = write_members(ZipWriter(out), 2500, seed=1)
         small = [(position, data) for position, data in members if len(data) <= 10_000]
         large = [(position, data) for position, data in members if len(data) > 10_000]
         random.Random(2).shuffle(small)
-        found = _ask(helper, small)
+        found = ask(helper, small)
         assert _gone()  # the first question ends the thread's work
-        assert _ask(helper, large) == _sha256s(large)  # it skipped these
+        assert ask(helper, large) == sha256s(large)  # it skipped these
         helper.abort()
-    assert found == _sha256s(small)
+    assert found == sha256s(small)
     assert len(large) > 400 and here == [len(large)]  # every small member was the thread's
 
 
@@ -121,7 +91,7 @@ def test_the_thread_waits_for_a_large_member_without_reading_it(tmp_path: Path) 
         helper = DigestScan(out.fileno(), out.flush, limit=10_000)
         (tid,) = _scan_threads()
         writer = ZipWriter(out)
-        members = _write(writer, 10, seed=16, sizes=(100,))
+        members = write_members(writer, 10, seed=16, sizes=(100,))
         out.flush()
         time.sleep(0.05)  # it has read these
         before = _read_by(tid)
@@ -132,38 +102,26 @@ def test_the_thread_waits_for_a_large_member_without_reading_it(tmp_path: Path) 
             out.flush()
             time.sleep(0.025)
         writer._finish(header, at, 8 * len(chunk), crc32(chunk * 8))
-        members += _write(writer, 1200, seed=18, sizes=(100,))
+        members += write_members(writer, 1200, seed=18, sizes=(100,))
         out.flush()
         time.sleep(0.05)
         read = _read_by(tid) - before
-        found = _ask(helper, members)
+        found = ask(helper, members)
         helper.abort()
-    assert found == _sha256s(members)
+    assert found == sha256s(members)
     # its header's window once (at most 1 MiB), then the 1,200 members after it (0.2 MB)
     assert read < 1.5 * len(chunk), f"the thread read {read} bytes while the member was copied"
-
-
-def _zip64_member(out: BinaryIO, name: bytes, data: bytes) -> int:
-    """A member whose local header keeps its sizes in a ZIP64 extra field; its data's position."""
-    extra = struct.pack("<HHQQ", 0x0001, 16, len(data), len(data))
-    header = struct.pack(
-        "<IHHHHHIIIHH", 0x04034B50, 45, 0, 0, 0, 0, 0, 0xFFFFFFFF, 0xFFFFFFFF, len(name), 20
-    )
-    out.write(header + name + extra)
-    position = out.tell()
-    out.write(data)
-    return position
 
 
 def test_the_thread_reads_sizes_from_a_zip64_header(tmp_path: Path, here: list[int]) -> None:
     with open(tmp_path / "out.zip", "w+b") as out:
         helper = DigestScan(out.fileno(), out.flush)
-        members = _write(ZipWriter(out), 20, seed=9)
-        members.append((_zip64_member(out, b"big", b"zip64 sized"), b"zip64 sized"))
-        members += _write(ZipWriter(out), 20, seed=10)  # found past it
-        found = _ask(helper, members)
+        members = write_members(ZipWriter(out), 20, seed=9)
+        members.append((zip64_member(out, b"big", b"zip64 sized"), b"zip64 sized"))
+        members += write_members(ZipWriter(out), 20, seed=10)  # found past it
+        found = ask(helper, members)
         helper.abort()
-    assert found == _sha256s(members) and here == []
+    assert found == sha256s(members) and here == []
 
 
 def test_the_thread_stops_at_what_is_not_a_member_and_the_writer_digests_the_rest(
@@ -172,14 +130,14 @@ def test_the_thread_stops_at_what_is_not_a_member_and_the_writer_digests_the_res
     with open(tmp_path / "out.zip", "w+b") as out:
         helper = DigestScan(out.fileno(), out.flush)
         writer = ZipWriter(out)
-        members = _write(writer, 1200, seed=11)
+        members = write_members(writer, 1200, seed=11)
         out.write(b"not a member header")  # what the thread must not take for one
         writer._end = out.tell()
-        members += _write(writer, 30, seed=12)
+        members += write_members(writer, 30, seed=12)
         with caplog.at_level(logging.WARNING, logger=_output_digests.__name__):
-            found = _ask(helper, members)
+            found = ask(helper, members)
         helper.abort()
-    assert found == _sha256s(members)
+    assert found == sha256s(members)
     assert here == [30]  # the 1,200 before the bad bytes were the thread's
     assert "not a member header" in caplog.text and "the writer computes the rest" in caplog.text
 
@@ -190,7 +148,7 @@ def test_a_hostile_declared_size_stops_the_thread_not_the_write(
     # a ZIP64 stored size of 2**63: no member has it, and position + size would overflow
     with open(tmp_path / "out.zip", "w+b") as out:
         helper = DigestScan(out.fileno(), out.flush)
-        members = _write(ZipWriter(out), 50, seed=19)
+        members = write_members(ZipWriter(out), 50, seed=19)
         extra = struct.pack("<HHQQ", 0x0001, 16, 1 << 63, 1 << 63)
         out.write(
             struct.pack(
@@ -200,9 +158,9 @@ def test_a_hostile_declared_size_stops_the_thread_not_the_write(
             + extra
         )
         with caplog.at_level(logging.WARNING, logger=_output_digests.__name__):
-            found = _ask(helper, members)
+            found = ask(helper, members)
         helper.abort()
-    assert found == _sha256s(members) and here == []
+    assert found == sha256s(members) and here == []
     assert "the writer computes the rest" in caplog.text
     assert _gone()
 
@@ -213,12 +171,12 @@ def test_the_thread_reads_only_what_left_the_writers_buffer(
     with open(tmp_path / "out.zip", "w+b", buffering=1 << 20) as out:
         helper = DigestScan(out.fileno(), out.flush)
         (tid,) = _scan_threads()
-        members = _write(ZipWriter(out), 2000, seed=15, sizes=(100,))  # 0.3 MB: all buffered
+        members = write_members(ZipWriter(out), 2000, seed=15, sizes=(100,))  # 0.3 MB: all buffered
         time.sleep(0.1)  # the thread runs, and finds nothing in the file
         assert os.fstat(out.fileno()).st_size == 0 and _read_by(tid) == 0
-        found = _ask(helper, members)  # flushes, then waits for the thread
+        found = ask(helper, members)  # flushes, then waits for the thread
         helper.abort()
-    assert found == _sha256s(members) and here == []
+    assert found == sha256s(members) and here == []
 
 
 def test_an_aborted_scan_ends_its_thread_and_the_writer_digests_everything(
@@ -226,12 +184,12 @@ def test_an_aborted_scan_ends_its_thread_and_the_writer_digests_everything(
 ) -> None:
     with open(tmp_path / "out.zip", "w+b") as out:
         helper = DigestScan(out.fileno(), out.flush)
-        members = _write(ZipWriter(out), 100, seed=20)
+        members = write_members(ZipWriter(out), 100, seed=20)
         helper.abort()
         assert _gone()
-        found = _ask(helper, members)
+        found = ask(helper, members)
         helper.abort()  # twice: nothing happens
-    assert found == _sha256s(members) and here == [100]
+    assert found == sha256s(members) and here == [100]
 
 
 @pytest.fixture
@@ -247,12 +205,29 @@ def test_a_dropped_scanner_stops_its_thread_and_closes_its_descriptors(
     tmp_path: Path, answers: tuple[int, int]
 ) -> None:
     with open(tmp_path / "out.zip", "w+b") as out:
-        descriptors = len(os.listdir("/proc/self/fd"))
+        files = _identities((out.fileno(), *answers))
         scanner = _sha256_thread.Scanner(out.fileno(), 1 << 18, *answers)
         assert len(_scan_threads()) == 1
-        assert len(os.listdir("/proc/self/fd")) == descriptors + 3  # its own duplicates
+        assert _opened(files) == [2, 2, 2]  # its own duplicates
         del scanner
-        assert _gone() and len(os.listdir("/proc/self/fd")) == descriptors
+        assert _gone() and _opened(files) == [1, 1, 1]
+
+
+def _opened(files: list[tuple[int, int]]) -> list[int]:
+    """How many of this process's descriptors are open on each of ``files`` (device and
+    inode: other tests' threads may open and close descriptors meanwhile)."""
+    found = []
+    for entry in Path("/proc/self/fd").iterdir():
+        try:
+            status = entry.stat()
+        except (FileNotFoundError, NotADirectoryError):  # closed while listed
+            continue
+        found.append((status.st_dev, status.st_ino))
+    return [found.count(identity) for identity in files]
+
+
+def _identities(fds: tuple[int, ...]) -> list[tuple[int, int]]:
+    return [(os.fstat(fd).st_dev, os.fstat(fd).st_ino) for fd in fds]
 
 
 @pytest.mark.parametrize(
@@ -268,10 +243,10 @@ def test_a_scanner_refuses_bad_arguments(
     arguments: tuple[Any, ...], error: type[Exception], message: str, answers: tuple[int, int]
 ) -> None:
     fd, limit, *cpus = arguments
-    descriptors = len(os.listdir("/proc/self/fd"))
+    files = _identities(answers)
     with pytest.raises(error, match=message):
         _sha256_thread.Scanner(fd, limit, *answers, *cpus)
-    assert _gone() and len(os.listdir("/proc/self/fd")) == descriptors
+    assert _gone() and _opened(files) == [1, 1]
 
 
 def test_a_scanner_refuses_answer_files_it_cannot_use(tmp_path: Path) -> None:
@@ -320,12 +295,12 @@ def test_the_column_is_built_on_the_threads_answers_without_a_copy(
         helper = DigestScan(out.fileno(), out.flush)
         writer = ZipWriter(out)
         writer.add_bytes("header", b"a member before the samples (the TACO_HEADER)")
-        members = _write(writer, 500, seed=21, sizes=(100, 4096))
+        members = write_members(writer, 500, seed=21, sizes=(100, 4096))
         rows = helper.stored_at(
             np.array([p for p, _ in members], np.int64), np.array([len(d) for _, d in members])
         )
         helper.abort()
-    assert rows.tobytes() == _sha256s(members) and here == []
+    assert rows.tobytes() == sha256s(members) and here == []
     assert _memory_of(rows) is mmap.mmap  # the thread's file, mapped: nothing formatted here
 
 
