@@ -9,8 +9,8 @@ digest's stored form (``sha256:`` and 64 hex digits, the digest column's
 value) to another.  When the samples are written the writer gives it where
 they end, waits for it, maps both files and takes the stored forms of each
 level's rows by position (:meth:`OutputDigests.stored_at`): when the level's
-rows are the members in file order, the column is built on the mapped text
-itself.  Formatting the digests on the writing thread had cost 2-4 ms of a
+rows are a run of the members found, in file order, the column is built on
+the mapped text itself.  Formatting the digests on the writing thread had cost 2-4 ms of a
 10k-member write (a copy of the digests, their hex, the rows: 540 fresh pages),
 against 0.4 ms to map and check the answers.  An answer counts only when its position
 and size are those the writer recorded for the row; a member the finder did
@@ -20,15 +20,18 @@ lost or wrong.
 
 Two finders do this work:
 
-* :class:`DigestScan`, a POSIX thread of the C extension
-  (``taco_gdal/_sha256_scan.h``), which never takes the GIL and starts in
-  microseconds;
 * :class:`~taco_gdal.write._digest_process.DigestProcess`, a helper
-  interpreter (``python -I -S``) running the same walk, for where the
-  extension is not built (it then digests with ``hashlib``).
-
-The thread is preferred: the process costs about 12 ms of the other CPU to
-start and 8 ms to end, which a write of 10k small samples (0.27 s) felt.
+  interpreter (``python -I -S``) loading only the package's extension
+  (``hashlib`` where it was not built), the first choice where a Python
+  interpreter can be started;
+* :class:`DigestScan`, a POSIX thread of the C extension
+  (``taco_gdal/_sha256_scan.h``) that never takes the GIL, where none can
+  (embedded as in QGIS, or frozen).  It starts in microseconds where the
+  process takes about 12 ms of the other CPU, yet it did not make the writer
+  faster where both can run (10k x 4 KiB, 30 in-process rounds: +4.2%
+  against +3.6%); it replaced handing every member to the ring thread
+  (:class:`~taco_gdal.write._digest_thread.DigestThread`) where no process
+  starts (10k x 16 KiB: +2.7% against +8.9%).
 """
 
 from __future__ import annotations
