@@ -11,13 +11,13 @@ from __future__ import annotations
 import hashlib
 import random
 import struct
-from typing import Any, BinaryIO, Final
+import time
+from typing import BinaryIO, Final
 
 import numpy as np
-import pytest
 
+from taco_gdal.format.checksum import crc32
 from taco_gdal.write._digest_thread import MemberDigests
-from taco_gdal.write._output_digests import OutputDigests
 from taco_gdal.write.zipstream import ZipWriter
 
 SIZES: Final = (0, 1, 100, 4096, 20_000)
@@ -63,15 +63,14 @@ def zip64_member(out: BinaryIO, name: bytes, data: bytes) -> int:
     return position
 
 
-def spy_read_backs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many members each call of the writer's own digesting takes from now on
-    (what a finder missed, read back from the output), for the test's duration."""
-    calls: list[int] = []
-    real = OutputDigests._digest_here
-
-    def spy(self: OutputDigests, positions: Any, sizes: Any) -> bytes:
-        calls.append(len(positions))
-        return real(self, positions, sizes)
-
-    monkeypatch.setattr(OutputDigests, "_digest_here", spy)
-    return calls
+def copy_large_member(writer: ZipWriter, out: BinaryIO, seed: int) -> int:
+    """An 8 MiB member written over 0.2 s, flushed 1 MiB at a time, as the writer's
+    copy writes a large member (a finder sees its header long before its end); its size."""
+    chunk = random.Random(seed).randbytes(1 << 20)
+    header, at = writer._begin("large", 8 * len(chunk))
+    for _ in range(8):
+        out.write(chunk)
+        out.flush()
+        time.sleep(0.025)
+    writer._finish(header, at, 8 * len(chunk), crc32(chunk * 8))
+    return 8 * len(chunk)

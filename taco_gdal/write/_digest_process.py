@@ -65,13 +65,8 @@ import weakref
 from collections.abc import Callable
 from typing import Final
 
-import numpy as np
-import numpy.typing as npt
-
 from taco_gdal.format.checksum import NATIVE_SHA256
 from taco_gdal.write._output_digests import SMALL_MEMBER, OutputDigests, answer_files
-
-IntArray = npt.NDArray[np.int64]
 
 __all__ = ["PROCESS_DIGESTS", "DigestProcess", "start_digest_process"]
 

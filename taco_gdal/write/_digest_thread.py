@@ -46,12 +46,8 @@ import numpy.typing as npt
 from taco_gdal.errors import TacoIOError
 from taco_gdal.format.checksum import NATIVE_SHA256, stored_ascii
 from taco_gdal.write._cpus import other_cpus
-from taco_gdal.write._digest_process import (
-    PROCESS_DIGESTS,
-    IntArray,
-    start_digest_process,
-)
-from taco_gdal.write._output_digests import DigestScan
+from taco_gdal.write._digest_process import PROCESS_DIGESTS, start_digest_process
+from taco_gdal.write._output_digests import DigestScan, IntArray
 
 if TYPE_CHECKING:
     from taco_gdal._sha256_thread import Digester

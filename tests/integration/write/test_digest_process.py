@@ -29,7 +29,6 @@ import pytest
 
 from taco_gdal import _sha256_thread
 from taco_gdal.errors import TacoError, TacoIOError
-from taco_gdal.format.checksum import crc32
 from taco_gdal.format.names import CHECKSUM
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.write import (
@@ -52,7 +51,7 @@ from taco_gdal.write._output_digests import DigestScan
 from taco_gdal.write._sources import read_zip_metadata
 from taco_gdal.write.zipstream import ZipWriter
 from tests.threads import thread_cpus
-from tests.zip_members import ask, sha256s, spy_read_backs, write_members, zip64_member
+from tests.zip_members import ask, copy_large_member, sha256s, write_members, zip64_member
 
 T = TypeVar("T")
 
@@ -104,12 +103,6 @@ def _answered(helper: DigestProcess, count: int) -> None:
         time.sleep(0.005)
 
 
-@pytest.fixture
-def here(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many members each call of the writer's own digesting took (the helper's misses)."""
-    return spy_read_backs(monkeypatch)
-
-
 def test_the_helper_finds_every_small_member_as_the_zip_grows(
     tmp_path: Path, here: list[int]
 ) -> None:
@@ -146,20 +139,16 @@ def test_the_helper_waits_for_a_large_member_without_reading_it_again(tmp_path: 
         out.flush()
         _answered(helper, 10)
         before = _read_by(child.pid)
-        chunk = random.Random(17).randbytes(1 << 20)
-        header, at = writer._begin("large", 8 * len(chunk))
-        for _ in range(8):  # copied over 0.2 s, as the writer's copy writes a large member
-            out.write(chunk)
-            out.flush()
-            time.sleep(0.025)
-        writer._finish(header, at, 8 * len(chunk), crc32(chunk * 8))
+        large = copy_large_member(writer, out, seed=17)
         members += write_members(writer, 1200, seed=18, sizes=(100,))
         found = ask(helper, members)
         read = _read_by(child.pid) - before
         helper.abort()
     assert found == sha256s(members)
     # its header window once (at most 1 MiB), then the 1,200 members after it (0.2 MB)
-    assert read < 1.5 * len(chunk), f"the helper read {read} bytes while the member was copied"
+    assert large == 8 << 20 and read < 1.5 * (1 << 20), (
+        f"the helper read {read} bytes while the member was copied"
+    )
 
 
 def test_create_tells_the_helper_nothing_per_sample(

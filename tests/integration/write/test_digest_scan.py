@@ -23,12 +23,11 @@ import pytest
 
 from taco_gdal import _sha256_thread
 from taco_gdal.errors import TacoIOError
-from taco_gdal.format.checksum import crc32
 from taco_gdal.write import _output_digests
 from taco_gdal.write._cpus import other_cpus
 from taco_gdal.write._output_digests import DigestScan, answer_files
 from taco_gdal.write.zipstream import ZipWriter
-from tests.zip_members import ask, sha256s, spy_read_backs, write_members, zip64_member
+from tests.zip_members import ask, copy_large_member, sha256s, write_members, zip64_member
 
 THREAD: Final = "taco-zip-sha256"
 """The scan thread's name, as ``/proc`` shows it."""
@@ -62,12 +61,6 @@ def _read_by(tid: int) -> int:
     return int(fields["rchar"])
 
 
-@pytest.fixture
-def here(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many members each call of the writer's own digesting took (the thread's misses)."""
-    return spy_read_backs(monkeypatch)
-
-
 def test_the_thread_finds_every_small_member_as_the_zip_grows(
     tmp_path: Path, here: list[int]
 ) -> None:
@@ -95,13 +88,7 @@ def test_the_thread_waits_for_a_large_member_without_reading_it(tmp_path: Path) 
         out.flush()
         time.sleep(0.05)  # it has read these
         before = _read_by(tid)
-        chunk = random.Random(17).randbytes(1 << 20)
-        header, at = writer._begin("large", 8 * len(chunk))
-        for _ in range(8):  # copied over 0.2 s, as the writer's copy writes a large member
-            out.write(chunk)
-            out.flush()
-            time.sleep(0.025)
-        writer._finish(header, at, 8 * len(chunk), crc32(chunk * 8))
+        large = copy_large_member(writer, out, seed=17)
         members += write_members(writer, 1200, seed=18, sizes=(100,))
         out.flush()
         time.sleep(0.05)
@@ -110,7 +97,9 @@ def test_the_thread_waits_for_a_large_member_without_reading_it(tmp_path: Path) 
         helper.abort()
     assert found == sha256s(members)
     # its header's window once (at most 1 MiB), then the 1,200 members after it (0.2 MB)
-    assert read < 1.5 * len(chunk), f"the thread read {read} bytes while the member was copied"
+    assert large == 8 << 20 and read < 1.5 * (1 << 20), (
+        f"the thread read {read} bytes while the member was copied"
+    )
 
 
 def test_the_thread_reads_sizes_from_a_zip64_header(tmp_path: Path, here: list[int]) -> None:
