@@ -1,13 +1,14 @@
-"""Threads of this process as the kernel lists them (``/proc/self/task``)."""
+"""Threads of a process as the kernel lists them (``/proc/<pid>/task``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 
-def thread_cpus(name: str) -> set[int]:
-    """The CPUs this process's thread called ``name`` may run on (its affinity)."""
-    for task in Path("/proc/self/task").iterdir():
+def thread_cpus(name: str, pid: int | str = "self") -> set[int]:
+    """The CPUs the thread called ``name`` of process ``pid`` (this one by default) may
+    run on (its affinity)."""
+    for task in Path(f"/proc/{pid}/task").iterdir():
         try:
             if (task / "comm").read_text().strip() != name:
                 continue
@@ -23,4 +24,4 @@ def thread_cpus(name: str) -> set[int]:
             low, _, high = part.partition("-")
             cpus.update(range(int(low), int(high or low) + 1))
         return cpus
-    raise AssertionError(f"no thread called {name!r} in this process")
+    raise AssertionError(f"no thread called {name!r} in process {pid}")

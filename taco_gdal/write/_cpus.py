@@ -41,8 +41,8 @@ def other_cpus(proc: Path = Path("/proc")) -> set[int] | None:
     """
     try:
         allowed = os.sched_getaffinity(0)
-        with open(proc / "thread-self" / "stat", "rb") as f:  # field 39: its last CPU
-            here = int(f.read().rsplit(b")", 1)[1].split()[36])
+        stat = _read(os.path.join(proc, "thread-self", "stat"))  # field 39: its last CPU
+        here = int(stat.rsplit(")", 1)[1].split()[36])
     except (AttributeError, OSError, ValueError, IndexError):  # not Linux
         return None
     if here not in allowed:
@@ -61,8 +61,12 @@ def cpu_quota(proc: Path = Path("/proc")) -> float | None:
         True
     """
     try:
-        memberships = (proc / "self" / "cgroup").read_text().splitlines()
-        mounts = (proc / "self" / "mountinfo").read_text().splitlines()
+        memberships = _read(os.path.join(proc, "self", "cgroup")).splitlines()
+        mounts = [
+            line  # only cgroup mounts matter: "... - cgroup2 ..." or "... - cgroup ..."
+            for line in _read(os.path.join(proc, "self", "mountinfo")).splitlines()
+            if " - cgroup" in line
+        ]
     except OSError:
         return None
     found = [
@@ -74,9 +78,27 @@ def cpu_quota(proc: Path = Path("/proc")) -> float | None:
     return min(found, default=None)
 
 
+def _read(path: str) -> str:
+    """The text of a small ``/proc`` or ``/sys`` file, read through its descriptor.
+
+    With a ``Path`` and a text layer per file, :func:`other_cpus` took 0.5-0.9 ms
+    of a fresh ``create()`` with SHA-256 (10k x 4 KiB, timed inside the write,
+    three rounds), 0.35-0.45 ms this way; only the cgroup lines of
+    ``mountinfo`` are parsed.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode("utf-8", "surrogateescape")
+
+
 _V2: Final = ("cpu.max",)
 _V1: Final = ("cpu.cfs_quota_us", "cpu.cfs_period_us")
-_Places = list[tuple[Path, tuple[str, ...]]]
+_Places = list[tuple[str, tuple[str, ...]]]
 """Directories of cgroups, each with the files holding its CPU quota."""
 
 
@@ -96,7 +118,7 @@ def _cpu_cgroup_dirs(memberships: list[str], mounts: list[str]) -> _Places:
         parts, kind = fields.split(), tail.split()
         if len(parts) < 5 or len(kind) < 3:
             continue
-        root, point = _unescape(parts[3]), Path(_unescape(parts[4]))
+        root, point = _unescape(parts[3]), _unescape(parts[4])
         if kind[0] == "cgroup2" and v2_path is not None:
             found += _ancestors(point, root, v2_path, _V2)
         elif kind[0] == "cgroup" and "cpu" in kind[2].split(",") and v1_path is not None:
@@ -104,18 +126,18 @@ def _cpu_cgroup_dirs(memberships: list[str], mounts: list[str]) -> _Places:
     return found
 
 
-def _ancestors(point: Path, root: str, path: str, files: tuple[str, ...]) -> _Places:
+def _ancestors(point: str, root: str, path: str, files: tuple[str, ...]) -> _Places:
     """``path`` (a cgroup, seen from this namespace) under the mount of cgroup
     ``root`` at ``point``, and its ancestors up to the mount."""
     if root != "/" and (path == root or path.startswith(root + "/")):
         path = path[len(root) :]  # a mount of a sub-tree (a container without cgroupns)
     names = [name for name in path.split("/") if name and name not in (".", "..")]
-    return [(point.joinpath(*names[:depth]), files) for depth in range(len(names), -1, -1)]
+    return [(os.path.join(point, *names[:depth]), files) for depth in range(len(names), -1, -1)]
 
 
-def _quota_in(directory: Path, files: tuple[str, ...]) -> float | None:
+def _quota_in(directory: str, files: tuple[str, ...]) -> float | None:
     try:
-        texts = [(directory / name).read_text().split() for name in files]
+        texts = [_read(os.path.join(directory, name)).split() for name in files]
     except OSError:  # no such cgroup here, or the controller is not enabled on it
         return None
     try:

@@ -194,18 +194,18 @@ def _cmdline(pid: int, deadline: float = 10.0) -> list[bytes]:
     return raw.rstrip(b"\0").split(b"\0")
 
 
-def test_the_helper_digests_in_lanes_with_the_packages_extension(tmp_path: Path) -> None:
+def test_the_helper_scans_with_the_packages_extension(tmp_path: Path) -> None:
     def argv(pid: int, fd: int) -> tuple[list[bytes], bool, str]:
         args = _cmdline(pid)
-        output = os.path.samestat(os.fstat(fd), os.stat(f"/proc/{pid}/fd/{int(args[-5])}"))
-        answers = [os.readlink(f"/proc/{pid}/fd/{int(arg)}") for arg in args[-2:]]
+        output = os.path.samestat(os.fstat(fd), os.stat(f"/proc/{pid}/fd/{int(args[-6])}"))
+        answers = [os.readlink(f"/proc/{pid}/fd/{int(arg)}") for arg in args[-3:-1]]
         return args, output, answers
 
     (args, output, answers), right = _digest_observed(tmp_path / "out.zip", 400, 7, argv)
     native = _digest_process.native_path()
     assert native is not None and Path(native).samefile(_sha256_thread.__file__)
-    assert args[-3] == native.encode()
-    assert args[-4] == str(zipstream.LOCAL_BLOCK).encode()  # the writer's small members
+    assert args[-4] == native.encode()
+    assert args[-5] == str(zipstream.LOCAL_BLOCK).encode()  # the writer's small members
     assert output  # the descriptor it reads is the writer's output
     assert answers[0].startswith("/memfd:taco-digest-places")  # its answers, in memory
     assert answers[1].startswith("/memfd:taco-digest-stored")
@@ -234,6 +234,13 @@ def _run_child(
         return done.returncode, done.stdout, (places.read(), stored.read())
 
 
+def _extension() -> str:
+    """The package's built extension, which the helper loads for its scan thread."""
+    native = _digest_process.native_path()
+    assert native is not None, "the _sha256_thread extension is not built"
+    return native
+
+
 def _answers(members: list[tuple[int, bytes]]) -> tuple[bytes, bytes]:
     """What the helper writes for ``members``, in file order: position and size,
     and the digest's stored form."""
@@ -252,12 +259,13 @@ def test_the_helper_digests_with_hashlib_without_the_extension(
     assert answers == _answers(members)
 
 
-def test_the_helper_reads_sizes_from_a_zip64_header(tmp_path: Path) -> None:
+@pytest.mark.parametrize("native", [True, False], ids=["scan thread", "hashlib"])
+def test_the_helper_reads_sizes_from_a_zip64_header(tmp_path: Path, native: bool) -> None:
     with open(tmp_path / "out.zip", "w+b") as out:
         members = write_members(ZipWriter(out), 20, seed=9)
         members.append((zip64_member(out, b"big", b"zip64 sized"), b"zip64 sized"))
         members += write_members(ZipWriter(out), 20, seed=10)  # found past it
-    code, _, answers = _run_child(tmp_path / "out.zip", "")
+    code, _, answers = _run_child(tmp_path / "out.zip", _extension() if native else "")
     assert code == 0 and answers == _answers(members)
 
 
@@ -474,15 +482,30 @@ def affinity() -> Iterator[set[int]]:
     os.sched_setaffinity(0, allowed)
 
 
+def _scan_thread_cpus(pid: int, deadline: float = 10.0) -> set[int]:
+    """The affinity of the helper ``pid``'s native scan thread, once it has started."""
+    until = time.monotonic() + deadline
+    while True:
+        try:
+            return thread_cpus("taco-zip-sha256", pid)
+        except AssertionError:
+            assert time.monotonic() < until, f"helper {pid} started no scan thread"
+            time.sleep(0.002)
+
+
 def test_the_helper_runs_off_the_writers_cpu(tmp_path: Path, affinity: set[int]) -> None:
     assert len(affinity) >= 2, f"the test needs two CPUs, this thread may use {affinity}"
     mine = max(affinity)
     os.sched_setaffinity(0, {mine})
     os.sched_setaffinity(0, affinity)  # free again, but last ran on `mine`
-    placed, right = _digest_observed(
-        tmp_path / "out.bin", 200, 4, lambda pid, _fd: os.sched_getaffinity(pid)
+    (main, scan), right = _digest_observed(
+        tmp_path / "out.bin",
+        200,
+        4,
+        lambda pid, _fd: (os.sched_getaffinity(pid), _scan_thread_cpus(pid)),
     )
-    assert placed == affinity - {mine}
+    assert main == affinity - {mine}
+    assert scan == affinity - {mine}  # given to the thread, not inherited in a race
     assert right
 
 
