@@ -35,9 +35,12 @@ us per 4 KiB member, 9.5 against 8.8 per 16 KiB), and ``create()`` of 10k x
 +3.3% [+1.1, +4.9] with the scan thread (paired -1.5% [-2.3, +0.7], 80
 blocks, ``bench/results/digest_s26_tmpfs_10000x4k_native_helper.json``).
 When the samples are written the writer sends the helper where they end (8
-bytes), waits for its exit status, maps both files and takes the stored forms
-by position, all at once (:meth:`DigestProcess.stored_at`).  Until then the helper naps when it has
-caught up (1 ms, doubling to 8 ms), polling only for that one message, so
+bytes, :meth:`DigestProcess.members_written`), goes on to the metadata while
+the helper digests the last members, then waits for its exit status, maps
+both files and takes the stored forms by position, all at once
+(:meth:`DigestProcess.stored_at`).  Until then the scan thread naps when it
+has caught up (1 ms, doubling to 8 ms) and the helper's main thread sleeps
+in a read of that one message (a closed pipe, the writer gone, ends it), so
 the writer never wakes it (a write that wakes a sleeping process cost the
 writer 19.6 us on this machine's VM: the wake-up is an inter-processor
 interrupt).  The previous helper was sent 16 bytes per member, 64 at a time,
@@ -405,6 +408,8 @@ class DigestProcess(OutputDigests):
         super().__init__(algorithm, output, flush, answers)
         self._spawn = spawn
         self._end, self._status = pipes
+        self._sent: bool | None = None
+        """Whether the end was sent (None: not yet; False: the pipe was broken)."""
         self._stop = weakref.finalize(self, _stop, pipes)
 
     def _spawned(self) -> subprocess.Popen[bytes] | None:
@@ -414,22 +419,41 @@ class DigestProcess(OutputDigests):
     def _let_go(self) -> None:
         self._stop()
 
+    def members_written(self) -> None:
+        """Tell the helper now where the members end, once it has answered at all, so
+        that it digests the last ones while the writer goes on to the metadata
+        (:meth:`stored_at` then only waits for its exit status)."""
+        if self._sent is None and self._stop.alive and os.fstat(self._files[0]).st_size:
+            self._send(self._end_of_members())
+
     def _finish(self, asked: int) -> None:
-        """Tell the helper where the members end and wait for it (not when it has
-        found nothing yet and the members are few: they are digested here)."""
+        """Tell the helper where the members end, unless :meth:`members_written` did, and
+        wait for it (not when it has found nothing yet and the members are few: they
+        are digested here)."""
         if not self._stop.alive:
             return
-        if os.fstat(self._files[0]).st_size == 0 and asked <= _HERE_LIMIT:
-            # the helper is still starting (about 12 ms): members too few to make
-            # the writer wait for it are digested here instead
-            log.debug("digest helper not started yet: %d members digested here", asked)
-        else:
-            self._wait(self._end_of_members())
+        if self._sent is None:
+            if os.fstat(self._files[0]).st_size == 0 and asked <= _HERE_LIMIT:
+                # the helper is still starting (about 12 ms): members too few to make
+                # the writer wait for it are digested here instead
+                log.debug("digest helper not started yet: %d members digested here", asked)
+                return
+            self._send(self._end_of_members())
+        if self._sent:
+            self._wait()
 
-    def _wait(self, end: int) -> None:
-        """Send ``end`` and wait for the helper's exit status."""
+    def _send(self, end: int) -> None:
+        """Send ``end``, where the members end, once."""
         try:
             os.write(self._end, _END.pack(end))
+            self._sent = True
+        except OSError as exc:
+            self._sent = False
+            log.warning("digest helper process: %s; the writer computes the rest", exc)
+
+    def _wait(self) -> None:
+        """Wait for the helper's exit status."""
+        try:
             status = b""
             while len(status) < _END.size:
                 chunk = os.read(self._status, _END.size - len(status))

@@ -87,6 +87,11 @@ class MemberDigests(Protocol):
         output, in that order (waits for the last ones)."""
         ...
 
+    def members_written(self) -> None:
+        """Every member to digest is written (others may follow: metadata): a helper
+        may finish its work now, while the writer goes on."""
+        ...
+
     def abort(self) -> None:
         """Stop now; digests not known yet are never computed."""
         ...
@@ -142,6 +147,9 @@ class DigestThread:
         except RuntimeError as exc:
             raise TacoIOError(f"cannot digest the members written: {exc}") from exc
         return self._positions.pick(every, self.size, positions)
+
+    def members_written(self) -> None:
+        """Nothing to do: the thread digests what it is handed; :meth:`stored_at` waits."""
 
     def stored_at(self, positions: IntArray, sizes: IntArray) -> npt.NDArray[np.uint8]:
         """:meth:`digests_at` in their stored forms (``sha256:`` and the hex)."""
@@ -204,6 +212,9 @@ class LaneDigests:
             self._done += self._many(self._held)
             self._held.clear()
         return self._positions.pick(self._done, self.size, positions)
+
+    def members_written(self) -> None:
+        """Nothing to do: the members held are digested when :meth:`stored_at` asks."""
 
     def stored_at(self, positions: IntArray, sizes: IntArray) -> npt.NDArray[np.uint8]:
         """:meth:`digests_at` in their stored forms (``sha256:`` and the hex)."""

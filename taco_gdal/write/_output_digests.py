@@ -180,6 +180,9 @@ class OutputDigests:
             rows[missing] = stored_ascii(self.algorithm, digests)
         return rows
 
+    def members_written(self) -> None:
+        """Nothing to do here: :meth:`stored_at` gives the finder the end and waits."""
+
     def abort(self) -> None:
         """Let the finder end now; digests not known yet are computed here if asked."""
         self._let_go()

@@ -550,6 +550,8 @@ def write_layout(
         try:
             writer.add_taco_header()
             _write_files(writer, layout, measured, checksum, bar)
+            if measured.helper is not None:  # it digests the last members meanwhile
+                measured.helper.members_written()
             if last_use:
                 layout.drop_sources()
             release_memory()

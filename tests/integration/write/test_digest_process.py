@@ -591,3 +591,98 @@ def test_the_column_is_built_on_the_helpers_answers_without_a_copy(
     while isinstance(base, np.ndarray | memoryview):
         base = base.base if isinstance(base, np.ndarray) else base.obj
     assert isinstance(base, mmap.mmap)  # the helper's file, mapped: nothing formatted here
+
+
+_WRITER_KILLED = r"""
+import os, sys, time
+from taco_gdal.write._digest_process import start_digest_process
+out = open(sys.argv[1], "w+b")
+helper = start_digest_process("sha256", out.fileno(), out.flush)
+child = helper._spawned()
+print(child.pid, flush=True)
+time.sleep(60)  # killed here, before it ever tells the helper where the members end
+"""
+
+
+def _ended(pid: int) -> bool:
+    """True when process ``pid`` is gone or a zombie (it has exited)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return True
+    return "\nState:\tZ" in status
+
+
+def test_a_helper_whose_writer_is_killed_exits(tmp_path: Path) -> None:
+    # the helper's main thread waits in a blocking read of the writer's pipe while its
+    # scan thread naps: the writer's death closes the pipe, and the helper must end
+    with subprocess.Popen(
+        [sys.executable, "-c", _WRITER_KILLED, str(tmp_path / "out.zip")],
+        stdout=subprocess.PIPE,
+        cwd=Path(__file__).resolve().parents[3],
+    ) as writer:
+        assert writer.stdout is not None
+        pid = int(writer.stdout.readline())
+        _scan_thread_cpus(pid)  # its scan thread has started: the helper is waiting
+        writer.kill()
+    deadline = time.monotonic() + 10
+    while not _ended(pid):
+        assert time.monotonic() < deadline, f"helper {pid} outlived its killed writer"
+        time.sleep(0.01)
+
+
+def test_told_the_members_are_written_the_helper_ends_before_the_writer_asks(
+    tmp_path: Path, here: list[int]
+) -> None:
+    # the writer tells it where the members end once they are written, then goes on
+    # to the metadata: the helper digests the last members meanwhile and exits, and
+    # the writer's question later only collects its answers
+    with open(tmp_path / "out.zip", "w+b") as out:
+        helper = _helper(out)
+        writer = ZipWriter(out)
+        members = write_members(writer, 1500, seed=16)
+        out.flush()
+        _answered(helper, 1)  # it started: told now, it does not wait for the question
+        helper.members_written()
+        metadata = writer.add_bytes("METADATA/level0.parquet", os.urandom(5000))  # not its
+        child = helper._spawned()
+        assert child is not None
+        assert child.wait(timeout=30) == 0  # ended with every member digested
+        found = ask(helper, members)
+        helper.abort()
+    assert found == sha256s(members)
+    assert _kept(helper) == 1500 and here == []
+    assert metadata.data_offset > max(position for position, _ in members)
+
+
+def test_create_tells_the_helper_once_the_samples_are_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    told: list[tuple[int, bool]] = []
+    real_told, real_asked = DigestProcess.members_written, DigestProcess.stored_at
+
+    def members_written(self: DigestProcess) -> None:
+        told.append((self._end_of_members(), False))
+        real_told(self)
+
+    def stored_at(self: DigestProcess, positions: Any, sizes: Any) -> Any:
+        told.append((-1, self._sent is True))  # the end was sent before the question
+        return real_asked(self, positions, sizes)
+
+    monkeypatch.setattr(DigestProcess, "members_written", members_written)
+    monkeypatch.setattr(DigestProcess, "stored_at", stored_at)
+    taco, contents = _taco(tmp_path / "src", 1500)
+    out = create(taco, tmp_path / "out.tacozip", checksum="sha256", quiet=True)[0]
+    table = read_zip_metadata(out).levels[0]
+    assert told[0][0] == max(  # told where the last sample ends
+        offset + size
+        for offset, size in zip(
+            table.column("internal:offset").to_pylist(),
+            table.column("internal:size").to_pylist(),
+            strict=True,
+        )
+    )
+    assert told[1:] == [(-1, True)]
+    assert table.column(CHECKSUM).to_pylist() == [
+        f"sha256:{hashlib.sha256(contents[i]).hexdigest()}" for i in table.column("id").to_pylist()
+    ]
