@@ -8,6 +8,14 @@ from pathlib import Path
 def thread_cpus(name: str, pid: int | str = "self") -> set[int]:
     """The CPUs the thread called ``name`` of process ``pid`` (this one by default) may
     run on (its affinity)."""
+    cpus = find_thread_cpus(name, pid)
+    if cpus is None:
+        raise AssertionError(f"no thread called {name!r} in process {pid}")
+    return cpus
+
+
+def find_thread_cpus(name: str, pid: int | str = "self") -> set[int] | None:
+    """:func:`thread_cpus`, None while there is no such thread."""
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
             if (task / "comm").read_text().strip() != name:
@@ -24,4 +32,4 @@ def thread_cpus(name: str, pid: int | str = "self") -> set[int]:
             low, _, high = part.partition("-")
             cpus.update(range(int(low), int(high or low) + 1))
         return cpus
-    raise AssertionError(f"no thread called {name!r} in process {pid}")
+    return None

@@ -122,7 +122,7 @@ def append(fd, data):
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
-def scan(fd, position, readable, limit, many, found):
+def scan(fd, position, readable, limit, found):
     # digest the members whose bytes are all below `readable`; returns where it stopped
     # and how much must be readable before it can go on (a member being written)
     need = position + HEADER.size
@@ -163,7 +163,7 @@ def scan(fd, position, readable, limit, many, found):
                 places.append(FOUND.pack(position + start, size))
             at = stop
         if datas:
-            hexed = binascii.hexlify(many(datas))
+            hexed = binascii.hexlify(one_by_one(datas))
             # the stored forms first: a place is never written without its digest
             append(found[1], b"".join(b"sha256:" + hexed[64 * i : 64 * i + 64]
                                       for i in range(len(places))))
@@ -176,7 +176,7 @@ def scan(fd, position, readable, limit, many, found):
         position += at
         need = max(need, position + HEADER.size)
     return position, need
-def serve(fd, limit, many, found):
+def serve(fd, limit, found):
     os.set_blocking(0, False)
     wait = select.poll()
     wait.register(0, select.POLLIN)
@@ -185,7 +185,7 @@ def serve(fd, limit, many, found):
         readable = end if end is not None else os.fstat(fd).st_size
         moved = position
         if readable >= need:  # not while a large member is still being copied
-            moved, need = scan(fd, position, readable, limit, many, found)
+            moved, need = scan(fd, position, readable, limit, found)
         if end is not None and moved >= end:
             return 0
         if end is not None and moved == position:
@@ -218,7 +218,7 @@ try:
     if scanner:
         code = serve_natively(scanner, fd, limit, found, cpus)
     else:
-        code = serve(fd, limit, one_by_one, found)
+        code = serve(fd, limit, found)
 except (OSError, RuntimeError, ValueError, struct.error):
     code = 3
 try:

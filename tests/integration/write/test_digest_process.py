@@ -50,7 +50,8 @@ from taco_gdal.write._digest_thread import (
 from taco_gdal.write._output_digests import DigestScan
 from taco_gdal.write._sources import read_zip_metadata
 from taco_gdal.write.zipstream import ZipWriter
-from tests.threads import thread_cpus
+from tests.threads import find_thread_cpus, thread_cpus
+from tests.waiting import wait_for
 from tests.zip_members import ask, copy_large_member, sha256s, write_members, zip64_member
 
 T = TypeVar("T")
@@ -97,10 +98,7 @@ def _kept(helper: DigestProcess) -> int:
 
 def _answered(helper: DigestProcess, count: int) -> None:
     """Wait until the helper has digested ``count`` members (it started and read them)."""
-    deadline = time.monotonic() + 30
-    while _found(helper) < count:
-        assert time.monotonic() < deadline, f"the helper found {_found(helper)} of {count}"
-        time.sleep(0.005)
+    wait_for(lambda: _found(helper) >= count, f"the helper found {count} members", 30)
 
 
 def test_the_helper_finds_every_small_member_as_the_zip_grows(
@@ -183,19 +181,18 @@ def _digest_observed(
     return seen, found == sha256s(members)
 
 
-def _cmdline(pid: int, deadline: float = 10.0) -> list[bytes]:
+def _cmdline(pid: int) -> list[bytes]:
     """``pid``'s command line once the kernel shows it: ``Popen`` returns as soon as the
     child's exec closed its descriptors, and for a moment after that ``/proc/<pid>/cmdline``
     is still empty (the new program's arguments are not in place yet)."""
-    until = time.monotonic() + deadline
-    while not (raw := Path(f"/proc/{pid}/cmdline").read_bytes()):
-        assert time.monotonic() < until, f"process {pid} shows no command line"
-        time.sleep(0.001)
+    raw = wait_for(
+        Path(f"/proc/{pid}/cmdline").read_bytes, f"process {pid} shows a command line", step=0.001
+    )
     return raw.rstrip(b"\0").split(b"\0")
 
 
 def test_the_helper_scans_with_the_packages_extension(tmp_path: Path) -> None:
-    def argv(pid: int, fd: int) -> tuple[list[bytes], bool, str]:
+    def argv(pid: int, fd: int) -> tuple[list[bytes], bool, list[str]]:
         args = _cmdline(pid)
         output = os.path.samestat(os.fstat(fd), os.stat(f"/proc/{pid}/fd/{int(args[-6])}"))
         answers = [os.readlink(f"/proc/{pid}/fd/{int(arg)}") for arg in args[-3:-1]]
@@ -482,15 +479,11 @@ def affinity() -> Iterator[set[int]]:
     os.sched_setaffinity(0, allowed)
 
 
-def _scan_thread_cpus(pid: int, deadline: float = 10.0) -> set[int]:
+def _scan_thread_cpus(pid: int) -> set[int]:
     """The affinity of the helper ``pid``'s native scan thread, once it has started."""
-    until = time.monotonic() + deadline
-    while True:
-        try:
-            return thread_cpus("taco-zip-sha256", pid)
-        except AssertionError:
-            assert time.monotonic() < until, f"helper {pid} started no scan thread"
-            time.sleep(0.002)
+    return wait_for(
+        lambda: find_thread_cpus("taco-zip-sha256", pid), f"helper {pid} starts its scan thread"
+    )
 
 
 def test_the_helper_runs_off_the_writers_cpu(tmp_path: Path, affinity: set[int]) -> None:
@@ -625,10 +618,7 @@ def test_a_helper_whose_writer_is_killed_exits(tmp_path: Path) -> None:
         pid = int(writer.stdout.readline())
         _scan_thread_cpus(pid)  # its scan thread has started: the helper is waiting
         writer.kill()
-    deadline = time.monotonic() + 10
-    while not _ended(pid):
-        assert time.monotonic() < deadline, f"helper {pid} outlived its killed writer"
-        time.sleep(0.01)
+    wait_for(lambda: _ended(pid), f"helper {pid} ends after its writer was killed")
 
 
 def test_told_the_members_are_written_the_helper_ends_before_the_writer_asks(
