@@ -29,6 +29,7 @@ BENCHMARKS: list[tuple[str, list[str]]] = [
 
 def main() -> int:
     log_path = HERE / "results" / "run_all.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)  # untracked: absent in a fresh clone
     failures = 0
     with log_path.open("w") as log:
         for title, args in BENCHMARKS:

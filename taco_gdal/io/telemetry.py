@@ -6,8 +6,9 @@ JSON (``gdal.NetworkStatsGetAsSerializedJSON``).  :func:`network_stats` reports
 what a block cost, per file (the difference of the counters); reads through
 ``/vsisubfile/`` are counted against the container they read from.
 
-How GDAL 3.6 switches statistics on (measured): the option is read once, at the
-first request after ``NetworkStatsReset()``, on the thread making that request,
+How GDAL 3.6 switches statistics on (observed, not documented by GDAL): the
+option is read once, at the first request after ``NetworkStatsReset()``, on the
+thread making that request,
 and the answer holds for the whole process until the next reset.  So the
 outermost block resets with the option set thread-locally (its own first
 request switches counting on), and resets again on exit with the option unset

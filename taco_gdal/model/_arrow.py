@@ -79,7 +79,7 @@ def infer_type(value: Any) -> pa.DataType:
         ) from exc
 
 
-# Writing without pandas.  pyarrow imports pandas (36 MB of RSS, 0.3 s) the first
+# Writing without pandas.  pyarrow imports pandas (a large import) the first
 # time ``pa.array``, ``pa.scalar`` or ``Array.to_numpy`` runs, even on NumPy
 # input; a writer needs none of it.  The helpers below build and read the
 # columns a writer makes (NumPy numbers and booleans, strings, Python floats
@@ -216,8 +216,8 @@ _INT32_MAX: Final = 2**31 - 1
 def string_array(values: Sequence[str | None]) -> pa.Array:
     """A ``string`` array of ``values`` (None is null) whose buffers have their exact size.
 
-    ``pa.array`` grows its data buffer by doubling: for a million 48-byte paths
-    it held 94 MB at once and kept up to 64 MB for 48 MB of text.  Here the
+    ``pa.array`` grows its data buffer by doubling, so for millions of paths it
+    holds up to twice the text at once and keeps slack afterwards.  Here the
     byte lengths are counted first, 65,536 strings at a time, and the text is
     then encoded straight into one buffer of the right size.
 

@@ -1,7 +1,7 @@
 """Samples declared as columns: a Tortilla of many FILE samples without a ``Sample`` each.
 
-A million :class:`~taco_gdal.model.Sample` objects take about 300 MB before a
-write starts (the object, its id, path and value objects).  The same samples
+A million :class:`~taco_gdal.model.Sample` objects take hundreds of megabytes
+before a write starts (the object, its id, path and value objects).  The same samples
 given as columns (ids, paths, a metadata table) take the columns' own bytes:
 :meth:`Tortilla.from_columns <taco_gdal.model.Tortilla.from_columns>` keeps
 them as Arrow arrays in a :class:`ColumnSamples`, which the level builder
@@ -126,8 +126,8 @@ def _check_ids(ids: pa.StringArray) -> None:
     if pc.any(bad).as_py():
         row = int(np.flatnonzero(flags(bad))[0])
         check_sample_id(ids[row].as_py())  # raises with the rule's own message
-    # sorted and compared with the next id: a hash count of a million ids
-    # (count_distinct) took 78 MiB, sorting takes 6
+    # sorted and compared with the next id: a hash count (count_distinct) holds
+    # a hash table of every id, sorting needs only the order
     ordered = ids.take(pc.sort_indices(ids))
     repeated = flags(pc.equal(ordered[1:], ordered[:-1]))
     if repeated.any():

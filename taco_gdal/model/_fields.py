@@ -2,7 +2,7 @@
 
 A dataset of a million samples has a handful of distinct schemas, so a sample
 does not own a ``{field: type}`` dict nor a ``{field: value}`` dict (together
-about 370 bytes): it points at one shared, never-mutated field map and keeps
+several hundred bytes): it points at one shared, never-mutated field map and keeps
 its values in a tuple in the map's order.  A change to a sample's fields
 builds a new map and interns it.  Interned maps are kept for the life of the
 process (at most :data:`MAX_INTERNED`; past that, maps are simply not shared),

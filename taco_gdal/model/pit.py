@@ -139,9 +139,9 @@ def check_pit2(levels: list[Level]) -> None:
 # --- taco:pit_schema ---------------------------------------------------------------------
 # Computed on NumPy copies of the id columns (``internal:parent_id``,
 # ``internal:current_id``), taking only the ``id`` and ``type`` values of the rows a
-# pattern shows: filtering whole level tables (every column, ``path`` included) took
-# 36 MB at the 320k rows of a 20k/80k/320k cascade, the writer's peak before its
-# level Parquet.  Columns that are not integers without nulls take the Arrow path.
+# pattern shows: filtering whole level tables (every column, ``path`` included) copies
+# every column of the deepest level and set the writer's peak before its level
+# Parquet.  Columns that are not integers without nulls take the Arrow path.
 IntArray = npt.NDArray[np.int64]
 
 

@@ -183,9 +183,8 @@ class Sample:
     # the field map is shared (:mod:`taco_gdal.model._fields`), values are a
     # tuple in its order, the path or Tortilla share one slot (the type follows
     # from it), and the field map, the frozen flag and what few samples need live
-    # in a ``_state`` most samples share.  Six slots: 80 bytes per sample (96 with
-    # the field map in a slot of its own, 112 before); ``__weakref__`` stays, since
-    # samples could be weakly referenced before.
+    # in a ``_state`` most samples share.  Six slots: 80 bytes per sample;
+    # ``__weakref__`` stays so that samples can be weakly referenced.
     __slots__ = ("__weakref__", "_ref", "_size", "_state", "_vals", "id")
 
     id: str
@@ -487,7 +486,7 @@ class Sample:
             'train'
         """
         self._check_mutable()
-        # imported here: the extensions package imports pyproj and shapely (15 MB)
+        # imported here: the extensions package imports pyproj and shapely, which are slow to import
         from taco_gdal.extensions.base import SampleExtension
 
         if isinstance(extension, SampleExtension):

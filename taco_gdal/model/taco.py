@@ -118,7 +118,7 @@ class Taco:
         check_pit2(levels)
         self._level_types = [level.types for level in levels]
         """Each level's resolved columns (PIT-2).  The levels themselves (lists of
-        every sample, group and parent row: 8 MB at 420k samples) are walked again
+        every sample, group and parent row, as long as the dataset) are walked again
         when needed, not kept beside the user's samples."""
         self._extent = Extent.from_value(extent) if extent is not None else compute_extent(levels)
         del levels
@@ -176,7 +176,7 @@ class Taco:
             TacoValidationError: a key is malformed, reserved or already present, or
                 a value is not JSON-serialisable.
         """
-        # imported here: the extensions package imports pyproj and shapely (15 MB)
+        # imported here: the extensions package imports pyproj and shapely, which are slow to import
         from taco_gdal.extensions.base import TacoExtension
 
         if isinstance(extension, TacoExtension):

@@ -113,7 +113,7 @@ class Tortilla:
 
         Writes the same bytes as ``Tortilla([Sample(id, path, **row) ...])`` with the
         same values and Arrow types, but keeps the columns instead of a
-        :class:`Sample` per row (about 300 bytes each): a million samples cost
+        :class:`Sample` per row (a few hundred bytes each): a million samples cost
         their ids, paths and metadata columns.  Each path is checked (one
         ``stat``, GDAL for remote paths) as :class:`Sample` checks it.  Indexing
         or iterating the Tortilla makes :class:`Sample` objects on demand.
@@ -294,7 +294,7 @@ class Tortilla:
                 tortilla is already inside a Sample.
             TacoSchemaError: wrong row count, or a column that already exists.
         """
-        # imported here: the extensions package imports pyproj and shapely (15 MB)
+        # imported here: the extensions package imports pyproj and shapely, which are slow to import
         from taco_gdal.extensions.base import TortillaExtension
 
         if not isinstance(extension, TortillaExtension):
