@@ -27,10 +27,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from taco_gdal._memory import release_memory
 from taco_gdal.errors import TacoValidationError
 from taco_gdal.format.names import CHECKSUM
 from taco_gdal.model._arrow import from_numpy
-from taco_gdal.write._memory import release_memory
 from taco_gdal.write._tables import Rebuilt
 
 __all__ = [

@@ -29,7 +29,7 @@ import errno
 import os
 import resource
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
 __all__ = ["WINDOW", "Prefetched", "is_local", "read_small_files"]
 
@@ -43,9 +43,6 @@ Prefetched = bytes | OSError | None
 _Opened = tuple[int, int] | str | OSError | None
 """An open descriptor and its size, a path to open when its turn comes, an error, or None
 (not local, or larger than the limit)."""
-
-OnLarge = Callable[[str, os.stat_result], None]
-"""``on_large(source, stat)``: a local file above the limit was seen ahead of its turn."""
 
 _ADVISE = getattr(os, "posix_fadvise", None)
 _TOO_MANY_FILES = frozenset({errno.EMFILE, errno.ENFILE})
@@ -66,7 +63,7 @@ def _window() -> int:
     return WINDOW if soft == resource.RLIM_INFINITY else max(1, min(WINDOW, soft // 4))
 
 
-def _open_ahead(source: str | None, limit: int, on_large: OnLarge | None) -> _Opened:
+def _open_ahead(source: str | None, limit: int) -> _Opened:
     """``source`` opened and its pages asked for, without waiting for them."""
     if source is None or not is_local(source):
         return None
@@ -85,8 +82,6 @@ def _open_ahead(source: str | None, limit: int, on_large: OnLarge | None) -> _Op
             _ADVISE(fd, 0, 0, os.POSIX_FADV_WILLNEED)
     if stat.st_size > limit:  # copied by the writer, not read here
         os.close(fd)
-        if on_large is not None:
-            on_large(source, stat)
         return None
     return fd, stat.st_size
 
@@ -122,16 +117,13 @@ def _open_now(path: str) -> tuple[int, int]:
         raise
 
 
-def read_small_files(
-    sources: Sequence[str | None], limit: int, on_large: OnLarge | None = None
-) -> Iterator[Prefetched]:
+def read_small_files(sources: Sequence[str | None], limit: int) -> Iterator[Prefetched]:
     """One item per source, in order: the bytes of a local file of at most ``limit``
     bytes, the error reading it raised, or None (not local, or larger than ``limit``).
 
     The next files are opened and advised ahead (see module doc); descriptors
     still open when the iterator is closed early are closed.  A file larger
-    than ``limit`` is closed when it is opened ahead, and given to ``on_large``
-    then (the ZIP writer digests such files ahead of their copies).
+    than ``limit`` is closed when it is opened ahead.
 
     Example:
         >>> with open("a.bin", "wb") as f:
@@ -141,11 +133,11 @@ def read_small_files(
         [b'abc', None, None]
     """
     window = _window()
-    opened: deque[_Opened] = deque(_open_ahead(s, limit, on_large) for s in sources[:window])
+    opened: deque[_Opened] = deque(_open_ahead(s, limit) for s in sources[:window])
     try:
         for source in sources[window:]:
             yield _read_opened(opened.popleft(), limit)
-            opened.append(_open_ahead(source, limit, on_large))
+            opened.append(_open_ahead(source, limit))
         while opened:
             yield _read_opened(opened.popleft(), limit)
     finally:
