@@ -2,9 +2,10 @@
 
 For each ``checksum`` (None, crc32c, xxh3, sha256) x shape (flat; FOLDER/FOLDER/FILE) x
 container (ZIP, FOLDER), a dataset built here from fixed inputs (small GeoTIFFs written with
-rasterio, small raw files, a sample held in memory, and members above the writer's large-member threshold) is written
-and compared with ``golden_digests.json``: a SHA-256 over the output bytes (the ZIP file; for
-a FOLDER every file's relative path and bytes) and one over the stored digest column.
+rasterio, small raw files, a sample held in memory, and members above the writer's
+large-member threshold) is written and compared with ``golden_digests.json``: a SHA-256
+over the output bytes (the ZIP file; for a FOLDER every file's relative path and bytes)
+and one over the stored digest column.
 
 The expectations were recorded from the tree of commit 24d7938 (before the digest path was
 rewritten on top of hashlib / xxhash / google-crc32c) by running this file as a script::
