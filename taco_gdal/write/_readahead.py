@@ -1,25 +1,12 @@
 """Small local files read ahead of the ZIP writer, on the writing thread, by the kernel.
 
-A write of a million tiny samples opens, reads and closes a million files.
-Read one by one, each file not in the page cache costs one disk wait.  Eight
-threads reading batches of files ahead used to keep several reads in flight,
-but every system call of theirs released the GIL, and getting it back from
-the writing thread was a futex hand-off and a context switch: about
-3.5 switches per file, and most of the 34-48 s of system CPU of a 1M flat
-write whose sources were mostly not cached.
-
-:func:`read_small_files` asks the kernel instead: it opens the files a window
-ahead of the one being written and calls ``posix_fadvise(WILLNEED)`` on each,
-which starts reading the file's pages without waiting for them; by the time
-the writer reaches the file its bytes are usually in the page cache, and
-``pread`` returns at once.  The disk gets up to ``WINDOW`` reads at a time and
-no other thread exists.  On this machine the sources of a large write are
-mostly not cached when it reads them (pages idle for about 30 s are paged
-out), and on the 1M flat write (3 interleaved rounds, load 1.4-3.5) the
-write's CPU went from 69 to 35 s, its system CPU from 34-48 to 18-20 s and
-its context switches from 3.4M to 670; a cached file costs one more system call
-(the advice).  Where ``posix_fadvise`` does not exist the files are read
-without advice.
+A write of many tiny samples opens, reads and closes one file per sample, and
+read one by one each file not in the page cache costs a disk wait.
+:func:`read_small_files` opens the files a window ahead of the one being written
+and calls ``posix_fadvise(WILLNEED)`` on each, which starts reading its pages
+without waiting; by the file's turn its bytes are usually cached and ``pread``
+returns at once.  No other thread exists, so the writing thread never waits for
+the GIL.  Where ``posix_fadvise`` does not exist the files are read without advice.
 """
 
 from __future__ import annotations

@@ -98,11 +98,9 @@ class _CountingFile:
     """A buffered output file whose ``tell()`` is the count of bytes written (no system call).
 
     :class:`ZipWriter` asks ``tell()`` once per member.  On a buffered file that is
-    an ``lseek`` which releases the GIL, and with the read-ahead and Parquet
-    threads running the writing thread then waited for the GIL once per member
-    (40% of the time of a write of 100k ``__meta__`` members).  Every write and
-    seek goes through this object, so the count is the position the kernel
-    would report.
+    an ``lseek`` which releases the GIL, so with the Parquet threads running the
+    writing thread would wait for the GIL once per member.  Every write and seek
+    goes through this object, so the count is the position the kernel would report.
     """
 
     def __init__(self, raw: BinaryIO) -> None:
