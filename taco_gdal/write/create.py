@@ -16,8 +16,14 @@ from taco_gdal.format.names import TACOCAT_DIR, TACOCAT_FILE
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import check_target
 from taco_gdal.write._layout import Layout
-from taco_gdal.write._partition import Part, plan_partitions, plan_parts
-from taco_gdal.write._parts import WriteOptions, remove_output, write_part
+from taco_gdal.write._partition import (
+    Part,
+    WriteOptions,
+    plan_partitions,
+    plan_parts,
+    remove_output,
+    write_part,
+)
 from taco_gdal.write._size import parse_size
 from taco_gdal.write._sources import is_zip_path
 from taco_gdal.write.dask import write_parts_dask

@@ -38,6 +38,7 @@ from taco_gdal.model._arrow import from_numpy
 from taco_gdal.model.collection import collection_json_bytes
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import atomic_file
+from taco_gdal.write._copy import is_local, read_small_files
 from taco_gdal.write._layout import Layout
 from taco_gdal.write._parquet import (
     LEVEL_OPTIONS,
@@ -48,7 +49,6 @@ from taco_gdal.write._parquet import (
     parquet_options,
 )
 from taco_gdal.write._progress import progress_bar
-from taco_gdal.write._readahead import is_local, read_small_files
 from taco_gdal.write._tables import local_columns, rebuild_columns, stored_level, with_offsets
 from taco_gdal.write.zipstream import LOCAL_BLOCK, MemberInfo, ZipWriter
 
@@ -131,7 +131,7 @@ def _write_files(
 ) -> None:
     """Every FILE sample, depth first, a batch of names and sources at a time; small
     local files are read with the kernel reading ahead
-    (:func:`~taco_gdal.write._readahead.read_small_files`)."""
+    (:func:`~taco_gdal.write._copy.read_small_files`)."""
     for batch in layout.file_batches():
         sources = batch.sources
         rows = zip(batch.levels, batch.rows, batch.paths, sources, batch.padding, strict=True)
