@@ -78,8 +78,12 @@ recomputes the figures over all their blocks (differences are within blocks,
 so blocks of different commands combine; a variant is summarised over the
 blocks that ran it).
 
-``--tree DIR`` times the writer of a frozen copy (``git archive <commit> taco_gdal | tar -x
--C DIR``, plus the built ``.so`` files and a ``COMMIT`` file naming the commit, which the
+``--hash-tools`` adds two variants that write nothing: ``sha256sum`` and hashlib's SHA-256
+(1 MiB reads) over the same source files, so a digest's cost in ``create()`` can be set
+beside the cost of the digest alone.
+
+``--tree DIR`` times the writer of a frozen copy (``git archive <commit> taco_gdal plugins |
+tar -x -C DIR``, plus a ``COMMIT`` file naming the commit, which the
 results record) instead of this working tree, which others may be editing while it runs; compare
 two frozen copies that differ only by the change measured.
 ``--baseline DIR`` (a copy made the same way) adds
@@ -88,7 +92,8 @@ what it replaces on the same data under the same load.
 
 Run: ``.venv/bin/python bench/bench_write_throughput.py [--sets 20x100,10000x16k]
 [--rounds 5] [--checksum none,crc32c,xxh3,sha256] [--blocks 30] [--seed 1] [--pause 0.2]
-[--tree DIR] [--baseline DIR [--baseline-digests xxh3]] [--workdir DIR] [--no-cp] [--prefault]
+[--tree DIR] [--baseline DIR [--baseline-digests xxh3]] [--hash-tools] [--workdir DIR]
+[--no-cp] [--prefault]
 [--output FILE]``, or ``--merge A.json B.json [--output FILE]``; prints a table and writes
 ``bench/results/write_throughput.json``.  Session 2026-11-23 (fourth), e.g.: ``--sets 20x100
 --no-cp --checksum none,crc32c,xxh3,sha256 --tree T --baseline B --baseline-digests xxh3
@@ -157,19 +162,37 @@ def sched():
     return int(wait), int(status["nonvoluntary_ctxt_switches"]), int(stat[9])
 
 wait, switches, faults = sched()
-times = resource.getrusage(resource.RUSAGE_SELF)
-cpu = time.process_time()
+def rusage():
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + children.ru_utime, own.ru_stime + children.ru_stime
+
+def sha256_by_hashlib():
+    import hashlib
+    for p in sources:
+        h = hashlib.sha256()
+        with open(p, "rb", buffering=0) as f:
+            while block := f.read(1 << 20):
+                h.update(block)
+
+user, system = rusage()
 started = time.perf_counter()
-create(taco, sys.argv[2], split_size=None, quiet=True, checksum=checksum)
+if checksum == "tool:sha256sum":  # the same bytes through coreutils
+    import subprocess
+    subprocess.run(["sha256sum", *map(str, sources)], check=True, stdout=subprocess.DEVNULL)
+elif checksum == "tool:hashlib":  # the same bytes through hashlib, 1 MiB reads
+    sha256_by_hashlib()
+else:
+    create(taco, sys.argv[2], split_size=None, quiet=True, checksum=checksum)
 seconds = time.perf_counter() - started
-cpu = time.process_time() - cpu
-after = resource.getrusage(resource.RUSAGE_SELF)
+user_after, system_after = rusage()
+cpu = user_after - user + system_after - system
 wait_after, switches_after, faults_after = sched()
 status = dict(line.split(":", 1) for line in open("/proc/self/status"))
 print(json.dumps({
     "seconds": seconds, "cpu_seconds": cpu,
-    "user_seconds": after.ru_utime - times.ru_utime,
-    "sys_seconds": after.ru_stime - times.ru_stime,
+    "user_seconds": user_after - user,
+    "sys_seconds": system_after - system,
     "runqueue_wait_seconds": (wait_after - wait) / 1e9,
     "involuntary_switches": switches_after - switches,
     "major_faults": faults_after - faults,
@@ -258,7 +281,7 @@ def time_writer(
         text=True,
     )
     figures: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
-    target.unlink()
+    target.unlink(missing_ok=True)  # the hashing tools write nothing
     return figures
 
 
@@ -301,12 +324,27 @@ def tree_identity(tree: Path) -> dict[str, Any]:
 
 
 def _variants(
-    checksums: list[str], baseline: Path | None, on_baseline: list[str], tree: Path = REPO
+    checksums: list[str],
+    baseline: Path | None,
+    on_baseline: list[str],
+    tree: Path = REPO,
+    hash_tools: bool = False,
 ) -> list[Variant]:
     """A block's variants; ``on_baseline`` lists the checksums run by the baseline checkout
-    (``none``: its plain writer; empty: only its plain writer)."""
+    (``none``: its plain writer; empty: only its plain writer); ``hash_tools`` adds
+    ``sha256sum`` and hashlib's SHA-256 over the same source bytes (no write).
+
+    Example:
+        >>> [label for label, _, _ in _variants(["sha256"], None, [], hash_tools=True)]
+        ['plain', 'sha256', 'sha256sum', 'hashlib:sha256']
+    """
     variants: list[Variant] = [(PLAIN, None, tree)]
     variants += [(name, None if name == "none" else name, tree) for name in checksums]
+    if hash_tools:
+        variants += [
+            ("sha256sum", "tool:sha256sum", tree),
+            ("hashlib:sha256", "tool:hashlib", tree),
+        ]
     if baseline is not None:
         for name in on_baseline or ["none"]:
             label = "baseline" if name == "none" else f"baseline:{name}"
@@ -680,6 +718,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-cp", action="store_true", help="skip the cp + sync rounds")
     parser.add_argument("--merge", type=Path, nargs="+", help="pool the blocks of result files")
     parser.add_argument(
+        "--hash-tools",
+        action="store_true",
+        help="digest blocks: also time sha256sum and hashlib's SHA-256 over the sources",
+    )
+    parser.add_argument(
         "--prefault",
         action="store_true",
         help="digest blocks: each run first touches and frees the output's size in memory",
@@ -695,7 +738,9 @@ def main(argv: list[str] | None = None) -> int:
     sets = [parse_set(item) for item in args.sets.split(",")]
     checksums = [name for name in args.checksum.split(",") if name]
     baseline_digests = [name for name in args.baseline_digests.split(",") if name]
-    variants = _variants(checksums, args.baseline, baseline_digests, args.tree.resolve())
+    variants = _variants(
+        checksums, args.baseline, baseline_digests, args.tree.resolve(), args.hash_tools
+    )
     folder = Path(tempfile.mkdtemp(prefix="bench_write_throughput_", dir=args.workdir))
     results = []
     try:

@@ -37,12 +37,9 @@ if [[ -f "$STAMP" && "$(cat "$STAMP")" == "$want" ]]; then
 fi
 
 # 1. System packages.  Runtime: GDAL with headers (the bindings build against it) and the
-#    GDAL command-line tools; libxxhash0 for XXH3 digests with AVX2/AVX-512 (optional: the
-#    xxhash wheel is used without it); gcc for the bindings and for taco_gdal's own C
-#    extensions, with libssl-dev for the SHA-256 one (both optional at run time:
-#    google-crc32c and a helper process without them).  dev adds what the tests drive:
-#    unzip, PyQGIS, Chromium.
-apt_wanted=(libgdal-dev gdal-bin libxxhash0 gcc g++ libssl-dev)
+#    GDAL command-line tools; gcc/g++ to build the GDAL, rasterio and pyogrio bindings.
+#    dev adds what the tests drive: unzip, PyQGIS, Chromium.
+apt_wanted=(libgdal-dev gdal-bin gcc g++)
 if [[ $MODE == dev ]]; then apt_wanted+=(unzip qgis python3-qgis chromium); fi
 apt_missing=()
 for pkg in "${apt_wanted[@]}"; do

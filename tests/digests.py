@@ -1,8 +1,7 @@
 """Per-sample digests computed by libraries other than the one under test.
 
-The writer and ``format/checksum.py`` compute CRC-32C through the project's own C
-extension, ISA-L or google-crc32c by ctypes; tests check them against
-``google_crc32c``'s Python extension, ``xxhash`` and ``hashlib``.
+Tests check the writers' stored digests against values computed here directly,
+with ``google_crc32c``, ``xxhash`` and ``hashlib``.
 """
 
 from __future__ import annotations

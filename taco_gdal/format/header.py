@@ -136,7 +136,8 @@ def parse_header(buffer: bytes | bytearray | memoryview, where: str = "buffer") 
             f"{where}: not a TACO ZIP: expected local file header signature "
             f"0x{zipfmt.LFH_SIGNATURE:08x} at byte 0, found 0x{signature:08x}"
         )
-    name = data[NAME_OFFSET : NAME_OFFSET + len(HEADER_NAME)]
+    lfh = zipfmt.LocalFileHeader.unpack(data, where)
+    name = lfh.name
     if name != HEADER_NAME:
         raise TacoFormatError(
             f"{where}: not a TACO ZIP: expected member name {HEADER_NAME!r} at byte "
@@ -150,8 +151,7 @@ def parse_header(buffer: bytes | bytearray | memoryview, where: str = "buffer") 
             f"{PAYLOAD_OFFSET}"
         )
     entries = tuple(HeaderEntry(*_ENTRY.unpack_from(payload, 4 + 16 * i)) for i in range(count))
-    dos_time, dos_date = struct.unpack_from("<HH", data, 10)
-    return TacoHeader(entries=entries, dos_time=dos_time, dos_date=dos_date)
+    return TacoHeader(entries=entries, dos_time=lfh.dos_time, dos_date=lfh.dos_date)
 
 
 @dataclass(frozen=True, slots=True)

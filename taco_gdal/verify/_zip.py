@@ -232,7 +232,7 @@ def _check_header(f: VSIFile, layout: ZipLayout, out: Collector) -> int:
         return 0
     entries = [e for e in header.entries if e.length > 0]
     payload_crc = zlib.crc32(head[PAYLOAD_OFFSET:HEADER_SIZE])
-    stored = int.from_bytes(head[14:18], "little")
+    stored = zipfmt.LocalFileHeader.unpack(bytes(head), f.path).crc32
     if payload_crc != stored:
         out.add(
             codes.BAD_HEADER,

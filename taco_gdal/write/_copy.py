@@ -1,92 +1,154 @@
-"""Copy one sample's bytes: to a new file, or into an open file at a position (the ZIP writer).
+"""Copy one sample's bytes in one pass, its checksums computed on the buffers written.
 
-Without a digest, a whole local file or ``/vsisubfile/`` range copied to a new
-file stays in the kernel (``copy_file_range``).  Otherwise bytes pass through
-user memory in 256 KiB blocks, each read, checksummed and written while it is
-in the CPU cache (:func:`copy_fd`), so digests and CRCs are computed on exactly
-the buffers written and the source is read once.
+:func:`copy_blocks` is the one copy loop of the writers: read a block, update
+the ZIP CRC-32 and the per-sample digest with it, write it.  For a large
+sample one worker thread takes the checksums and the write of block N while
+this thread reads block N + 1 (the checksum libraries release the GIL), so a
+slow digest or a slow source costs less of the copy; small samples run inline.
+:func:`copy_sample` copies a sample to a new file (the FOLDER writer); without
+a digest a local file or ``/vsisubfile/`` range is copied by the kernel.
 
-CRC-32C and XXH3 run inline, on the block while it is in cache.  SHA-256,
-slower than the copy itself, of a copy of at least 4 MiB is computed by one
-helper thread per process, a block at a time, while this thread reads,
-checksums and writes the next blocks (:class:`_Ring`); moving a block to the
-other core costs about as much as a fast digest of it, so XXH3 (34-60 GB/s
-from the system ``libxxhash``, 24-27 GB/s from the wheel) and CRC-32C (24-50
-GB/s, see ``format/checksum.py``) stay inline.  Before an XXH3 or SHA-256 update the upper
-vector state is cleared (see :data:`_THREADED_DIGESTS`): ISA-L's CRC of the
-same block leaves it dirty, which made XXH3 4.7x slower.  A block's CRC-32C is
-computed by address on the block buffer.  Remote sources are streamed through
-GDAL's VSI layer in 8 MiB blocks.
-
-The ring keeps the copy in step with SHA-256: it cannot run more than 2 MiB
-ahead, and it waits for the last blocks at the end of every sample.  The ZIP
-writer therefore defers SHA-256 past the sample (:mod:`taco_gdal.write._late`),
-on the same helper thread (:func:`_digest_worker`).
+:func:`read_small_files` reads the small local files of a ZIP write ahead of the
+writer, by the kernel: it opens the files a window ahead of the one being
+written and calls ``posix_fadvise(WILLNEED)`` on each, which starts reading
+their pages without waiting, so by a file's turn ``pread`` usually returns at
+once, and no other thread takes the GIL from the writing thread.
 """
 
 from __future__ import annotations
 
-import functools
-import logging
+import contextlib
+import errno
 import os
-import queue
+import resource
 import shutil
-import threading
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from taco_gdal.errors import TacoIOError, TacoValidationError
+from taco_gdal.errors import TacoIOError
 from taco_gdal.format.checksum import StreamingDigest, check_algorithm, crc32
 from taco_gdal.format.vsi import SUBFILE_PREFIX, parse_subfile, to_vsi
 from taco_gdal.io.vsi import VSIFile, file_size
 
-if TYPE_CHECKING:
-    pass
-
 __all__ = [
     "BLOCK_SIZE",
     "COPY_BLOCK",
+    "THREADED_MIN",
+    "WINDOW",
+    "Checksums",
     "Copied",
-    "copy_fd",
+    "Prefetched",
+    "copy_blocks",
     "copy_sample",
+    "is_local",
+    "pread_full",
+    "read_small_files",
     "source_size",
 ]
 
-log = logging.getLogger(__name__)
-
 BLOCK_SIZE = 8 * 1024 * 1024
-"""Block of a remote (VSI) copy."""
-COPY_BLOCK = 256 * 1024
-"""Block of a local copy through user memory: read, checksummed and written while in L2."""
+"""Block of a remote (VSI) copy: a remote sample up to this size is fetched in one read."""
+COPY_BLOCK = 1024 * 1024
+"""Block of a local copy."""
+THREADED_MIN = 4 * 1024 * 1024
+"""Samples of at least this many bytes are checksummed and written on the worker thread."""
 
-_THREADED_DIGESTS = frozenset({"sha256"})
-"""Digests computed by the helper thread (:class:`_DigestWorker`); CRC-32C and XXH3 stay inline.
+Reader = Callable[[memoryview, int], memoryview]
+"""``read(view, offset)``: ``view`` filled from ``offset`` of the source (TacoIOError if short)."""
+Writer = Callable[[memoryview], object]
 
-The wheel's XXH3 and SHA-256 are legacy-SSE code (the xxhash wheel is built for
-SSE2; SHA-NI has no VEX form; the system ``libxxhash``'s AVX2/AVX-512 XXH3, used
-when present, is not).  ISA-L's AVX-512 CRCs, called on every block for the ZIP CRC-32,
-return with the upper vector state dirty, and every legacy-SSE instruction that
-follows on that thread pays for it until a ``vzeroupper``: on this machine's CPU
-XXH3 of a cached 256 KiB block took 44 us after an ISA-L call instead of 9.4 us
-(27 GB/s), SHA-256 188 us instead of 143 us.  ``format.checksum`` clears the
-state before each of their updates.  Inline, the wheel's XXH3 then costs about 5 ms
-per 100 MiB copied (about 60 ms), ``libxxhash``'s about 3 ms; a block handed to the
-other core costs about as much.
-SHA-256 (143 us per block, more than the copy's 128 us) gains from the thread
-when the other core is free (``bench/bench_digest_copy.py``)."""
-_SEGMENT = COPY_BLOCK
-"""Bytes handed to the digest thread at once: one block, read and written in place."""
-_RING = 8
-"""Blocks in flight between a copy and the digest thread (2 MiB)."""
-_THREADED_MIN = 16 * COPY_BLOCK
-"""Copies of at least this many bytes (4 MiB) hand their blocks to the digest thread: at
-1 MiB, the hand-offs and the wait for the last block cost more than the overlap saves
-(+0.80 ms threaded vs +0.63 ms inline; 16 MiB: +8.3 vs +9.6 ms; 7 rounds at load 3.4)."""
 
-OnWritten = Callable[[int, int], None]
-"""``on_written(position, n)``: ``n`` bytes were just written at ``position`` of the output."""
+class Checksums:
+    """The ZIP CRC-32 (when ``zip_crc``) and the digest (when ``digest``) of a stream.
+
+    Example:
+        >>> sums = Checksums("crc32c", zip_crc=True)
+        >>> sums.update(memoryview(b"123456789"))
+        >>> hex(sums.crc), sums.stored()
+        ('0xcbf43926', 'crc32c:e3069283')
+    """
+
+    def __init__(self, digest: str | None, zip_crc: bool) -> None:
+        self.crc = 0
+        self._zip_crc = zip_crc
+        self._digest = None if check_algorithm(digest) is None else StreamingDigest(digest or "")
+
+    def update(self, view: memoryview) -> None:
+        if self._zip_crc:
+            self.crc = crc32(view, self.crc)
+        if self._digest is not None:
+            self._digest.update(view)
+
+    def stored(self) -> str | None:
+        """The digest's stored form, or None without a digest."""
+        return None if self._digest is None else self._digest.stored()
+
+
+def copy_blocks(read: Reader, size: int, write: Writer, sums: Checksums, block: int) -> None:
+    """Copy ``size`` bytes from ``read`` to ``write`` in blocks, updating ``sums`` on each.
+
+    From :data:`THREADED_MIN` bytes, one worker thread updates ``sums`` and writes
+    block N while this thread reads block N + 1 into the other of two buffers.
+    """
+    if size < THREADED_MIN:
+        buffer = memoryview(bytearray(min(block, size)))
+        for offset in range(0, size, block):
+            view = read(buffer[: min(block, size - offset)], offset)
+            sums.update(view)
+            write(view)
+        return
+
+    def sink(view: memoryview) -> None:
+        sums.update(view)
+        write(view)
+
+    buffers = (memoryview(bytearray(block)), memoryview(bytearray(block)))
+    pending: list[Future[None] | None] = [None, None]
+    with ThreadPoolExecutor(1, thread_name_prefix="taco-copy") as worker:
+        try:
+            for index, offset in enumerate(range(0, size, block)):
+                slot = index % 2
+                done = pending[slot]
+                if done is not None:  # its buffer is written: free to read into
+                    done.result()
+                view = read(buffers[slot][: min(block, size - offset)], offset)
+                pending[slot] = worker.submit(sink, view)
+        finally:
+            for future in pending:  # the worker's error, if any, before this thread's
+                if future is not None:
+                    future.result()
+
+
+def pread_full(fd: int, where: str) -> Reader:
+    """A :data:`Reader` of a local descriptor by ``pread``."""
+
+    def read(view: memoryview, offset: int) -> memoryview:
+        got = 0
+        while got < len(view):
+            n = os.preadv(fd, [view[got:]], offset + got)
+            if n == 0:
+                raise TacoIOError(
+                    f"{where}: expected {len(view) - got} more bytes at offset {offset + got}, "
+                    f"the source ended (changed while copying?)"
+                )
+            got += n
+        return view
+
+    return read
+
+
+def vsi_reader(src: VSIFile) -> Reader:
+    """A :data:`Reader` of an open GDAL VSI file."""
+
+    def read(view: memoryview, offset: int) -> memoryview:
+        data = src.read_exact(offset, len(view), "sample data")
+        view[:] = data
+        return view
+
+    return read
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,312 +192,34 @@ def _copy_range(container: str, offset: int, size: int, dest: Path) -> None:
             copied += n
 
 
-def _read_full(src: int, view: memoryview, offset: int, where: str) -> memoryview:
-    """Exactly ``len(view)`` bytes of ``src`` from ``offset``; TacoIOError when it ends early."""
-    got = 0
-    while got < len(view):
-        n = os.preadv(src, [view[got:]], offset + got)
-        if n == 0:
-            raise TacoIOError(
-                f"{where}: expected {len(view) - got} more bytes at offset {offset + got}, "
-                f"the source ended (changed while copying?)"
-            )
-        got += n
-    return view
-
-
-def _pwrite_all(fd: int, view: memoryview, position: int) -> None:
-    written = 0
-    while written < len(view):
-        written += os.pwrite(fd, view[written:], position + written)
-
-
-Job = Callable[[], None]
-"""Work for the digest thread: digest one block, one member, or a batch of small members."""
-
-
-class _DigestWorker:
-    """One helper thread per process that runs digest jobs, in the order they are submitted.
-
-    Started on first use and again in a forked child (the thread does not
-    survive a fork).  A job is one block of one copy's ring (:class:`_Ring`) or
-    members already written (:class:`LateDigests`); jobs of concurrent writers
-    interleave, each writer's in order.
-    """
-
-    def __init__(self) -> None:
-        self.pid = os.getpid()
-        self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
-        thread = threading.Thread(target=self._run, name="taco-digest", daemon=True)
-        thread.start()
-
-    def _run(self) -> None:
-        while True:
-            job = self._jobs.get()
-            try:
-                job()
-            except Exception:  # a job hands its own errors over; this keeps the thread alive
-                log.exception("digest job %r failed", job)
-            del job
-
-    def submit(self, job: Job) -> None:
-        self._jobs.put(job)
-
-
-_worker_lock = threading.Lock()
-_worker: _DigestWorker | None = None
-_spare_blocks: list[list[memoryview]] = []
-"""Rings of blocks of finished copies, reused (a fresh 2 MiB costs page faults per copy)."""
-
-
-def _digest_worker() -> _DigestWorker:
-    global _worker
-    with _worker_lock:
-        if _worker is None or _worker.pid != os.getpid():
-            _worker = _DigestWorker()
-            _spare_blocks.clear()
-        return _worker
-
-
-class _Ring:
-    """The blocks of one copy whose digest the helper thread computes.
-
-    The copy takes a free block (:meth:`take`), reads into it, hands it over
-    (:meth:`give`) and then checksums and writes it while the helper digests
-    it (both only read it).  A block is refilled only after its digest is done,
-    so the digest covers exactly the bytes written, in order.
-    """
-
-    def __init__(self, digest: StreamingDigest) -> None:
-        self._worker = _digest_worker()
-        self._update = digest.update
-        with _worker_lock:
-            spare = _spare_blocks.pop() if _spare_blocks else None
-        self._blocks = spare or [memoryview(bytearray(_SEGMENT)) for _ in range(_RING)]
-        self._free: queue.SimpleQueue[int] = queue.SimpleQueue()
-        for index in range(_RING):
-            self._free.put(index)
-        self._error: BaseException | None = None
-        self._held: int | None = None
-        """The block taken and not yet given (the copy failed while filling it?)."""
-
-    def digest_block(self, index: int, n: int) -> None:
-        """Run by the helper thread: digest block ``index``'s first ``n`` bytes, free it."""
-        if self._error is None:
-            try:
-                self._update(self._blocks[index][:n])
-            except BaseException as exc:  # handed to the copy by close()
-                self._error = exc
-        self._free.put(index)
-
-    def take(self) -> tuple[int, memoryview]:
-        index = self._held = self._free.get()
-        return index, self._blocks[index]
-
-    def give(self, index: int, n: int) -> None:
-        self._held = None
-        self._worker.submit(functools.partial(self.digest_block, index, n))
-
-    def close(self, check: bool = True) -> None:
-        """Wait for every block given so far; re-raise the digest's error if ``check``."""
-        if self._held is not None:
-            self._free.put(self._held)
-            self._held = None
-        for _ in range(_RING):
-            self._free.get()
-        with _worker_lock:
-            if len(_spare_blocks) < 4:
-                _spare_blocks.append(self._blocks)
-        if check and self._error is not None:
-            raise self._error
-
-
-def _copy_piped(
-    src: int,
-    offset: int,
-    size: int,
-    dst: int,
-    position: int,
-    digest: StreamingDigest,
-    on_written: OnWritten | None,
-    where: str,
-) -> int:
-    """:func:`copy_fd` with the digest computed by the helper thread, a block at a time."""
-    ring = _Ring(digest)
-    crc = 0
-    try:
-        for start in range(0, size, COPY_BLOCK):
-            index, block = ring.take()
-            view = _read_full(src, block[: min(COPY_BLOCK, size - start)], offset + start, where)
-            ring.give(index, len(view))
-            crc = crc32(view, crc)
-            _pwrite_all(dst, view, position + start)
-            if on_written is not None:
-                on_written(position + start, len(view))
-    except BaseException:
-        ring.close(check=False)
-        raise
-    ring.close()
-    return crc
-
-
-def copy_fd(
-    src: int,
-    offset: int,
-    size: int,
-    dst: int,
-    position: int,
-    digest: StreamingDigest | None = None,
-    on_written: OnWritten | None = None,
-    where: str = "source",
-    threaded: bool = True,
-    into: memoryview | None = None,
-) -> int:
-    """Copy ``size`` bytes of ``src`` from ``offset`` to ``dst`` at ``position``; the CRC-32.
-
-    One pass: each 256 KiB block is read with ``pread``, its CRC-32 (and the
-    digest, if given, fed from the same buffer) computed, and written with
-    ``pwrite``.  A SHA-256 of a copy of at least 4 MiB is computed by the helper
-    thread, block by block, while the copy goes on (see :data:`_THREADED_DIGESTS`).
-
-    Args:
-        src: file descriptor to read (``pread``: its position is not used).
-        offset: first byte of ``src`` to copy.
-        size: bytes to copy; a source that ends earlier raises TacoIOError.
-        dst: file descriptor to write (``pwrite``).
-        position: where the first byte goes in ``dst``.
-        digest: also feed the copied bytes, in order, to this digest.
-        on_written: called after each block is written (progress, write-back).
-        where: the source's name, for error messages.
-        threaded: False computes a SHA-256 on this thread whatever the size
-            (the digest thread is busy with a writer's late digests).
-        into: copy through this buffer of at least ``size`` bytes, each block
-            at its own place (the buffer then holds the whole copy), instead of
-            one reused block; only without ``digest``.
-
-    Example:
-        >>> src = os.open("src/s000.tif", os.O_RDONLY)
-        >>> dst = os.open("copy.bin", os.O_CREAT | os.O_WRONLY, 0o644)
-        >>> d = StreamingDigest("xxh3")
-        >>> copy_fd(src, 0, 622, dst, 0, d) == crc32(Path("src/s000.tif").read_bytes())
-        True
-        >>> os.close(src); os.close(dst)
-        >>> again = StreamingDigest("xxh3"); again.update(Path("copy.bin").read_bytes())
-        >>> d.value() == again.value()
-        True
-    """
-    if (
-        threaded
-        and digest is not None
-        and digest.algorithm in _THREADED_DIGESTS
-        and size >= _THREADED_MIN
-    ):
-        return _copy_piped(src, offset, size, dst, position, digest, on_written, where)
-    if into is not None and (digest is not None or len(into) < size):
-        raise TacoValidationError(
-            f"into: expected a buffer of {size} bytes or more and no digest, "
-            f"found {len(into)} bytes and digest {digest!r}"
-        )
-    block = _take_block(size) if into is None else bytearray(0)
-    try:
-        buffer = memoryview(block)
-        both = None if digest is None else digest.with_zip_crc(block)
-        feed = None if digest is None or both is not None else digest.update_from(block)
-        crc = 0
-        for start in range(0, size, COPY_BLOCK):
-            n = min(COPY_BLOCK, size - start)
-            target = buffer[:n] if into is None else into[start : start + n]
-            view = _read_full(src, target, offset + start, where)
-            if both is not None:  # the ZIP CRC-32 and a CRC-32C in one pass
-                crc = both(n, crc)
-            else:
-                crc = crc32(view, crc)
-                if feed is not None:
-                    feed(n)
-            _pwrite_all(dst, view, position + start)
-            if on_written is not None:
-                on_written(position + start, len(view))
-        return crc
-    finally:
-        _give_back(block)
-
-
-_spare = threading.local()
-"""Each thread's spare copy block (``_spare.block``), reused from copy to copy."""
-
-
-def _take_block(size: int) -> bytearray:
-    """A block for one copy of ``size`` bytes: the thread's spare one for copies of a whole
-    block or more, so that a write of many samples does not map a new block for each.
-
-    During a write glibc maps every allocation from 128 KiB up (:mod:`._memory`), so a
-    fresh 256 KiB block per sample was an ``mmap``, 64 page faults and an ``munmap``
-    (CHANGELOG, twenty-second session, has what that cost).  A copy running inside
-    another on the same thread (none does today) finds no spare and gets its own block.
-
-    Example:
-        >>> a = _take_block(COPY_BLOCK); _give_back(a)
-        >>> _take_block(10 * COPY_BLOCK) is a, len(a) == COPY_BLOCK
-        (True, True)
-        >>> len(_take_block(1000))
-        1000
-    """
-    if size < COPY_BLOCK:
-        return bytearray(size)
-    block: bytearray | None = _spare.__dict__.pop("block", None)
-    return bytearray(COPY_BLOCK) if block is None else block
-
-
-def _give_back(block: bytearray) -> None:
-    """Keep a whole block as the thread's spare, for its next copy."""
-    if len(block) == COPY_BLOCK:
-        _spare.block = block
-
-
-def _copy_local_hashed(
-    path: str, offset: int, size: int | None, dest: Path, h: StreamingDigest
-) -> int:
-    """Copy ``size`` bytes (None: to the end) from ``offset`` through user memory, hashing them."""
-    src = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    try:
+def _copy_local(path: str, offset: int, size: int | None, dest: Path, sums: Checksums) -> int:
+    """Copy ``size`` bytes (None: to the end) from ``offset`` of a local file through ``sums``."""
+    with open(path, "rb") as src, open(dest, "xb") as dst:
         if size is None:
-            size = max(os.fstat(src).st_size - offset, 0)
-        dst = os.open(dest, os.O_CREAT | os.O_EXCL | os.O_WRONLY | os.O_CLOEXEC, 0o644)
-        try:
-            copy_fd(src, offset, size, dst, 0, h, where=path)
-        finally:
-            os.close(dst)
-    finally:
-        os.close(src)
+            size = max(os.fstat(src.fileno()).st_size - offset, 0)
+        read = pread_full(src.fileno(), path)
+        at = offset
+        copy_blocks(lambda view, o: read(view, at + o), size, dst.write, sums, COPY_BLOCK)
     return size
 
 
-def _copy_vsi(source: str, dest: Path, h: StreamingDigest | None) -> int:
-    with VSIFile(source) as src, open(dest, "xb") as dst:
-        size = src.size()
-        offset = 0
-        while offset < size:
-            block = src.read_exact(offset, min(BLOCK_SIZE, size - offset), "sample data")
-            if h is not None:
-                h.update(block)
-            dst.write(block)
-            offset += len(block)
-    return size
-
-
-def _copy(path: str, dest: Path, h: StreamingDigest | None) -> int:
+def _copy(path: str, dest: Path, sums: Checksums | None) -> int:
     if path.startswith(SUBFILE_PREFIX):
         sub = parse_subfile(path)
         if not sub.container.startswith("/vsi"):
-            if h is None:
+            if sums is None:
                 _copy_range(sub.container, sub.offset, sub.size, dest)
             else:
-                _copy_local_hashed(sub.container, sub.offset, sub.size, dest, h)
+                _copy_local(sub.container, sub.offset, sub.size, dest, sums)
             return sub.size
     if path.startswith("/vsi"):
-        return _copy_vsi(path, dest, h)
-    if h is not None:
-        return _copy_local_hashed(path, 0, None, dest, h)
+        with VSIFile(path) as src, open(dest, "xb") as dst:
+            size = src.size()
+            sums = sums or Checksums(None, zip_crc=False)
+            copy_blocks(vsi_reader(src), size, dst.write, sums, BLOCK_SIZE)
+        return size
+    if sums is not None:
+        return _copy_local(path, 0, None, dest, sums)
     shutil.copyfile(path, dest)
     return dest.stat().st_size
 
@@ -455,14 +239,127 @@ def copy_sample(source: str | None, dest: Path, digest: str | None = None) -> Co
         >>> copy_sample("src/s000.tif", Path("out/a.tif"), digest="xxh3")
         Copied(size=622, digest='xxh3:...')
     """
-    h = None if check_algorithm(digest) is None else StreamingDigest(digest or "")
+    sums = None if check_algorithm(digest) is None else Checksums(digest, zip_crc=False)
     try:
         if source is None:
             dest.touch(exist_ok=False)
-            return Copied(0, None if h is None else h.value())
-        size = _copy(to_vsi(source), dest, h)
-        return Copied(size, None if h is None else h.value())
+            return Copied(0, None if sums is None else sums.stored())
+        size = _copy(to_vsi(source), dest, sums)
+        return Copied(size, None if sums is None else sums.stored())
     except OSError as exc:
         if isinstance(exc, TacoIOError):
             raise
         raise TacoIOError(f"cannot copy sample {source!r} to {str(dest)!r}: {exc}") from exc
+
+
+WINDOW = 256
+"""Files opened and advised ahead of the one being written (at most a quarter of the
+process's open-file limit)."""
+
+Prefetched = bytes | OSError | None
+"""A small file: its bytes, the error reading it raised, or None (not local or too large)."""
+
+_Opened = tuple[int, int] | str | OSError | None
+"""An open descriptor and its size, a path to open when its turn comes, an error, or None
+(not local, or larger than the limit)."""
+
+_ADVISE = getattr(os, "posix_fadvise", None)
+_TOO_MANY_FILES = frozenset({errno.EMFILE, errno.ENFILE})
+
+
+def is_local(source: str | None) -> bool:
+    """True for a local file path (not a GDAL ``/vsi...`` path, not None).
+
+    Example:
+        >>> is_local("/data/a.tif"), is_local("/vsis3/b/a.tif"), is_local(None)
+        (True, False, False)
+    """
+    return source is not None and source[:1] == "/" and source[:4] != "/vsi"
+
+
+def _window() -> int:
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return WINDOW if soft == resource.RLIM_INFINITY else max(1, min(WINDOW, soft // 4))
+
+
+def _open_ahead(source: str | None, limit: int) -> _Opened:
+    """``source`` opened and its pages asked for, without waiting for them."""
+    if source is None or not is_local(source):
+        return None
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        # out of descriptors: the file is opened when it is read
+        return source if exc.errno in _TOO_MANY_FILES else exc
+    try:
+        stat = os.fstat(fd)
+    except OSError as exc:
+        os.close(fd)
+        return exc
+    if _ADVISE is not None:
+        with contextlib.suppress(OSError):  # advice only: a file refusing it is read all the same
+            _ADVISE(fd, 0, 0, os.POSIX_FADV_WILLNEED)
+    if stat.st_size > limit:  # copied by the writer, not read here
+        os.close(fd)
+        return None
+    return fd, stat.st_size
+
+
+def _read_opened(opened: _Opened, limit: int) -> Prefetched:
+    """The bytes behind ``opened`` (closing it) if at most ``limit``; None if larger."""
+    if opened is None or isinstance(opened, OSError):
+        return opened
+    try:
+        fd, size = opened if isinstance(opened, tuple) else _open_now(opened)
+    except OSError as exc:
+        return exc
+    try:
+        if size > limit:
+            return None
+        data = os.pread(fd, size, 0)
+        if len(data) != size:
+            raise OSError(f"expected {size} bytes, read {len(data)} (file changed while reading?)")
+        return data
+    except OSError as exc:
+        return exc
+    finally:
+        os.close(fd)
+
+
+def _open_now(path: str) -> tuple[int, int]:
+    """``path`` opened, and its size."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        return fd, os.fstat(fd).st_size
+    except OSError:
+        os.close(fd)
+        raise
+
+
+def read_small_files(sources: Sequence[str | None], limit: int) -> Iterator[Prefetched]:
+    """One item per source, in order: the bytes of a local file of at most ``limit``
+    bytes, the error reading it raised, or None (not local, or larger than ``limit``).
+
+    The next files are opened and advised ahead (see module doc); descriptors
+    still open when the iterator is closed early are closed.  A file larger
+    than ``limit`` is closed when it is opened ahead.
+
+    Example:
+        >>> with open("a.bin", "wb") as f:
+        ...     f.write(b"abc")
+        3
+        >>> list(read_small_files([os.path.abspath("a.bin"), None, "/vsis3/b/k"], 1024))
+        [b'abc', None, None]
+    """
+    window = _window()
+    opened: deque[_Opened] = deque(_open_ahead(s, limit) for s in sources[:window])
+    try:
+        for source in sources[window:]:
+            yield _read_opened(opened.popleft(), limit)
+            opened.append(_open_ahead(source, limit))
+        while opened:
+            yield _read_opened(opened.popleft(), limit)
+    finally:
+        for left in opened:
+            if isinstance(left, tuple):
+                os.close(left[0])

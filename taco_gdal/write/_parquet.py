@@ -27,10 +27,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from taco_gdal._memory import release_memory
 from taco_gdal.errors import TacoValidationError
 from taco_gdal.format.names import CHECKSUM
 from taco_gdal.model._arrow import from_numpy
-from taco_gdal.write._memory import release_memory
 from taco_gdal.write._tables import Rebuilt
 
 __all__ = [
@@ -223,13 +223,9 @@ _MAX_ROW_GROUP: Final = 64 * 1024 * 1024
 
 
 DIGEST_LEVEL: Final = 1
-"""zstd level of the ``taco_gdal:checksum`` column: hex digests do not compress better at
-level 13, which took 23 / 33 / 63 ms more per 10k crc32c / xxh3 / sha256 digests (up to
-12% of a 10k x 16 KiB ``create()``), for files 5% smaller (crc32c, xxh3) or 7% larger.
-The column is not dictionary-encoded either: every digest is distinct, and the
-dictionary made 10k XXH3 digests 12% larger (157 vs 140 kB) and 1.8 ms slower to write.
-Nor has it statistics: no reader prunes row groups by digest, and the minimum and
-maximum of 10k digests cost about 1 ms to write."""
+"""zstd level of the ``taco_gdal:checksum`` column: hex digests are random, so a higher
+level only costs time.  The column is not dictionary-encoded (every digest is distinct)
+and has no statistics (no reader prunes row groups by digest)."""
 
 
 def _leaf_paths(schema: pa.Schema) -> list[str]:

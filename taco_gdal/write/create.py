@@ -4,25 +4,31 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Literal
 
+from taco_gdal._memory import release_memory
 from taco_gdal.errors import TacoValidationError
 from taco_gdal.format.checksum import check_algorithm
 from taco_gdal.format.names import TACOCAT_DIR, TACOCAT_FILE
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import check_target
 from taco_gdal.write._layout import Layout
-from taco_gdal.write._memory import release_memory, writer_allocation
-from taco_gdal.write._partition import Part, plan_partitions, plan_parts, subset_package
+from taco_gdal.write._partition import (
+    Part,
+    WriteOptions,
+    plan_partitions,
+    plan_parts,
+    remove_output,
+    write_part,
+)
 from taco_gdal.write._size import parse_size
 from taco_gdal.write._sources import is_zip_path
-from taco_gdal.write.folder_container import check_folder_name, write_folder
+from taco_gdal.write.dask import write_parts_dask
+from taco_gdal.write.folder_container import check_folder_name
 from taco_gdal.write.tacocat import create_tacocat
-from taco_gdal.write.zip_container import write_layout, write_zip
 
 __all__ = [
     "OutputFormat",
@@ -72,14 +78,6 @@ def _package(taco: object) -> MetadataPackage:
     return package
 
 
-def remove_output(path: Path) -> None:
-    """Delete a written part (file or folder); missing is fine."""
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        path.unlink(missing_ok=True)
-
-
 def _check_targets(parts: Sequence[Part], consolidating: bool, overwrite: bool) -> None:
     for part in parts:
         check_target(part.path, overwrite)
@@ -127,8 +125,7 @@ def create(
             know the column ignore it.  None (default) stores no digest.
             ``"crc32c"`` costs least (a large sample's is computed in the same
             pass over each block as the ZIP CRC-32); ``"sha256"``, the one to
-            use against deliberate tampering, costs most (about 7-12% of the
-            write on two CPUs, against 1-5% for the others; DESIGN.md).
+            use against deliberate tampering, costs most.
         partitions: split the level-0 rows into this many consecutive parts of
             equal row count (``{stem}_part0001{ext}``, ...) instead of by
             ``split_size``; cannot be combined with ``group_by``.
@@ -169,10 +166,9 @@ def create(
     max_size = parse_size(split_size) if split_size is not None and fmt == "zip" else None
     columns = [group_by] if isinstance(group_by, str) else group_by
     options = WriteOptions(fmt, overwrite, quiet, dict(parquet_kwargs), checksum)
-    with writer_allocation():
-        return _create(
-            taco, target, options, max_size, columns, consolidate, partitions, client, retries
-        )
+    return _create(
+        taco, target, options, max_size, columns, consolidate, partitions, client, retries
+    )
 
 
 def _create(
@@ -186,7 +182,7 @@ def _create(
     client: Any,
     retries: int,
 ) -> list[Path]:
-    """:func:`create` once its arguments are checked, under :func:`writer_allocation`."""
+    """:func:`create` once its arguments are checked."""
     # a list of tables of our own, which a single write may empty as it goes
     # (the caller's package, if one was given, keeps its tables)
     given = _package(taco)
@@ -202,62 +198,8 @@ def _create(
     consolidating = consolidate and options.fmt == "zip" and len(parts) > 1
     _check_targets(parts, consolidating, options.overwrite)
     if client is not None:
-        from taco_gdal.write.dask import write_parts_dask
-
         return write_parts_dask(client, package, layout, parts, options, consolidating, retries)
     return _write_parts(package, layout, parts, options, consolidating)
-
-
-@dataclass(frozen=True)
-class WriteOptions:
-    """How every part of one ``create()`` call is written (picklable, sent to Dask tasks)."""
-
-    fmt: Literal["zip", "folder"]
-    overwrite: bool
-    quiet: bool
-    parquet_kwargs: dict[str, Any]
-    checksum: str | None
-
-    def writer_kwargs(self) -> dict[str, Any]:
-        return {
-            "overwrite": self.overwrite,
-            "quiet": self.quiet,
-            "parquet_kwargs": self.parquet_kwargs,
-            "checksum": self.checksum,
-        }
-
-
-def write_part(
-    package: MetadataPackage,
-    layout: Layout,
-    part: Part,
-    options: WriteOptions,
-    path: Path | None = None,
-    last_use: bool = False,
-) -> Path:
-    """Write one part of a dataset at ``path`` (default: the part's own path).
-
-    ``last_use``: nothing reads ``layout`` or ``package.levels`` after this part,
-    so a ZIP of the whole dataset drops each table as soon as it is written
-    (see :func:`~taco_gdal.write.zip_container.write_layout`).
-
-    Example:
-        >>> from taco_gdal.write._layout import Layout
-        >>> from taco_gdal.write._partition import plan_partitions
-        >>> package = taco.metadata()
-        >>> layout = Layout(package)
-        >>> parts = plan_partitions(layout, Path("w.tacozip").absolute(), 2)
-        >>> options = WriteOptions("zip", False, True, parquet_kwargs={}, checksum=None)
-        >>> write_part(package, layout, parts[0], options)
-        PosixPath('/.../w_part0001.tacozip')
-    """
-    target = part.path if path is None else path
-    kwargs = options.writer_kwargs()
-    if part.rows is None and options.fmt == "zip":
-        return write_layout(layout, package, target, last_use=last_use, **kwargs)
-    subset = package if part.rows is None else subset_package(package, layout, part.rows)
-    writer = write_zip if options.fmt == "zip" else write_folder
-    return writer(subset, target, **kwargs)
 
 
 def _write_parts(

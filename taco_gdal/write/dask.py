@@ -41,9 +41,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from taco_gdal.errors import TacoError, TacoExistsError, TacoIOError, TacoValidationError
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._layout import Layout
-from taco_gdal.write._partition import Part, subset_package
+from taco_gdal.write._partition import (
+    Part,
+    WriteOptions,
+    remove_output,
+    subset_package,
+    write_part,
+)
 from taco_gdal.write._sources import DatasetMetadata, read_folder_metadata, read_zip_metadata
-from taco_gdal.write.create import WriteOptions, remove_output, write_part
 from taco_gdal.write.tacocat import write_tacocat
 
 if TYPE_CHECKING:

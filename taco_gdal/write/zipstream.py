@@ -7,34 +7,13 @@ the local header, as libzip writes them).  The offset of every member's data is
 *measured* (``tell()`` after its local header), never predicted.  ZIP64 records
 appear only when a size, an offset or the member count needs them.
 
-Three copy paths, one memory bound (two 256 KiB buffers, plus two 8 MiB
-buffers once a remote source is copied):
-
-* a local member up to 256 KiB is read whole, its CRC computed, then header
-  and data are written (no patch);
-* a larger local file is copied in one pass by :func:`~taco_gdal.write._copy.copy_fd`:
-  256 KiB blocks, each read with ``pread``, CRC-32'd (``format.checksum.crc32``)
-  and written with ``pwrite`` while it is in the CPU cache; the per-sample
-  digest, if asked, is computed on the same buffers (a CRC-32C in the same
-  pass as the CRC-32).  The source is read once, the checksums
-  cover exactly the bytes written;
-* a sparse local file, or a remote (VSI) source, is copied block by block
-  (8 MiB remote blocks, a helper thread fetching block ``i + 1`` while block
-  ``i`` is checksummed and written); blocks of zeros become holes.
-
-The disk is put to work while the copy runs: every 16 MiB written, a helper
-thread hands the range to write-back (``sync_file_range(SYNC_FILE_RANGE_WRITE)``
-starts the writes without waiting for them), so the final ``fsync`` of the
-atomic output finds little left to write instead of the whole archive
-(20 x 100 MiB, 2 interleaved rounds: 1.79 s median vs 2.20 s without).
-
-Every copy path can also compute a per-sample digest (``digest="xxh3"``...,
-see :mod:`taco_gdal.format.checksum`) from the same buffers as the CRC-32.
-With ``late_digests=True`` (the TACO ZIP writer) a SHA-256, slower than the
-copy, is finished by the digest thread from the output's pages, following
-the copy of a large member at most 16 MiB behind, while the next members are copied
-(:class:`~taco_gdal.write._late.LateDigests`); a file announced with
-:meth:`ZipWriter.expect` is digested from the source ahead of its copy instead.
+Every member is copied in one pass (:func:`~taco_gdal.write._copy.copy_blocks`):
+a block is read, its CRC-32 and the per-sample digest (``digest="xxh3"``...,
+see :mod:`taco_gdal.format.checksum`) are updated with it, and it is written.
+A member up to 256 KiB is read whole and written with its CRC known (no patch);
+a remote (VSI) source is read in 8 MiB blocks; blocks of zeros of a sparse
+local file become holes.  Every 16 MiB written, a helper thread hands the range
+to write-back, so the final ``fsync`` of the atomic output finds little left.
 
 A TACO ZIP starts with the ``TACO_HEADER`` member: call :meth:`ZipWriter.add_taco_header`
 first, and :meth:`ZipWriter.set_header_entries` once the metadata offsets are known.
@@ -53,44 +32,32 @@ import struct
 import tempfile
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import BinaryIO, Final
+from typing import BinaryIO
 
 import numpy as np
 
 from taco_gdal.errors import TacoError, TacoFormatError, TacoIOError
 from taco_gdal.format import header as hdr
 from taco_gdal.format import zip as zipfmt
-from taco_gdal.format.checksum import StreamingDigest, check_algorithm, crc32, value_call
+from taco_gdal.format.checksum import check_algorithm, crc32, digest_value
 from taco_gdal.format.names import HEADER_MEMBER
 from taco_gdal.io.vsi import VSIFile
-from taco_gdal.write._copy import _THREADED_DIGESTS, copy_fd
-from taco_gdal.write._cpus import other_cpus
-from taco_gdal.write._late import Announced, LateDigest, LateDigests
+from taco_gdal.write._copy import (
+    BLOCK_SIZE,
+    COPY_BLOCK,
+    Checksums,
+    Writer,
+    copy_blocks,
+    pread_full,
+    vsi_reader,
+)
 
-_AHEAD_DIGESTS: Final = frozenset({"sha256", "crc32c", "xxh3"})
-"""Digests of announced files (:meth:`ZipWriter.expect`) computed from the source by
-the digest thread, ahead of the copy; only SHA-256 goes there otherwise
-(``_THREADED_DIGESTS``).  Inline, CRC-32C and XXH3 cost the copying thread their
-own CPU: +5.0% [+2.8, +6.5] and +4.9% [+2.4, +5.5] on 20 x 100 MiB (tmpfs, 20
-blocks, ``bench/results/digest_s20_tmpfs_20x100_fast_inline.json``).  Ahead, on the
-other CPU, -0.1% [-9.2, +4.5] and +1.2% [-0.1, +6.1] against +4.3% and +6.3% inline
-in the same 16 blocks (paired -3.1% and -2.1%; fastest writes +1.7% and +2.5%
-against +3.4% and +5.4%), for about 30% more CPU: the thread's page faults and the
-CRC-32 of the bytes it digests (``digest_s20_tmpfs_20x100_fast_ahead.json``).
-Checked again with the 512-bit ``both`` (twenty-third session, 30 blocks, A/A +0.2%):
-CRC-32C ahead +2.5% [+1.3, +3.5], inline +3.5% [+2.6, +5.0]
-(``digest_s23_tmpfs_20x100_crc_wide.json``); with the 256-bit one, on a noisier host,
-+5.9% against +7.0% (``digest_s23_tmpfs_20x100_crc_inline.json``)."""
+__all__ = ["BLOCK_SIZE", "LOCAL_BLOCK", "MemberInfo", "ZipWriter"]
 
-__all__ = ["BLOCK_SIZE", "LOCAL_BLOCK", "MemberInfo", "ZipWriter", "readable_fd"]
-
-BLOCK_SIZE = 8 * 1024 * 1024
-"""Block of a remote (VSI) copy; a remote sample up to this size is fetched in one read."""
 LOCAL_BLOCK = 256 * 1024
-"""Block of a local copy: small enough to stay in the CPU cache from read to write."""
+"""Local members up to this size are read whole and written with their CRC known."""
 _LFH_CRC_OFFSET = 14
 _CD_CRC_OFFSET = 16
 CENTRAL_IN_MEMORY = 4 * 1024 * 1024
@@ -194,78 +161,13 @@ class MemberInfo:
     data_offset: int
     size: int
     crc32: int
-    digest: str | LateDigest | None = None
-    """``"<algorithm>:<hex>"`` when the member was added with ``digest=``; a
-    :class:`~taco_gdal.write._late.LateDigest` still being computed when the
-    writer was made with ``late_digests=True``."""
-
-
-def readable_fd(fileobj: BinaryIO) -> int | None:
-    """The descriptor of ``fileobj`` when it is open for reading too, else None."""
-    try:
-        import fcntl
-
-        fd = fileobj.fileno()
-        mode = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE
-    except (ImportError, AttributeError, OSError, io.UnsupportedOperation):  # BytesIO, not POSIX
-        return None
-    return fd if mode == os.O_RDWR else None
+    digest: str | None = None
+    """``"<algorithm>:<hex>"`` when the member was added with ``digest=``."""
 
 
 def _dense(fd: int, size: int) -> bool:
     """True when a file has (about) as many allocated blocks as bytes: no holes to keep."""
     return os.fstat(fd).st_blocks * 512 >= size
-
-
-Reader = Callable[[memoryview, int], int]
-"""``read(view, offset)``: fill ``view`` from ``offset``, return the bytes read (0 at the end)."""
-
-
-def _read_full(read: Reader, view: memoryview, offset: int, source: str) -> memoryview:
-    """Exactly ``len(view)`` bytes from ``offset``; TacoIOError when the source ends early."""
-    got = 0
-    while got < len(view):
-        n = read(view[got:], offset + got)
-        if n == 0:
-            raise TacoIOError(
-                f"{source}: expected {len(view) - got} more bytes at offset {offset + got}, "
-                f"the source ended (changed while copying?)"
-            )
-        got += n
-    return view
-
-
-def _pread(fd: int) -> Reader:
-    return lambda view, offset: os.preadv(fd, [view], offset)
-
-
-def _read_ahead(
-    read: Reader, size: int, buffers: tuple[memoryview, memoryview], source: str
-) -> Iterator[memoryview]:
-    """Blocks of a source, the next one read by a helper thread while the caller uses this one.
-
-    Two buffers alternate: the caller must be done with a block before asking
-    for the next one (the block after next reuses its buffer).
-    """
-    block = len(buffers[0])
-
-    def fetch(index: int, offset: int) -> memoryview:
-        view = buffers[index][: min(block, size - offset)]
-        return _read_full(read, view, offset, source)
-
-    with ThreadPoolExecutor(1, thread_name_prefix="taco-read") as pool:
-        pending: Future[memoryview] | None = pool.submit(fetch, 0, 0) if size else None
-        offset, index = 0, 0
-        while pending is not None:
-            view = pending.result()
-            offset += len(view)
-            index ^= 1
-            pending = pool.submit(fetch, index, offset) if offset < size else None
-            yield view
-
-
-def _hasher(digest: str | None) -> StreamingDigest | None:
-    return None if check_algorithm(digest) is None else StreamingDigest(digest or "")
 
 
 class ZipWriter:
@@ -278,18 +180,6 @@ class ZipWriter:
         check_names: refuse a member name given twice.  A caller that already
             knows its names are unique (the TACO ZIP writer checks them with
             Arrow) passes False, so no set of every name is kept.
-        late_digests: a SHA-256 (slower than the copy) is finished by the
-            digest thread while the next members are copied, and
-            :attr:`MemberInfo.digest` is a
-            :class:`~taco_gdal.write._late.LateDigest` (its ``value()`` waits
-            for it): a member copied from a file goes through a buffer handed
-            to the thread (up to 4 MiB) or is read back from the output's page
-            cache, a member from memory is digested from its bytes.  Members
-            up to 256 KiB are digested inline all the same: the thread's
-            hashlib call releases the GIL for each, and among the writer's 8
-            read-ahead threads getting it back cost more than the digest
-            (10k x 16 KiB: +0.24 s of CPU late vs +0.09 s inline).  Without
-            it, every digest is computed before the member's method returns.
 
     The central directory is kept packed (about 50 bytes plus the name per
     member), not as one object per member, and past :data:`CENTRAL_IN_MEMORY`
@@ -311,13 +201,8 @@ class ZipWriter:
         mtime: float | None = None,
         on_bytes: Progress | None = None,
         check_names: bool = True,
-        late_digests: bool = False,
     ) -> None:
         self._f = fileobj
-        self._late_digests = late_digests
-        self._late: dict[str, LateDigests] = {}
-        self._spare_cpu: bool | None = None
-        """Whether another CPU may digest announced files (:meth:`_late_for`); None: unasked."""
         self._dos = zipfmt.dos_datetime(mtime)
         self._on_bytes = on_bytes
         # closed by close(), or when an abandoned writer is collected
@@ -328,7 +213,6 @@ class ZipWriter:
         self._names: set[str] | None = set() if check_names else None
         self._header_index: int | None = None
         self._local = bytearray(LOCAL_BLOCK)
-        self._remote: tuple[bytearray, bytearray] | None = None
         self._writeback = _WriteBack(fileobj)
         self._closed = False
         self._end: int | None = None
@@ -358,7 +242,7 @@ class ZipWriter:
         lfh_offset: int,
         size: int,
         crc: int,
-        digest: StreamingDigest | LateDigest | str | None = None,
+        digest: str | None = None,
     ) -> MemberInfo:
         data_offset = lfh_offset + lfh.packed_size
         end = self._end = self._f.tell()
@@ -375,22 +259,11 @@ class ZipWriter:
             lfh = dataclasses.replace(lfh, crc32=crc)
         self._central.write(zipfmt.CentralDirectoryEntry.for_member(lfh, size, lfh_offset).pack())
         self._count += 1
-        return MemberInfo(
-            zipfmt.decode_name(lfh.name, lfh.flags),
-            lfh_offset,
-            data_offset,
-            size,
-            crc,
-            digest.value() if isinstance(digest, StreamingDigest) else digest,
-        )
+        name = zipfmt.decode_name(lfh.name, lfh.flags)
+        return MemberInfo(name, lfh_offset, data_offset, size, crc, digest)
 
     def add_bytes(
-        self,
-        name: str,
-        data: bytes | memoryview,
-        digest: str | None = None,
-        *,
-        digested: str | None = None,
+        self, name: str, data: bytes | memoryview, digest: str | None = None
     ) -> MemberInfo:
         """Append a member whose bytes are in memory (metadata, small files).
 
@@ -399,18 +272,9 @@ class ZipWriter:
             data: its bytes.
             digest: also compute this per-sample digest (``"crc32c"``, ``"xxh3"``,
                 ``"sha256"``); it is returned in :attr:`MemberInfo.digest`.
-            digested: that digest of ``data``, already computed by the caller
-                (``value_call(digest)(data)``, several files at a time); stored as given.
         """
         crc = crc32(data)
-        late = self._late_for(digest) if len(data) > LOCAL_BLOCK else None
-        value: LateDigest | str | None
-        if digested is not None:
-            value = digested
-        elif late is not None and not late.busy:  # a view of a reused buffer is copied first
-            value = late.of_bytes(data if isinstance(data, bytes) else bytes(data))
-        else:
-            value = None if digest is None else value_call(digest)(data)
+        value = None if check_algorithm(digest) is None else digest_value(digest or "", data)
         lfh, lfh_offset = self._begin(name, len(data), crc)
         self._f.write(data)
         if self._on_bytes:
@@ -427,29 +291,37 @@ class ZipWriter:
         """Append a member of known ``size`` from an iterable of byte blocks.
 
         The CRC-32 (and the ``digest``, if asked) is computed on each block before
-        it is written, and patched into the local header afterwards.  Blocks of
-        zeros are skipped with a seek, so a sparse source gives a sparse archive
-        (the file is extended by whatever follows).
+        it is written, and patched into the local header afterwards.
         """
-        hasher = _hasher(digest)
+        sums = Checksums(digest, zip_crc=True)
         lfh, lfh_offset = self._begin(name, size)
-        crc = 0
-        position = lfh_offset + lfh.packed_size
-        write, seek = self._f.write, self._f.seek
+        write = self._writer(lfh_offset + lfh.packed_size, sparse=False)
         for chunk in chunks:
-            n = len(chunk)
-            crc = crc32(chunk, crc)
-            if hasher is not None:
-                hasher.update(chunk)
-            if _all_zero(chunk):
+            view = memoryview(chunk)
+            sums.update(view)
+            write(view)
+        return self._finish(lfh, lfh_offset, size, sums.crc, sums.stored())
+
+    def _writer(self, position: int, sparse: bool) -> Writer:
+        """The write of one member's blocks from ``position``: progress, write-back, and,
+        when ``sparse``, holes for blocks of zeros (the file is extended by what follows)."""
+        write, seek = self._f.write, self._f.seek
+        on_bytes, writeback = self._on_bytes, self._writeback
+        end = position
+
+        def written(view: memoryview) -> None:
+            nonlocal end
+            n = len(view)
+            if sparse and _all_zero(view):
                 seek(n, os.SEEK_CUR)
             else:
-                write(chunk)
-            position += n
-            self._writeback.written(position)
-            if self._on_bytes:
-                self._on_bytes(n)
-        return self._finish(lfh, lfh_offset, size, crc, hasher)
+                write(view)
+            end += n
+            writeback.written(end)
+            if on_bytes is not None:
+                on_bytes(n)
+
+        return written
 
     def add_file(
         self, name: str, source: str, size: int | None = None, digest: str | None = None
@@ -477,19 +349,13 @@ class ZipWriter:
         except OSError as exc:
             raise TacoIOError(f"cannot copy {source!r} into member {name!r}: {exc}") from exc
         try:
-            stat = os.fstat(fd)
-            real = stat.st_size
+            real = os.fstat(fd).st_size
             if size is not None and size != real:
                 raise TacoIOError(f"{source}: expected {size} bytes, the file has {real}")
-            read = _pread(fd)
+            read = pread_full(fd, source)
             if real <= LOCAL_BLOCK:
-                view = _read_full(read, memoryview(self._local)[:real], 0, source)
-                return self.add_bytes(name, view, digest)
-            late = self._late_for(digest, ahead=True)
-            ahead = None if late is None else late.claim(source, stat)
-            if _dense(fd, real):
-                return self._add_local(name, fd, real, source, digest, ahead)
-            return self.add_chunks(name, real, self._local_blocks(read, real, source), digest)
+                return self.add_bytes(name, read(memoryview(self._local)[:real], 0), digest)
+            return self._copy(name, read, real, digest, COPY_BLOCK, not _dense(fd, real))
         except OSError as exc:
             if isinstance(exc, TacoError):
                 raise
@@ -497,107 +363,20 @@ class ZipWriter:
         finally:
             os.close(fd)
 
-    def _local_blocks(self, read: Reader, size: int, source: str) -> Iterator[memoryview]:
-        view = memoryview(self._local)
-        for offset in range(0, size, LOCAL_BLOCK):
-            yield _read_full(read, view[: min(LOCAL_BLOCK, size - offset)], offset, source)
-
-    def _read_ahead(self, read: Reader, size: int, source: str) -> Iterator[memoryview]:
-        if self._remote is None:
-            self._remote = (bytearray(BLOCK_SIZE), bytearray(BLOCK_SIZE))
-        views = (memoryview(self._remote[0]), memoryview(self._remote[1]))
-        return _read_ahead(read, size, views, source)
-
-    def _add_local(
+    def _copy(
         self,
         name: str,
-        src: int,
+        read: Callable[[memoryview, int], memoryview],
         size: int,
-        source: str,
         digest: str | None,
-        ahead: Announced | None = None,
+        block: int,
+        sparse: bool,
     ) -> MemberInfo:
-        """One pass over a dense local file (:func:`~taco_gdal.write._copy.copy_fd`);
-        ``ahead``: its digest, from the source, on the digest thread (:meth:`expect`)."""
-        hasher = _hasher(digest)
+        sums = Checksums(digest, zip_crc=True)
         lfh, lfh_offset = self._begin(name, size)
-        self._f.flush()
-        position = lfh_offset + lfh.packed_size
-        on_bytes, writeback = self._on_bytes, self._writeback
-
-        def written(at: int, n: int) -> None:
-            writeback.written(at + n)
-            if on_bytes is not None:
-                on_bytes(n)
-
-        if ahead is not None:
-            crc = copy_fd(src, 0, size, self._f.fileno(), position, None, written, source)
-            self._f.seek(position + size)
-            return self._finish(
-                lfh, lfh_offset, size, crc, ahead.owner.of_ahead(ahead, crc, position)
-            )
-        late = self._late_for(digest)
-        if late is not None and not late.busy:  # the digest thread digests it later
-            buffer = late.buffer(size)
-            if buffer is not None:  # up to 4 MiB: the copy's own buffer is handed over
-                with memoryview(buffer) as into:
-                    crc = copy_fd(
-                        src, 0, size, self._f.fileno(), position, None, written, source, into=into
-                    )
-                self._f.seek(position + size)
-                return self._finish(lfh, lfh_offset, size, crc, late.of_buffer(buffer, size))
-            if late.readable:  # larger: read back from the output as it is written
-                value, growing = late.of_growing(position, size)
-
-                def followed(at: int, n: int) -> None:
-                    written(at, n)
-                    growing.advance(at + n)
-
-                try:
-                    crc = copy_fd(src, 0, size, self._f.fileno(), position, None, followed, source)
-                except BaseException:
-                    growing.abandon()
-                    raise
-                self._f.seek(position + size)
-                return self._finish(lfh, lfh_offset, size, crc, value)
-        threaded = late is None  # a busy digest thread: the ring would wait behind its backlog
-        crc = copy_fd(src, 0, size, self._f.fileno(), position, hasher, written, source, threaded)
-        self._f.seek(position + size)
-        return self._finish(lfh, lfh_offset, size, crc, hasher)
-
-    def expect(self, source: str, stat: os.stat_result, digest: str | None) -> None:
-        """Announce a local file that :meth:`add_file` will copy later with ``digest``.
-
-        With ``late_digests=True``, the digest of a dense file above 4 MiB is
-        then computed from the source by the digest thread, ahead of the copy
-        (a SHA-256 in lanes with the other announced files; a CRC-32C or XXH3
-        only when another CPU may run the thread)
-        (:meth:`~taco_gdal.write._late.LateDigests.expect`); it counts only if
-        the CRC-32 of the bytes digested is the copy's.  Otherwise nothing happens.
-        """
-        late = self._late_for(digest, ahead=True)
-        if late is not None and late.readable:
-            late.expect(source, stat)
-
-    def _late_for(self, digest: str | None, ahead: bool = False) -> LateDigests | None:
-        """The late digests of ``digest`` when this writer defers it, else None (inline);
-        ``ahead``: for a file announced (:meth:`expect`), where every digest of
-        :data:`_AHEAD_DIGESTS` is deferred when another CPU may run the digest
-        thread (on one, CRC-32C or XXH3 from the source would only add the
-        thread's page faults and CRC-32 to the copy's time)."""
-        if not self._late_digests or digest is None or digest not in _AHEAD_DIGESTS:
-            return None
-        if digest not in _THREADED_DIGESTS:  # worth it only on another CPU
-            if not ahead:
-                return None
-            if self._spare_cpu is None:
-                self._spare_cpu = bool(other_cpus())
-            if not self._spare_cpu:
-                return None
-        late = self._late.get(digest)
-        if late is None:
-            late = self._late[digest] = LateDigests(digest, readable_fd(self._f))
-        return late
+        write = self._writer(lfh_offset + lfh.packed_size, sparse)
+        copy_blocks(read, size, write, sums, block)
+        return self._finish(lfh, lfh_offset, size, sums.crc, sums.stored())
 
     def _add_vsi(self, name: str, source: str, size: int | None, digest: str | None) -> MemberInfo:
         with VSIFile(source) as src:
@@ -606,13 +385,7 @@ class ZipWriter:
                 raise TacoIOError(f"{source}: expected {size} bytes, found {real}")
             if real <= BLOCK_SIZE:
                 return self.add_bytes(name, src.read_exact(0, real, "sample data"), digest)
-
-            def read(view: memoryview, offset: int) -> int:
-                block = src.read_exact(offset, len(view), "sample data")
-                view[: len(block)] = block
-                return len(block)
-
-            return self.add_chunks(name, real, self._read_ahead(read, real, source), digest)
+            return self._copy(name, vsi_reader(src), real, digest, BLOCK_SIZE, sparse=True)
 
     # -- TACO header -------------------------------------------------------------
     def add_taco_header(self) -> MemberInfo:
@@ -655,6 +428,4 @@ class ZipWriter:
         self._f.write(zipfmt.pack_end_records(self._count, cd_size, cd_offset))
         self._f.flush()
         self._writeback.close()
-        for late in self._late.values():
-            late.close()
         self._closed = True

@@ -1,4 +1,4 @@
-"""The pure-Python XXH64 against published vectors and vectors from the C library."""
+"""The TARIDX key hash (XXH64) against published vectors and vectors from the C library."""
 
 from __future__ import annotations
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from taco_gdal.model import Sample, Taco, Tortilla
-from taco_gdal.write import _readahead, create
-from taco_gdal.write._readahead import WINDOW, read_small_files
+from taco_gdal.write import _copy, create
+from taco_gdal.write._copy import WINDOW, read_small_files
 
 
 def _files(folder: Path, count: int, size: int = 16) -> list[str]:
@@ -129,7 +129,7 @@ def test_out_of_descriptors_opens_each_file_when_read(
     limit = _open_fds() + 12
     resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
     try:
-        monkeypatch.setattr(_readahead, "_window", lambda: 30)  # more than the limit allows
+        monkeypatch.setattr(_copy, "_window", lambda: 30)  # more than the limit allows
         got = list(read_small_files(paths, 1024))
     finally:
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
