@@ -10,7 +10,7 @@
 
 The names are imported on first use: importing a submodule (a container, the
 parser) does not import pandas and geopandas, so :func:`load` can parse the
-metadata while they are imported beside it (:mod:`taco_gdal.read._preload`).
+metadata while they are imported beside it (:mod:`taco_gdal.read.opening._preload`).
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ from taco_gdal.read.concat import concat
 from taco_gdal.read.load import load
 
 if TYPE_CHECKING:
-    from taco_gdal.read.dataframe import TacoDataFrame, TacoGeoDataFrame
+    from taco_gdal.read.frames.dataframe import TacoDataFrame, TacoGeoDataFrame
     from taco_gdal.read.dataset import TacoDataset
 
 _LAZY = {
-    "TacoDataFrame": "taco_gdal.read.dataframe",
-    "TacoGeoDataFrame": "taco_gdal.read.dataframe",
+    "TacoDataFrame": "taco_gdal.read.frames.dataframe",
+    "TacoGeoDataFrame": "taco_gdal.read.frames.dataframe",
     "TacoDataset": "taco_gdal.read.dataset",
 }
 

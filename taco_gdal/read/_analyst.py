@@ -11,9 +11,9 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from taco_gdal.errors import TacoQueryError
-from taco_gdal.read import _notebook
-from taco_gdal.read._footprints import WGS84
-from taco_gdal.read.query import quote_ident
+from taco_gdal.read.notebook import _plots as _notebook
+from taco_gdal.read.spatial._footprints import WGS84
+from taco_gdal.read.query.sql import quote_ident
 
 if TYPE_CHECKING:
     import numpy as np
@@ -21,10 +21,10 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from matplotlib.axes import Axes
 
-    from taco_gdal.read._direct import DirectRows
-    from taco_gdal.read.dataframe import TacoDataFrame
+    from taco_gdal.read.frames._direct import DirectRows
+    from taco_gdal.read.frames.dataframe import TacoDataFrame
     from taco_gdal.read.dataset import TacoDataset
-    from taco_gdal.read.state import QueryState
+    from taco_gdal.read.query.state import QueryState
 
 __all__ = ["AnalystMixin"]
 
@@ -72,7 +72,7 @@ class AnalystMixin:
             >>> ds.filter_geometry(aoi).data.id.tolist()
             ['s000', 's001']
         """
-        from taco_gdal.read._spatial import filter_shape
+        from taco_gdal.read.spatial._filter import filter_shape
         from taco_gdal.read.dataset import TacoDataset
 
         return TacoDataset(filter_shape(self._state, geometry, geometry_col, level, crs))
@@ -96,7 +96,7 @@ class AnalystMixin:
             1                    s001 2024-03-11 10:30:00
             2                    s002 2024-03-21 10:30:00
         """
-        from taco_gdal.read.dataframe import FrameContext, to_frame
+        from taco_gdal.read.frames.dataframe import FrameContext, to_frame
 
         if isinstance(n, bool) or not isinstance(n, int) or n < 0:
             raise TacoQueryError(f"head(n): expected an int >= 0, got {n!r}")
@@ -123,7 +123,7 @@ class AnalystMixin:
             >>> ds.frame(internal=True)["internal:offset"].tolist()
             [196, 857, 1518, 2179]
         """
-        from taco_gdal.read.dataframe import FrameContext, to_frame
+        from taco_gdal.read.frames.dataframe import FrameContext, to_frame
 
         rows = self._current_rows(what=".frame()")
         context = FrameContext(self._state, 0)
@@ -140,7 +140,7 @@ class AnalystMixin:
     def _stats_kind(self, level: int) -> bool | None:
         """True/False when ``taco:field_schema`` describes ``geotiff:stats`` as categorical."""
         from taco_gdal.format.names import FIELD_SCHEMA_KEY
-        from taco_gdal.read.stats import STATS_COLUMN
+        from taco_gdal.read.query.stats import STATS_COLUMN
 
         fields = (self._state.collection.get(FIELD_SCHEMA_KEY) or {}).get(f"level{level}") or []
         for entry in fields:
@@ -153,7 +153,7 @@ class AnalystMixin:
         return None
 
     def _stat(self, stat: str, band: Bands, level: int) -> np.ndarray:
-        from taco_gdal.read.stats import aggregate_stats
+        from taco_gdal.read.query.stats import aggregate_stats
 
         state = self._state
         if (
@@ -180,7 +180,7 @@ class AnalystMixin:
         """Mean of the valid pixels of the current rows, per band (from ``geotiff:stats``).
 
         Runs in DuckDB on the current (filtered) view, weighting each sample by
-        its valid pixels; see :mod:`taco_gdal.read.stats`.
+        its valid pixels; see :mod:`taco_gdal.read.query.stats`.
 
         Example:
             >>> round(float(ds.filter_datetime("2024").stats_mean(band=0)), 2)

@@ -25,19 +25,19 @@ import pyarrow as pa
 from taco_gdal._memory import RELEASE_BYTES, release_memory
 from taco_gdal.errors import TacoQueryError
 from taco_gdal.format.names import CURRENT_ID, FIELD_SCHEMA_KEY, PARENT_ID, PIT_SCHEMA_KEY
-from taco_gdal.read import _duck, filters
+from taco_gdal.read.query import _duck, filters
 from taco_gdal.read._analyst import AnalystMixin
-from taco_gdal.read._direct import DirectRows, filtered_rows
-from taco_gdal.read._html import dataset_html, dataset_text
-from taco_gdal.read._repair import repair_level_offsets
-from taco_gdal.read.containers._deferred import LoadedLevels
-from taco_gdal.read.containers.base import Container, VsiRule
-from taco_gdal.read.dataframe import FrameContext, TacoDataFrame, to_frame
-from taco_gdal.read.frames import PitSchema, to_polars
-from taco_gdal.read.levels import prepare_level
-from taco_gdal.read.navigation import child_counts
-from taco_gdal.read.query import bound_query_sql, is_hidden, quote_ident, single_query
-from taco_gdal.read.state import LevelTables, QueryState, Step, new_view_name
+from taco_gdal.read.frames._direct import DirectRows, filtered_rows
+from taco_gdal.read.notebook._html import dataset_html, dataset_text
+from taco_gdal.read.opening._repair import repair_level_offsets
+from taco_gdal.read.opening.containers._deferred import LoadedLevels
+from taco_gdal.read.opening.containers.base import Container, VsiRule
+from taco_gdal.read.frames.dataframe import FrameContext, TacoDataFrame, to_frame
+from taco_gdal.read.frames.convert import PitSchema, to_polars
+from taco_gdal.read.query.prepared import prepare_level
+from taco_gdal.read.frames.navigation import child_counts
+from taco_gdal.read.query.sql import bound_query_sql, is_hidden, quote_ident, single_query
+from taco_gdal.read.query.state import LevelTables, QueryState, Step, new_view_name
 
 __all__ = ["TacoDataset", "prepare_tables"]
 
@@ -67,7 +67,7 @@ def prepare_tables(
 class TacoDataset(AnalystMixin):
     """A TACO dataset: COLLECTION metadata and a lazy, chainable query.
 
-    A dataset is an immutable :class:`~taco_gdal.read.state.QueryState`
+    A dataset is an immutable :class:`~taco_gdal.read.query.state.QueryState`
     (:attr:`state`); DuckDB objects are a cache built from it in the process
     that runs the query.  Create one with :func:`taco_gdal.load`.
 
@@ -168,7 +168,7 @@ class TacoDataset(AnalystMixin):
     def _current_rows(self, what: str) -> DirectRows:
         """Every row of the current level-0 view.
 
-        From memory when only filters made the view (see :mod:`taco_gdal.read._direct`):
+        From memory when only filters made the view (see :mod:`taco_gdal.read.frames._direct`):
         the table then lacks ``internal:gdal_vsi`` and columns still deferred, which
         functions give.  Otherwise DuckDB's answer, whole (``paths`` is ``None``).
         """

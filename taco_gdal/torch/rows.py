@@ -34,7 +34,7 @@ from taco_gdal.format.names import (
 
 if TYPE_CHECKING:  # the reader (DuckDB, geopandas) loads only where rows are resolved,
     # never in a DataLoader worker that unpickles them
-    from taco_gdal.read.dataframe import TacoDataFrame
+    from taco_gdal.read.frames.dataframe import TacoDataFrame
     from taco_gdal.read.dataset import TacoDataset
 
 __all__ = ["LevelRows", "SampleRows", "plain_value", "resolve_rows"]
@@ -290,7 +290,7 @@ def resolve_rows(source: TacoDataset | TacoDataFrame, level: int = 0) -> SampleR
         >>> len(rows)  # 3 tiles of 3 bands
         9
     """
-    from taco_gdal.read.dataframe import TacoDataFrame
+    from taco_gdal.read.frames.dataframe import TacoDataFrame
     from taco_gdal.read.dataset import TacoDataset
 
     if isinstance(source, TacoDataset):

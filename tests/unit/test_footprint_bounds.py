@@ -16,8 +16,8 @@ import pytest
 import shapely
 from pyproj import Transformer
 
-from taco_gdal.read import _footprints
-from taco_gdal.read._footprints import PAD_LIMIT, PAD_SHARE, compute_footprints
+from taco_gdal.read.spatial import _footprints
+from taco_gdal.read.spatial._footprints import PAD_LIMIT, PAD_SHARE, compute_footprints
 
 
 def _truth(rings: np.ndarray, crs: str) -> np.ndarray:

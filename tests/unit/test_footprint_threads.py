@@ -7,8 +7,8 @@ import pyarrow as pa
 import pytest
 import shapely
 
-from taco_gdal.read import _footprints
-from taco_gdal.read._footprints import compute_footprints
+from taco_gdal.read.spatial import _footprints
+from taco_gdal.read.spatial._footprints import compute_footprints
 
 
 def _table(rows: int) -> pa.Table:

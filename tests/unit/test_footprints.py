@@ -11,7 +11,7 @@ import pytest
 import shapely
 
 from taco_gdal.errors import TacoQueryError, TacoWarning
-from taco_gdal.read._footprints import (
+from taco_gdal.read.spatial._footprints import (
     box_geometry,
     check_box,
     column_crs,

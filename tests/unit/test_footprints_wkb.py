@@ -19,7 +19,7 @@ import pytest
 import shapely
 
 from taco_gdal.errors import TacoQueryError
-from taco_gdal.read._footprints import PAD_LIMIT, Footprints, compute_footprints, to_wgs84
+from taco_gdal.read.spatial._footprints import PAD_LIMIT, Footprints, compute_footprints, to_wgs84
 
 UTM30 = "EPSG:32630"
 

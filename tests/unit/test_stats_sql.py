@@ -9,7 +9,7 @@ import pytest
 
 from taco_gdal.errors import TacoQueryError
 from taco_gdal.extensions.geotiff_stats import _categorical, _continuous
-from taco_gdal.read.stats import aggregate_stats
+from taco_gdal.read.query.stats import aggregate_stats
 
 
 def _bands(seed: int, shape: tuple[int, int]) -> list[np.ma.MaskedArray]:

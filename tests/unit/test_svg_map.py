@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 
 import shapely
 
-from taco_gdal.read._svg import footprint_svg, map_view
+from taco_gdal.read.notebook._svg import footprint_svg, map_view
 
 _NS = "{http://www.w3.org/2000/svg}"
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from taco_gdal.errors import TacoQueryError
-from taco_gdal.read.timerange import TimeRange, parse_range
+from taco_gdal.read.query.timerange import TimeRange, parse_range
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@
 a second) before returning, even when the user only looks at ``head()`` or
 reads one sample.  :class:`LazyStringArray` is pandas' own string array
 (:class:`pandas.arrays.ArrowStringArray`, the ``str`` dtype) made lazy by
-:class:`~taco_gdal.read._lazyarrow.LazyRows`: rows are computed when taken,
+:class:`~taco_gdal.read.frames._lazyarrow.LazyRows`: rows are computed when taken,
 the whole column on any other use.
 
 Example:
@@ -31,7 +31,7 @@ import pandas as pd
 import pyarrow as pa
 from pandas.arrays import ArrowStringArray
 
-from taco_gdal.read._lazyarrow import LazyRows, RowArrays
+from taco_gdal.read.frames._lazyarrow import LazyRows, RowArrays
 
 __all__ = ["LazyStringArray", "RowStrings", "string_dtype"]
 

@@ -3,7 +3,7 @@
 ``.data`` of a million-row level holds columns nobody may look at: the GDAL
 path of every sample (about 80 MB of strings to build) and the binary (WKB)
 columns a large level leaves in its file until asked (see
-:mod:`taco_gdal.read.containers._deferred`).  :class:`LazyRows` makes an
+:mod:`taco_gdal.read.opening.containers._deferred`).  :class:`LazyRows` makes an
 Arrow-backed pandas array whose values a function of row positions computes:
 
 * ``len``, the dtype and building the frame cost nothing;
@@ -17,7 +17,7 @@ The arrays pandas derives from one (``type(self).__new__`` then
 ``_pa_array = ...``, or ``type(self)(values)``) are eager: laziness is only
 what ``lazy`` builds.  The function must be pure (same positions, same
 values): copies share it.  :class:`LazyArrowArray` is the generic array
-(``pd.ArrowDtype``); :class:`~taco_gdal.read._lazystr.LazyStringArray` is
+(``pd.ArrowDtype``); :class:`~taco_gdal.read.frames._lazystr.LazyStringArray` is
 pandas' ``str`` array.
 
 Example:

@@ -2,11 +2,11 @@
 
 :func:`children_table` takes the rows of level ``k`` whose
 ``internal:parent_id`` is the FOLDER's position from a
-:class:`~taco_gdal.read.levels.ChildIndex` (built once per level and load),
+:class:`~taco_gdal.read.query.prepared.ChildIndex` (built once per level and load),
 keeps those that survive the filters active at level ``k`` (the surviving
 positions are computed once per filtered view, then looked up with a binary
 search) and gives them their GDAL paths with
-:func:`~taco_gdal.read.query.gdal_vsi_arrow`, the Arrow twin of the SQL
+:func:`~taco_gdal.read.query.sql.gdal_vsi_arrow`, the Arrow twin of the SQL
 expression that builds ``internal:gdal_vsi`` (a DuckDB query per call cost
 more than the rows: registering a 4-row table, running it and unregistering
 it was ~75% of a ``read()``).
@@ -14,7 +14,7 @@ it was ~75% of a ``read()``).
 The level tables already hold every child (``__meta__`` files repeat them;
 misplaced level-1+ offsets are repaired at load), so navigation reads nothing.
 
-Both caches hang off the :class:`~taco_gdal.read.state.LevelTables` object (weak
+Both caches hang off the :class:`~taco_gdal.read.query.state.LevelTables` object (weak
 keys): every dataset derived from one load shares them, and they go with it.
 """
 
@@ -28,12 +28,12 @@ import numpy as np
 import pyarrow as pa
 
 from taco_gdal.format.names import CURRENT_ID, GDAL_VSI
-from taco_gdal.read import _duck
-from taco_gdal.read.levels import ChildIndex, child_index
-from taco_gdal.read.query import gdal_vsi_arrow, not_padding_mask, quote_ident
+from taco_gdal.read.query import _duck
+from taco_gdal.read.query.prepared import ChildIndex, child_index
+from taco_gdal.read.query.sql import gdal_vsi_arrow, not_padding_mask, quote_ident
 
 if TYPE_CHECKING:
-    from taco_gdal.read.state import LevelTables, QueryState
+    from taco_gdal.read.query.state import LevelTables, QueryState
 
 __all__ = ["child_rows", "children_table", "survivors"]
 

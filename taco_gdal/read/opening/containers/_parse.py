@@ -7,7 +7,7 @@ level's peak memory is its decoded table plus one group's compressed bytes and
 buffers, not the whole compressed file beside every column's buffers (at 1M
 rows: about 320 MiB above the imports for load + .data instead of 470).
 Such a level's binary columns (WKB, blobs) are not decoded at all until asked
-for (:func:`parse_level_deferring`, :mod:`taco_gdal.read.containers._deferred`).
+for (:func:`parse_level_deferring`, :mod:`taco_gdal.read.opening.containers._deferred`).
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from taco_gdal.format.header import HeaderEntry
 from taco_gdal.format.names import ID, MAX_DEPTH, PIT_SCHEMA_KEY, TYPE
 from taco_gdal.io.arrowbuf import owned_reader
 from taco_gdal.io.vsi import VSIFile
-from taco_gdal.read.containers._chunks import read_columns
-from taco_gdal.read.containers._deferred import DeferredColumns, RangeFile, deferrable
-from taco_gdal.read.containers._limits import (
+from taco_gdal.read.opening.containers._chunks import read_columns
+from taco_gdal.read.opening.containers._deferred import DeferredColumns, RangeFile, deferrable
+from taco_gdal.read.opening.containers._limits import (
     check_column_count,
     check_columns,
     loads_json,
@@ -340,7 +340,7 @@ def parse_level_deferring(
 
     With ``defer`` and a :class:`StreamedLevel` holding binary columns besides
     others, the table lacks them and the :class:`DeferredColumns` says where
-    they are (see :mod:`taco_gdal.read.containers._deferred`); otherwise the
+    they are (see :mod:`taco_gdal.read.opening.containers._deferred`); otherwise the
     table is whole and the deferral ``None``.  The schema is checked whole
     either way.
 
@@ -393,7 +393,7 @@ def _decode_kept(
     """Columns ``kept`` of a streamed level, decoded from their bytes in memory (no GIL held).
 
     A column group at a time (:func:`decode_parquet`), each from its own column
-    chunks only (:func:`~taco_gdal.read.containers._chunks.read_columns`), so
+    chunks only (:func:`~taco_gdal.read.opening.containers._chunks.read_columns`), so
     memory holds one group's compressed bytes.  None when a decode fails: the
     decode from the file then reports what is wrong.
     """

@@ -2,7 +2,7 @@
 
 A large level whose binary columns stay in the file (:mod:`._deferred`) is
 decoded without them.  Through a Python file over the level's byte range
-(:class:`~taco_gdal.read.containers._deferred.RangeFile`) every read Arrow makes
+(:class:`~taco_gdal.read.opening.containers._deferred.RangeFile`) every read Arrow makes
 is a call into Python, which waits for the GIL whenever another thread holds
 it: the imports :func:`~taco_gdal.read.load.load` runs beside the decode made
 it wait, and the two took as long as one after the other.

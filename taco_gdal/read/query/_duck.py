@@ -1,6 +1,6 @@
 """DuckDB as a cache of query states: built on demand, rebuilt when it cannot be trusted.
 
-A :class:`~taco_gdal.read.state.QueryState` says everything a query is; the
+A :class:`~taco_gdal.read.query.state.QueryState` says everything a query is; the
 DuckDB objects that run it are derived from it here, in the current process:
 
 * a **database** per process and kind: one with external access off (every
@@ -12,7 +12,7 @@ DuckDB objects that run it are derived from it here, in the current process:
   allows ``LOAD`` before external access is switched off, so the first spatial
   query replaces a database without it by one with it (the sessions rebuild,
   which costs milliseconds);
-* a **session** per loaded dataset (per :class:`~taco_gdal.read.state.LevelTables`,
+* a **session** per loaded dataset (per :class:`~taco_gdal.read.query.state.LevelTables`,
   shared by every dataset derived from it): a connection to that database
   with the level tables registered and the views ``level0``, ``level1``, ...
   created; the views of query steps are created the first time a state that
@@ -23,7 +23,7 @@ A session is rebuilt, from the state alone, when:
 * the process is not the one that built it (after ``fork``: the child never
   uses, closes or frees the parent's DuckDB objects, it builds its own
   database; see :mod:`taco_gdal._fork`; DuckDB's default connection is kept
-  unfreed too, see :mod:`taco_gdal.read._forksafe`), or the state was unpickled;
+  unfreed too, see :mod:`taco_gdal.read.query._forksafe`), or the state was unpickled;
 * its database was retired: a query raised a DuckDB fatal or internal error
   (DuckDB then refuses every later query on that database: "database has been
   invalidated").  The failing query is retried once on a fresh database (it
@@ -65,15 +65,15 @@ import pyarrow as pa
 
 from taco_gdal import _fork
 from taco_gdal.errors import TacoFormatError, TacoQueryError
-from taco_gdal.read import _forksafe
-from taco_gdal.read.query import level_view_sql, quote_ident, sql_string
-from taco_gdal.read.state import LevelTables, RowSet, Step, level_view
+from taco_gdal.read.query import _forksafe
+from taco_gdal.read.query.sql import level_view_sql, quote_ident, sql_string
+from taco_gdal.read.query.state import LevelTables, RowSet, Step, level_view
 
 if TYPE_CHECKING:
     # DuckDB (about 50 ms) is imported by the first query, not with this module:
     # ``load`` and ``.data`` of most datasets never run one.  Whatever the order of
     # imports, a forked child never destroys a database it inherited (see
-    # :mod:`taco_gdal.read._forksafe`).
+    # :mod:`taco_gdal.read.query._forksafe`).
     import duckdb
 
 __all__ = [
@@ -374,7 +374,7 @@ def columns(base: LevelTables, steps: Sequence[Step], relation: str) -> list[tup
     """``(name, DuckDB type)`` of ``relation``, a view of ``steps`` or a level view.
 
     When only filters made ``relation`` and its level still has deferred
-    columns (see :mod:`taco_gdal.read.containers._deferred`), the answer comes
+    columns (see :mod:`taco_gdal.read.opening.containers._deferred`), the answer comes
     from the level's schema (:func:`_level_columns`): registering the level
     with DuckDB would decode them.
     """

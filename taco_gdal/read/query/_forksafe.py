@@ -19,7 +19,7 @@ were made (seen with DuckDB 1.5.5, pyarrow 26, glibc 2.36):
 * the join fails: ``std::system_error`` in a destructor, the child aborts.
 
 The databases taco_gdal opens are kept unfreed in the child by
-:mod:`taco_gdal.read._duck`.  The one it does not own is DuckDB's default
+:mod:`taco_gdal.read.query._duck`.  The one it does not own is DuckDB's default
 connection, which ``import duckdb`` opens (with one thread per core) and
 DuckDB's module clean-up destroys when the interpreter exits.  Before each
 fork this module takes a reference to it (``duckdb.default_connection()``, a

@@ -33,7 +33,7 @@ from taco_gdal.format.names import (
     TYPE,
 )
 from taco_gdal.format.vsi import SUBFILE_PREFIX
-from taco_gdal.read.containers.base import VsiRule
+from taco_gdal.read.opening.containers.base import VsiRule
 
 __all__ = [
     "HIDDEN_PREFIX",
@@ -199,7 +199,7 @@ def single_query(query: str, where: str) -> str:
         >>> single_query("SELECT * FROM data;", "x.tacozip")
         'SELECT * FROM data'
     """
-    import duckdb  # at the first query, not with the reader (see taco_gdal.read._forksafe)
+    import duckdb  # at the first query, not with the reader (see taco_gdal.read.query._forksafe)
 
     try:
         statements = duckdb.extract_statements(query)

@@ -22,7 +22,7 @@ rows by position:
   through ``Table.to_pandas`` of those columns only.
 
 ``internal:gdal_vsi`` is built in Python from the same rule as
-:func:`~taco_gdal.read.query.gdal_vsi_arrow` (tested equal); the footprints are
+:func:`~taco_gdal.read.query.sql.gdal_vsi_arrow` (tested equal); the footprints are
 computed on first use from the row ids and the WKB column, as ``to_frame``
 computes them.  A level whose schema carries pandas metadata (which
 ``to_pandas`` would apply), or repeats a column name, takes ``to_frame``.
@@ -56,22 +56,22 @@ from taco_gdal.format.names import (
     TYPE,
 )
 from taco_gdal.format.vsi import SUBFILE_PREFIX
-from taco_gdal.read._footprints import WGS84
-from taco_gdal.read._geoframe import footprint_column
-from taco_gdal.read._lazygeom import LazyGeometryArray
+from taco_gdal.read.spatial._footprints import WGS84
+from taco_gdal.read.frames._geoframe import footprint_column
+from taco_gdal.read.spatial._lazygeom import LazyGeometryArray
 from taco_gdal.read._types import is_binary
-from taco_gdal.read.dataframe import (
+from taco_gdal.read.frames.dataframe import (
     FrameContext,
     TacoDataFrame,
     TacoGeoDataFrame,
     footprints_of_rows,
     to_frame,
 )
-from taco_gdal.read.query import gdal_vsi_arrow, is_hidden
+from taco_gdal.read.query.sql import gdal_vsi_arrow, is_hidden
 
 if TYPE_CHECKING:
-    from taco_gdal.read.containers.base import VsiRule
-    from taco_gdal.read.state import LevelTables, QueryState
+    from taco_gdal.read.opening.containers.base import VsiRule
+    from taco_gdal.read.query.state import LevelTables, QueryState
 
 __all__ = ["LevelShape", "child_frame", "frame_of_rows", "gdal_vsi_python"]
 
@@ -270,14 +270,14 @@ def _python_ready(rule: VsiRule, table: pa.Table) -> bool:
 
 
 def gdal_vsi_python(rule: VsiRule, values: Mapping[str, Sequence[Any]]) -> list[str | None]:
-    """:func:`~taco_gdal.read.query.gdal_vsi_arrow` for a few rows, from Python values.
+    """:func:`~taco_gdal.read.query.sql.gdal_vsi_arrow` for a few rows, from Python values.
 
     ``values`` maps the columns the rule reads to one value per row (None for
     a null); a row with a null input gets None, as in Arrow.  Integers print
     as Arrow casts them to strings.
 
     Example:
-        >>> from taco_gdal.read.containers.base import VsiRule
+        >>> from taco_gdal.read.opening.containers.base import VsiRule
         >>> rule = VsiRule("subfile", "/data/x.tacozip")
         >>> gdal_vsi_python(rule, {"internal:offset": [10], "internal:size": [5]})
         ['/vsisubfile/10_5,/data/x.tacozip']
@@ -468,13 +468,13 @@ def child_frame(
     """The children of row ``parent`` of level ``level - 1`` that survive ``state``, as a frame.
 
     Equal (``pandas.testing.assert_frame_equal``) to ``to_frame`` of
-    :func:`~taco_gdal.read._children.children_table`.
+    :func:`~taco_gdal.read.frames._children.children_table`.
 
     Example:
         >>> child_frame(tiles.state, 1, 0, internal=False, what="read(0)").id.tolist()
         ['b02', 'b03', 'b04']
     """
-    from taco_gdal.read._children import child_rows
+    from taco_gdal.read.frames._children import child_rows
 
     rows = child_rows(state, level, parent)
     return frame_of_rows(state, level, rows, internal=internal, what=what)

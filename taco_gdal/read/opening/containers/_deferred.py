@@ -5,7 +5,7 @@ are over half of its decoded bytes (116 of 220 MiB), yet ``load`` and
 ``.data`` never look inside them: ``len``, time filters, navigation, sample
 paths and the frame itself (whose binary columns and footprints are lazy
 arrays) work from the other columns.  So a level of a local file large enough
-to be streamed (see :mod:`taco_gdal.read.containers._parse`) is decoded
+to be streamed (see :mod:`taco_gdal.read.opening.containers._parse`) is decoded
 without its binary columns, and :class:`DeferredColumns` records where they
 are.  :class:`LoadedLevels` holds the level tables of one load and decodes a
 level's deferred columns once, the first time a caller asks for the whole
@@ -48,7 +48,7 @@ import pyarrow.parquet as pq
 from taco_gdal.errors import TacoChangedError, TacoFormatError, TacoIOError
 from taco_gdal.io.vsi import VSIFile
 from taco_gdal.read._types import is_binary
-from taco_gdal.read.containers._chunks import read_columns
+from taco_gdal.read.opening.containers._chunks import read_columns
 
 __all__ = [
     "DeferredColumns",

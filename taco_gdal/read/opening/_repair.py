@@ -37,7 +37,7 @@ from taco_gdal.format import vsi
 from taco_gdal.format.names import FOLDER, ID, OFFSET, RELATIVE_PATH, SIZE, SOURCE_FILE, TYPE
 from taco_gdal.io.arrowbuf import owned_reader
 from taco_gdal.io.vsi import VSIFile
-from taco_gdal.read.containers.base import VsiRule
+from taco_gdal.read.opening.containers.base import VsiRule
 
 __all__ = ["repair_level_offsets"]
 
@@ -218,8 +218,8 @@ def repair_level_offsets(levels: Sequence[pa.Table], rule: VsiRule, where: str) 
         TacoFormatError: a row has no matching entry in its parent's ``__meta__``.
 
     Example:
-        >>> from taco_gdal.read.containers.base import Probe
-        >>> from taco_gdal.read.containers.zip import ZipContainer
+        >>> from taco_gdal.read.opening.containers.base import Probe
+        >>> from taco_gdal.read.opening.containers.zip import ZipContainer
         >>> zc = ZipContainer.open(Probe("tiles.tacozip", "tiles.tacozip"))
         >>> zc.vsi_rule == VsiRule("subfile", "tiles.tacozip")
         True

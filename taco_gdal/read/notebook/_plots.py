@@ -17,15 +17,15 @@ import pandas as pd
 
 from taco_gdal.errors import TacoError, TacoNavigationError, TacoQueryError
 from taco_gdal.format.names import CURRENT_ID, ID, PARENT_ID, TIME_START_COLUMNS
-from taco_gdal.read._svg import footprint_svg
+from taco_gdal.read.notebook._svg import footprint_svg
 from taco_gdal.read._types import is_binary
-from taco_gdal.read.query import quote_ident
+from taco_gdal.read.query.sql import quote_ident
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from taco_gdal.read.dataframe import TacoDataFrame
-    from taco_gdal.read.state import QueryState
+    from taco_gdal.read.frames.dataframe import TacoDataFrame
+    from taco_gdal.read.query.state import QueryState
 
 __all__ = [
     "Summary",
@@ -124,8 +124,8 @@ def summarise(state: QueryState, fetch: Any, columns_of: Any, *, map_width: int 
     ``fetch(sql)`` runs a query in the dataset's session; ``columns_of``
     lists a relation's columns.
     """
-    from taco_gdal.read._geoframe import footprint_column
-    from taco_gdal.read._spatial import footprints_of
+    from taco_gdal.read.frames._geoframe import footprint_column
+    from taco_gdal.read.spatial._filter import footprints_of
 
     rows = []
     shapes: np.ndarray | None = None
@@ -166,7 +166,7 @@ def _readable_table(frame: TacoDataFrame) -> tuple[str | None, list[str]]:
     columns left out of the display (``internal:gdal_vsi`` and
     ``internal:source_file`` stay: they say where the sample is).
     """
-    from taco_gdal.read._geoframe import VISIBLE_INTERNAL
+    from taco_gdal.read.frames._geoframe import VISIBLE_INTERNAL
 
     hidden = [
         str(c)
@@ -240,7 +240,7 @@ _MAP_SHAPES: Final = 2000
 def _frame_map(frame: TacoDataFrame) -> str:
     """The frame's footprint map; a big frame whose footprints are not computed yet
     draws an even sample of them (computing only those), so showing it stays cheap."""
-    from taco_gdal.read._lazygeom import LazyGeometryArray
+    from taco_gdal.read.spatial._lazygeom import LazyGeometryArray
 
     values = frame.geometry.values
     if isinstance(values, LazyGeometryArray) and not values.computed and len(values) > _MAP_SHAPES:
@@ -323,7 +323,7 @@ def plot_sample(
     import matplotlib.pyplot as plt
 
     from taco_gdal.io.sample import open_sample
-    from taco_gdal.read.navigation import _position
+    from taco_gdal.read.frames.navigation import _position
 
     position = _position(frame, key)
     target = frame.read(position)

@@ -1,16 +1,16 @@
 """CRS-correct ``filter_bbox`` / ``filter_geometry``: footprints once per dataset, then row sets.
 
 The first spatial filter on a level computes that level's EPSG:4326 footprints
-(:func:`taco_gdal.read._footprints.compute_footprints`) over the whole level
-table and caches them with the dataset's :class:`~taco_gdal.read.state.LevelTables`
+(:func:`taco_gdal.read.spatial._footprints.compute_footprints`) over the whole level
+table and caches them with the dataset's :class:`~taco_gdal.read.query.state.LevelTables`
 (shared by every dataset derived from one load; rebuilt lazily after
 unpickling; inherited by a forked child, which gets a new lock).  Rings stored
 in a projected CRS cost only their vertices there (padded bounds); a filter
 then tests the query against the cached bounds, keeps rows whose bounds lie
 inside a query box, and makes (and keeps) the exact footprints of the other
 candidates only, in numpy/shapely.  The matching row positions enter the lazy
-query as a :class:`~taco_gdal.read.state.RowSet` step that DuckDB semi-joins
-(:func:`taco_gdal.read.filters.apply_row_set`); the step is plain values, so
+query as a :class:`~taco_gdal.read.query.state.RowSet` step that DuckDB semi-joins
+(:func:`taco_gdal.read.query.filters.apply_row_set`); the step is plain values, so
 the state still pickles, and DuckDB never needs the spatial extension for
 these filters.
 """
@@ -26,8 +26,8 @@ import numpy as np
 
 from taco_gdal.errors import TacoQueryError
 from taco_gdal.format.names import CURRENT_ID, GEOMETRY_COLUMNS
-from taco_gdal.read import _duck
-from taco_gdal.read._footprints import (
+from taco_gdal.read.query import _duck
+from taco_gdal.read.spatial._footprints import (
     LONLAT_POINTS,
     WGS84,
     Footprints,
@@ -38,9 +38,9 @@ from taco_gdal.read._footprints import (
     warn_outside_extent,
 )
 from taco_gdal.read._types import is_binary
-from taco_gdal.read.levels import decode_points
-from taco_gdal.read.query import is_hidden
-from taco_gdal.read.state import LevelTables, QueryState, RowSet, new_view_name
+from taco_gdal.read.query.prepared import decode_points
+from taco_gdal.read.query.sql import is_hidden
+from taco_gdal.read.query.state import LevelTables, QueryState, RowSet, new_view_name
 
 __all__ = [
     "cached_footprints",
@@ -147,7 +147,7 @@ def _level(state: QueryState, level: object) -> int:
 def _apply_rows(
     state: QueryState, level: int, rows: np.ndarray, size: int, text: str
 ) -> QueryState:
-    from taco_gdal.read.filters import _apply, apply_row_set
+    from taco_gdal.read.query.filters import _apply, apply_row_set
 
     relation = state.relation(level)
     if CURRENT_ID not in dict(_duck.columns(state.base, state.steps, relation)):

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from taco_gdal.errors import TacoError
-from taco_gdal.read._notebook import rounded_extent
+from taco_gdal.read.notebook._plots import rounded_extent
 
 if TYPE_CHECKING:
     from taco_gdal.read.dataset import TacoDataset
@@ -116,7 +116,7 @@ def dataset_html(ds: TacoDataset) -> str:
 
     Shows the COLLECTION facts, the rows per level after the current filters,
     the filter steps, the rounded extent and time range of the current rows,
-    and a static SVG map of their footprints (see :mod:`taco_gdal.read._svg`).
+    and a static SVG map of their footprints (see :mod:`taco_gdal.read.notebook._svg`).
     """
     esc = html.escape
     current, svg = _current(ds)
