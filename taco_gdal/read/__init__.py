@@ -24,8 +24,8 @@ from taco_gdal.read.concat import concat
 from taco_gdal.read.load import load
 
 if TYPE_CHECKING:
-    from taco_gdal.read.frames.dataframe import TacoDataFrame, TacoGeoDataFrame
     from taco_gdal.read.dataset import TacoDataset
+    from taco_gdal.read.frames.dataframe import TacoDataFrame, TacoGeoDataFrame
 
 _LAZY = {
     "TacoDataFrame": "taco_gdal.read.frames.dataframe",

@@ -1,9 +1,8 @@
-"""The default verify hook of a container: ranges inside their file, readable, digests.
+"""What ``verify`` checks of a container without a ``verify`` method of its own.
 
-Formats without checksums of their own (CAF, TARIDX, plugins) get this from
-:meth:`~taco_gdal.read.opening.containers.base.OpenedContainer.verify`: every row's
-``internal:offset``/``internal:size`` must lie inside the file that holds it,
-``crc`` reads every sample's bytes, ``full`` also compares the digests of
+Formats without checksums of their own (CAF, TARIDX, plugins) get this: every
+row's ``internal:offset``/``internal:size`` must lie inside the file that holds
+it, ``crc`` reads every sample's bytes, ``full`` also compares the digests of
 column ``taco_gdal:checksum``.
 """
 

@@ -1,4 +1,7 @@
-"""Deprecated: moved to :mod:`taco_gdal.read.opening.containers` (plugins: :mod:`taco_gdal.containers`)."""
+"""Deprecated: moved to :mod:`taco_gdal.read.opening.containers`.
+
+A plugin imports :mod:`taco_gdal.containers`.
+"""
 
 from __future__ import annotations
 

@@ -56,10 +56,8 @@ from taco_gdal.format.names import (
     TYPE,
 )
 from taco_gdal.format.vsi import SUBFILE_PREFIX
-from taco_gdal.read.spatial._footprints import WGS84
-from taco_gdal.read.frames._geoframe import footprint_column
-from taco_gdal.read.spatial._lazygeom import LazyGeometryArray
 from taco_gdal.read._types import is_binary
+from taco_gdal.read.frames._geoframe import footprint_column
 from taco_gdal.read.frames.dataframe import (
     FrameContext,
     TacoDataFrame,
@@ -68,6 +66,8 @@ from taco_gdal.read.frames.dataframe import (
     to_frame,
 )
 from taco_gdal.read.query.sql import gdal_vsi_arrow, is_hidden
+from taco_gdal.read.spatial._footprints import WGS84
+from taco_gdal.read.spatial._lazygeom import LazyGeometryArray
 
 if TYPE_CHECKING:
     from taco_gdal.read.opening.containers.base import VsiRule

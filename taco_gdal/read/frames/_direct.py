@@ -27,11 +27,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from taco_gdal.format.names import CURRENT_ID, GDAL_VSI
-from taco_gdal.read.query import _duck
 from taco_gdal.read.frames._lazyarrow import RowArrays
 from taco_gdal.read.frames._lazystr import RowStrings
 from taco_gdal.read.opening.containers._deferred import LoadedLevels
 from taco_gdal.read.opening.containers.base import VsiRule
+from taco_gdal.read.query import _duck
 from taco_gdal.read.query.sql import gdal_vsi_arrow, not_padding_mask, quote_ident
 from taco_gdal.read.query.state import LevelTables, QueryState, RowSet, level_view
 

@@ -75,8 +75,8 @@ def footprints_for_rows(
         >>> footprints_for_rows(table, "istac:geometry", tiles.state, 0)[0]
         <POLYGON ((-3.2 40.584, -3.084 40.584, -3.084 40.64, -3.2 40.64, -3.2 40.584))>
     """
-    from taco_gdal.read.spatial._footprints import compute_footprints
     from taco_gdal.read.spatial._filter import cached_footprints, footprints_of
+    from taco_gdal.read.spatial._footprints import compute_footprints
 
     if (
         state is not None

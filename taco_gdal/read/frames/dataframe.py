@@ -5,8 +5,8 @@ geometry column (``istac:geometry``, ``stac:centroid``, ``istac:centroid``)
 the frame is a :class:`TacoGeoDataFrame`, which is both a ``TacoDataFrame``
 and a :class:`geopandas.GeoDataFrame` with one active geometry column,
 ``geometry``, in EPSG:4326 (the stored WKB columns stay bytes; see
-:mod:`taco_gdal.read.frames._geoframe`).  Slicing, filtering and column selection keep the class (and
-``read()``), falling back from geo to plain when no geometry column is left.
+:mod:`taco_gdal.read.frames._geoframe`).  Slicing, filtering and column selection keep
+the class (and ``read()``), falling back from geo to plain when no geometry column is left.
 
 Frames pickle (pandas keeps ``_taco``, the :class:`FrameContext`, through
 ``_metadata``): an unpickled frame, in another process too, still navigates
@@ -27,7 +27,7 @@ import pyarrow as pa
 
 from taco_gdal.errors import TacoFormatError, TacoQueryError
 from taco_gdal.format.names import CURRENT_ID, GDAL_VSI
-from taco_gdal.read.spatial._footprints import WGS84
+from taco_gdal.read._types import is_binary
 from taco_gdal.read.frames._geoframe import (
     FOOTPRINT,
     footprint_column,
@@ -36,10 +36,10 @@ from taco_gdal.read.frames._geoframe import (
     visible,
 )
 from taco_gdal.read.frames._lazyarrow import LazyArrowArray
-from taco_gdal.read.spatial._lazygeom import LazyGeometryArray, RowGeometries
 from taco_gdal.read.frames._lazystr import LazyStringArray, RowStrings, string_dtype
-from taco_gdal.read._types import is_binary
 from taco_gdal.read.query.sql import is_hidden
+from taco_gdal.read.spatial._footprints import WGS84
+from taco_gdal.read.spatial._lazygeom import LazyGeometryArray, RowGeometries
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -96,7 +96,7 @@ class TacoDataFrame(pd.DataFrame):
         return TacoDataFrame
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        """Refuses ``id``, ``type`` and ``internal:*`` (see :mod:`taco_gdal.read.frames.convert`)."""
+        """Refuses ``id``, ``type`` and ``internal:*`` (see :func:`check_assignment`)."""
         from taco_gdal.read.frames.convert import check_assignment
 
         check_assignment(key)
@@ -131,7 +131,7 @@ class TacoDataFrame(pd.DataFrame):
         return GuardedIndexer(super().iat, self, positional=True)
 
     def to_arrow(self) -> pa.Table:
-        """These rows as a ``pyarrow.Table`` (geometry as WKB; see :mod:`taco_gdal.read.frames.convert`)."""
+        """These rows as a ``pyarrow.Table`` (geometry as WKB; see :func:`frame_to_arrow`)."""
         from taco_gdal.read.frames.convert import frame_to_arrow
 
         return frame_to_arrow(self)
@@ -346,7 +346,7 @@ def to_frame(
     paths: RowStrings | None = None,
     lazy: Sequence[LazyColumn] = (),
 ) -> TacoDataFrame:
-    """Arrow result -> TacoDataFrame / TacoGeoDataFrame (see :mod:`taco_gdal.read.frames._geoframe`).
+    """Arrow result -> TacoDataFrame / TacoGeoDataFrame (see the module docstring).
 
     Helper columns are dropped; with a WKB geometry column the frame is a
     GeoDataFrame whose one active column ``geometry`` holds EPSG:4326

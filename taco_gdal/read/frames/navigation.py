@@ -31,11 +31,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from taco_gdal.errors import TacoFormatError, TacoIOError, TacoNavigationError, TacoQueryError
 from taco_gdal.format import vsi
-from taco_gdal.format.header import HeaderEntry
 from taco_gdal.format.names import (
     CURRENT_ID,
     FILE,
@@ -50,20 +48,19 @@ from taco_gdal.format.names import (
     TYPE,
 )
 from taco_gdal.io.vsi import VSIFile, read_all
-from taco_gdal.read.query import _duck
 from taco_gdal.read.frames._childframe import child_frame
 from taco_gdal.read.frames._geoframe import VISIBLE_INTERNAL
-from taco_gdal.read.opening.containers._parse import parse_level, read_entries
-from taco_gdal.read.opening.containers.base import VsiRule
 from taco_gdal.read.frames.dataframe import FrameContext, TacoDataFrame, to_frame
+from taco_gdal.read.opening.containers._parse import parse_level
+from taco_gdal.read.opening.containers.base import VsiRule
+from taco_gdal.read.query import _duck
 from taco_gdal.read.query.sql import gdal_vsi_sql, not_padding_sql, quote_ident
 from taco_gdal.read.query.state import level_view
 
 if TYPE_CHECKING:
     from taco_gdal.read.query._duck import Session
-    from taco_gdal.read.query.state import LevelTables
 
-__all__ = ["child_counts", "read", "read_meta", "shows_internal"]
+__all__ = ["read", "read_meta", "shows_internal"]
 
 _PREVIEW = 5
 
@@ -295,46 +292,3 @@ def _children_sql(
         'ORDER BY "__taco_pos"'
     )
     return sql, params
-
-
-def child_counts(base: LevelTables, level: int) -> np.ndarray:
-    """Children of every row of ``level``, counted from the ``__meta__`` files of its FOLDERs.
-
-    Only for files whose deeper levels carry neither ``internal:parent_id`` nor
-    ``internal:relative_path``.  The ``__meta__`` members of one archive are
-    read with as few coalesced range reads as possible; only parquet footers
-    are decoded.
-    """
-    rows = _duck.fetch(
-        base,
-        (),
-        f"SELECT {quote_ident(CURRENT_ID)}, {quote_ident(GDAL_VSI)} FROM "
-        f"{quote_ident(level_view(level))} WHERE {quote_ident(TYPE)} = ?",
-        [FOLDER],
-        what=f"counting the children of level {level}",
-    )
-    counts = np.zeros(base.rows[level], dtype=np.int64)
-    positions = rows.column(CURRENT_ID).to_pylist()
-    paths = rows.column(GDAL_VSI).to_pylist()
-    by_archive: dict[str, list[tuple[int, vsi.SubfilePath]]] = {}
-    for position, path in zip(positions, paths, strict=True):
-        if path.startswith(vsi.SUBFILE_PREFIX):
-            span = vsi.parse_subfile(path)
-            by_archive.setdefault(span.container, []).append((position, span))
-        else:
-            counts[position] = _rows_in(read_all(path), path)
-    for archive, members in by_archive.items():
-        entries = [HeaderEntry(span.offset, span.size) for _, span in members]
-        labels = [f"__meta__ at bytes {e.offset}..{e.end}" for e in entries]
-        with VSIFile(archive) as f:
-            buffers = read_entries(f, entries, labels)
-        for (position, _), buffer, label in zip(members, buffers, labels, strict=True):
-            counts[position] = _rows_in(buffer, f"{archive}: {label}")
-    return counts
-
-
-def _rows_in(data: pa.Buffer | bytes, where: str) -> int:
-    try:
-        return int(pq.read_metadata(pa.BufferReader(data)).num_rows)
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        raise TacoFormatError(f"{where}: expected a __meta__ parquet file: {exc}") from exc

@@ -16,10 +16,10 @@ import numpy as np
 import pandas as pd
 
 from taco_gdal.errors import TacoError, TacoNavigationError, TacoQueryError
-from taco_gdal.format.names import CURRENT_ID, ID, PARENT_ID, TIME_START_COLUMNS
-from taco_gdal.read.notebook._svg import footprint_svg
+from taco_gdal.format.names import CURRENT_ID, ID, TIME_START_COLUMNS
 from taco_gdal.read._types import is_binary
-from taco_gdal.read.query.sql import quote_ident
+from taco_gdal.read.notebook._svg import footprint_svg
+from taco_gdal.read.query.sql import descendants_sql, quote_ident
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Summary",
-    "descendants_sql",
     "explore",
     "frame_html",
     "plot_footprints",
@@ -40,32 +39,6 @@ __all__ = [
 
 _STRETCH: Final = (2.0, 98.0)
 _QUICKLOOK_PIXELS: Final = 512
-
-
-def descendants_sql(state: QueryState, level: int, columns_of: Any) -> str:
-    """SQL of the current rows at ``level``: the level-0 view, or descendants that survive.
-
-    ``columns_of(relation)`` lists a relation's columns.
-
-    Raises:
-        TacoQueryError: a level below 0 needs ``internal:current_id``, which
-            the current view dropped.
-    """
-    relation = state.view
-    sql = f"SELECT * FROM {quote_ident(relation)}"
-    for k in range(1, level + 1):
-        if CURRENT_ID not in columns_of(relation):
-            raise TacoQueryError(
-                f"{state.path}: level {k} rows are found through {CURRENT_ID!r}, which the "
-                "current view dropped (keep it in sql() queries)"
-            )
-        relation = state.relation(k)
-        current = quote_ident(CURRENT_ID)
-        sql = (
-            f"SELECT * FROM {quote_ident(relation)} WHERE {quote_ident(PARENT_ID)} IN "
-            f"(SELECT {current} FROM ({sql})) ORDER BY {current}"
-        )
-    return sql
 
 
 def _decimals(span: float) -> int:

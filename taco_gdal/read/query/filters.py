@@ -1,4 +1,4 @@
-"""``filter_bbox`` and ``filter_datetime``: STAC-style filters as lazy views.
+"""Filters as lazy views: ``filter_datetime``, and the cascade every filter shares.
 
 At level 0 a filter is a ``WHERE`` on the current view.  At level ``k > 0``
 it filters the level-``k`` view, then keeps, level by level up to level 0, the
@@ -10,7 +10,8 @@ level compounds with it and ``read()`` returns only surviving children.
 Values are bound as DuckDB variables (``SET VARIABLE ... = ?`` when the view is
 created; the step keeps them as plain values), never written into SQL.  Spatial
 filters compare EPSG:4326 footprints computed once per dataset and enter the
-query as a bitmap of matching rows (see :mod:`taco_gdal.read.spatial._filter`).
+query as a bitmap of matching rows (:mod:`taco_gdal.read.spatial._filter` builds it
+and applies it with :func:`apply_row_set`).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from taco_gdal.read.query.sql import (
 from taco_gdal.read.query.state import QueryState, RowSet, Step, new_view_name
 from taco_gdal.read.query.timerange import TimeRange, parse_range
 
-__all__ = ["filter_bbox", "filter_datetime"]
+__all__ = ["apply_predicate", "apply_row_set", "filter_datetime"]
 
 _TIME_TYPES = ("TIMESTAMP", "DATE")
 
@@ -86,7 +87,7 @@ def _resolve(
     return requested, kind
 
 
-def _apply(
+def apply_predicate(
     state: QueryState,
     level: int,
     view: str,
@@ -154,19 +155,6 @@ def _apply(
     return state.then(steps[len(state.steps) :], view=child, level_views=views)
 
 
-def filter_bbox(
-    state: QueryState,
-    box: tuple[float, float, float, float],
-    geometry_col: str,
-    level: int,
-    crs: str = "EPSG:4326",
-) -> QueryState:
-    """See :meth:`TacoDataset.filter_bbox` (CRS-correct: :mod:`taco_gdal.read.spatial._filter`)."""
-    from taco_gdal.read.spatial._filter import filter_box
-
-    return filter_box(state, box, geometry_col, level, crs)
-
-
 def _as_bound(value: datetime, aware: bool) -> datetime:
     """Naive UTC for TIMESTAMP columns, UTC-aware for TIMESTAMP WITH TIME ZONE."""
     return value.replace(tzinfo=UTC) if aware else value
@@ -197,13 +185,13 @@ def filter_datetime(state: QueryState, value: Any, time_col: str, level: int) ->
         params[f"{view}_end"] = _as_bound(span.end, aware)
         op = "<=" if span.end_inclusive else "<"
         clauses.append(f"{target} {op} getvariable({sql_string(f'{view}_end')})")
-    return _apply(state, level, view, " AND ".join(clauses), params, text)
+    return apply_predicate(state, level, view, " AND ".join(clauses), params, text)
 
 
 def apply_row_set(state: QueryState, level: int, view: str, kept: RowSet, text: str) -> QueryState:
     """The state keeping the stored rows ``kept`` at ``level``: a semi-join on a RowSet table."""
     name = f"{view}_rows"
-    return _apply(state, level, view, name, {name: kept}, text, rows=kept)
+    return apply_predicate(state, level, view, name, {name: kept}, text, rows=kept)
 
 
 def _time_rows(

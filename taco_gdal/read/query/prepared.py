@@ -32,28 +32,45 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
+from taco_gdal._memory import RELEASE_BYTES, release_memory
 from taco_gdal.errors import TacoFormatError
+from taco_gdal.format import vsi
+from taco_gdal.format.header import HeaderEntry
 from taco_gdal.format.names import (
     CURRENT_ID,
+    FOLDER,
+    GDAL_VSI,
     GEOMETRY_COLUMNS,
     ID,
     PARENT_ID,
     RELATIVE_PATH,
     SOURCE_FILE,
+    TYPE,
 )
+from taco_gdal.io.vsi import VSIFile, read_all
 from taco_gdal.read._types import is_binary
-from taco_gdal.read.query.sql import HIDDEN_PREFIX
+from taco_gdal.read.opening._repair import repair_level_offsets
+from taco_gdal.read.opening.containers._deferred import LoadedLevels
+from taco_gdal.read.opening.containers._parse import read_entries
+from taco_gdal.read.opening.containers.base import Container, VsiRule
+from taco_gdal.read.query import _duck
+from taco_gdal.read.query.sql import HIDDEN_PREFIX, quote_ident
+from taco_gdal.read.query.state import LevelTables, QueryState, level_view
 
 __all__ = [
     "ChildCounts",
     "ChildIndex",
     "add_point_columns",
+    "child_counts",
     "child_index",
     "decode_points",
     "point_columns",
     "prepare_level",
     "prepare_levels",
+    "prepare_tables",
+    "prepared_state",
 ]
 
 _WKB_POINT_SIZE = 21
@@ -353,3 +370,86 @@ def child_index(table: pa.Table, parents: int) -> ChildIndex:
     """The :class:`ChildIndex` of a prepared level table (its ``internal:parent_id``)."""
     column = table.column(PARENT_ID)
     return ChildIndex.build(np.asarray(column.to_numpy(), dtype=np.int64), parents)
+
+
+def child_counts(base: LevelTables, level: int) -> np.ndarray:
+    """Children of every row of ``level``, counted from the ``__meta__`` files of its FOLDERs.
+
+    Only for files whose deeper levels carry neither ``internal:parent_id`` nor
+    ``internal:relative_path``.  The ``__meta__`` members of one archive are
+    read with as few coalesced range reads as possible; only parquet footers
+    are decoded.
+    """
+    rows = _duck.fetch(
+        base,
+        (),
+        f"SELECT {quote_ident(CURRENT_ID)}, {quote_ident(GDAL_VSI)} FROM "
+        f"{quote_ident(level_view(level))} WHERE {quote_ident(TYPE)} = ?",
+        [FOLDER],
+        what=f"counting the children of level {level}",
+    )
+    counts = np.zeros(base.rows[level], dtype=np.int64)
+    positions = rows.column(CURRENT_ID).to_pylist()
+    paths = rows.column(GDAL_VSI).to_pylist()
+    by_archive: dict[str, list[tuple[int, vsi.SubfilePath]]] = {}
+    for position, path in zip(positions, paths, strict=True):
+        if path.startswith(vsi.SUBFILE_PREFIX):
+            span = vsi.parse_subfile(path)
+            by_archive.setdefault(span.container, []).append((position, span))
+        else:
+            counts[position] = _rows_in(read_all(path), path)
+    for archive, members in by_archive.items():
+        entries = [HeaderEntry(span.offset, span.size) for _, span in members]
+        labels = [f"__meta__ at bytes {e.offset}..{e.end}" for e in entries]
+        with VSIFile(archive) as f:
+            buffers = read_entries(f, entries, labels)
+        for (position, _), buffer, label in zip(members, buffers, labels, strict=True):
+            counts[position] = _rows_in(buffer, f"{archive}: {label}")
+    return counts
+
+
+def _rows_in(data: pa.Buffer | bytes, where: str) -> int:
+    try:
+        return int(pq.read_metadata(pa.BufferReader(data)).num_rows)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise TacoFormatError(f"{where}: expected a __meta__ parquet file: {exc}") from exc
+
+
+def prepare_tables(
+    tables: Sequence[pa.Table], sources: Sequence[str], rule: VsiRule, where: str
+) -> tuple[pa.Table, ...]:
+    """The container's level tables with row-position ids (see :func:`prepare_level`).
+
+    A level without ``parent_id`` or ``relative_path`` is attached by counting the
+    rows of its parents' ``__meta__`` files, whose paths the levels prepared so
+    far give.
+    """
+    prepared: list[pa.Table] = []
+    previous: tuple[pa.Table, np.ndarray] | None = None
+    for level, (table, source) in enumerate(zip(tables, sources, strict=True)):
+
+        def counts(k: int) -> np.ndarray:
+            return child_counts(LevelTables(tuple(prepared), rule, where), k)
+
+        table, stored = prepare_level(table, level, previous, source, counts)
+        prepared.append(table)
+        previous = (table, stored)
+    return tuple(prepared)
+
+
+def prepared_state(container: Container, sql_external_access: bool = False) -> QueryState:
+    """The query state of a freshly opened container: its levels prepared, nothing run.
+
+    Level 1+ offsets misplaced by old tacotoolbox writers are repaired from
+    ``__meta__`` first (warning once); a table with types DuckDB may refuse
+    has its views built now, so that it fails at load.
+    """
+    levels = repair_level_offsets(container.levels, container.vsi_rule, container.path)
+    tables = prepare_tables(levels, container.sources, container.vsi_rule, container.path)
+    loaded = LoadedLevels(tables, getattr(container, "deferred", ()))  # plugins may lack it
+    base = LevelTables(loaded, container.vsi_rule, container.path, sql_external_access)
+    if base.nbytes >= RELEASE_BYTES:
+        release_memory()  # the decode's and the checks' freed buffers, before .data's
+    if not all(_duck.keeps_arrow_types(base.schema(k)) for k in range(base.depth)):
+        _duck.columns(base, (), "level0")
+    return QueryState(base, container.collection, container.format)

@@ -12,7 +12,8 @@ for the few rows of one FOLDER's children (tested equal, row for row).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,9 +36,13 @@ from taco_gdal.format.names import (
 from taco_gdal.format.vsi import SUBFILE_PREFIX
 from taco_gdal.read.opening.containers.base import VsiRule
 
+if TYPE_CHECKING:
+    from taco_gdal.read.query.state import QueryState
+
 __all__ = [
     "HIDDEN_PREFIX",
     "bound_query_sql",
+    "descendants_sql",
     "filtered_view_sql",
     "gdal_vsi_arrow",
     "gdal_vsi_sql",
@@ -271,3 +276,31 @@ def survivors_view_sql(
         f"(SELECT *, row_number() OVER () AS {_POSITION} FROM {quote_ident(parents)}) AS p "
         f"SEMI JOIN {quote_ident(children)} AS c ON {condition} ORDER BY p.{_POSITION}"
     )
+
+
+def descendants_sql(
+    state: QueryState, level: int, columns_of: Callable[[str], Sequence[str]]
+) -> str:
+    """SQL of the current rows at ``level``: the level-0 view, or descendants that survive.
+
+    ``columns_of(relation)`` lists a relation's columns.
+
+    Raises:
+        TacoQueryError: a level below 0 needs ``internal:current_id``, which
+            the current view dropped.
+    """
+    relation = state.view
+    sql = f"SELECT * FROM {quote_ident(relation)}"
+    for k in range(1, level + 1):
+        if CURRENT_ID not in columns_of(relation):
+            raise TacoQueryError(
+                f"{state.path}: level {k} rows are found through {CURRENT_ID!r}, which the "
+                "current view dropped (keep it in sql() queries)"
+            )
+        relation = state.relation(k)
+        current = quote_ident(CURRENT_ID)
+        sql = (
+            f"SELECT * FROM {quote_ident(relation)} WHERE {quote_ident(PARENT_ID)} IN "
+            f"(SELECT {current} FROM ({sql})) ORDER BY {current}"
+        )
+    return sql

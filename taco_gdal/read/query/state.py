@@ -31,6 +31,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from taco_gdal.errors import TacoQueryError
 from taco_gdal.read.opening.containers._deferred import LoadedLevels
 from taco_gdal.read.opening.containers.base import VsiRule
 
@@ -221,6 +222,17 @@ class QueryState:
     def max_depth(self) -> int:
         """Index of the deepest level."""
         return self.base.depth - 1
+
+    def check_level(self, level: object) -> None:
+        """Raise :class:`TacoQueryError` unless ``level`` is an int in ``0..max_depth``."""
+        if (
+            isinstance(level, bool)
+            or not isinstance(level, int)
+            or not 0 <= level <= self.max_depth
+        ):
+            raise TacoQueryError(
+                f"level must be 0..{self.max_depth} for {self.path}, got {level!r}"
+            )
 
     @property
     def views(self) -> dict[int, str]:

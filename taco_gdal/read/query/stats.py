@@ -25,15 +25,26 @@ mostly-nodata sample from pulling the mean.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import numpy as np
 import pyarrow as pa
 
 from taco_gdal.errors import TacoQueryError
-from taco_gdal.read.query.sql import quote_ident
+from taco_gdal.format.names import FIELD_SCHEMA_KEY
+from taco_gdal.read.query.sql import descendants_sql, quote_ident
 
-__all__ = ["CONTINUOUS", "STATS_COLUMN", "WEIGHT_COLUMN", "Stat", "aggregate_stats"]
+if TYPE_CHECKING:
+    from taco_gdal.read.query.state import QueryState
+
+__all__ = [
+    "CONTINUOUS",
+    "STATS_COLUMN",
+    "WEIGHT_COLUMN",
+    "Stat",
+    "aggregate_stats",
+    "view_stats",
+]
 
 STATS_COLUMN: Final = "geotiff:stats"
 WEIGHT_COLUMN: Final = "stac:tensor_shape"
@@ -203,3 +214,41 @@ def aggregate_stats(
         values = np.full(max(result["band"]) + 1, np.nan)
         values[result["band"]] = np.asarray(result["value"], dtype=np.float64)
     return _select(values, band, where)
+
+
+def _declared_categorical(collection: Any, level: int) -> bool | None:
+    """True/False when ``taco:field_schema`` describes ``geotiff:stats`` as categorical."""
+    fields = (collection.get(FIELD_SCHEMA_KEY) or {}).get(f"level{level}") or []
+    for entry in fields:
+        if isinstance(entry, (list, tuple)) and len(entry) >= 3 and entry[0] == STATS_COLUMN:
+            text = str(entry[2]).lower()
+            if "class fractions" in text:
+                return True
+            if "min, max" in text:
+                return False
+    return None
+
+
+def view_stats(
+    state: QueryState,
+    stat: str,
+    band: int | Sequence[int] | None,
+    level: int,
+    fetch: Fetch,
+    columns_of: Callable[[str], Sequence[str]],
+) -> np.ndarray:
+    """:func:`aggregate_stats` over the current rows of ``state`` at ``level``.
+
+    What ``TacoDataset.stats_*`` return; ``fetch`` runs a query in the dataset's
+    session, ``columns_of`` lists a relation's columns.
+    """
+    state.check_level(level)
+    return aggregate_stats(
+        fetch,
+        descendants_sql(state, level, columns_of),
+        columns_of(state.relation(level)),
+        stat,
+        band,
+        categorical=_declared_categorical(state.collection, level),
+        where=f"{state.path} level {level}",
+    )

@@ -26,7 +26,12 @@ import numpy as np
 
 from taco_gdal.errors import TacoQueryError
 from taco_gdal.format.names import CURRENT_ID, GEOMETRY_COLUMNS
+from taco_gdal.read._types import is_binary
 from taco_gdal.read.query import _duck
+from taco_gdal.read.query.filters import apply_predicate, apply_row_set
+from taco_gdal.read.query.prepared import decode_points
+from taco_gdal.read.query.sql import is_hidden
+from taco_gdal.read.query.state import LevelTables, QueryState, RowSet, new_view_name
 from taco_gdal.read.spatial._footprints import (
     LONLAT_POINTS,
     WGS84,
@@ -37,10 +42,6 @@ from taco_gdal.read.spatial._footprints import (
     query_geometry,
     warn_outside_extent,
 )
-from taco_gdal.read._types import is_binary
-from taco_gdal.read.query.prepared import decode_points
-from taco_gdal.read.query.sql import is_hidden
-from taco_gdal.read.query.state import LevelTables, QueryState, RowSet, new_view_name
 
 __all__ = [
     "cached_footprints",
@@ -147,8 +148,6 @@ def _level(state: QueryState, level: object) -> int:
 def _apply_rows(
     state: QueryState, level: int, rows: np.ndarray, size: int, text: str
 ) -> QueryState:
-    from taco_gdal.read.query.filters import _apply, apply_row_set
-
     relation = state.relation(level)
     if CURRENT_ID not in dict(_duck.columns(state.base, state.steps, relation)):
         raise TacoQueryError(
@@ -157,7 +156,7 @@ def _apply_rows(
         )
     view = new_view_name()
     if size == 0:
-        return _apply(state, level, view, "FALSE", {}, text)
+        return apply_predicate(state, level, view, "FALSE", {}, text)
     return apply_row_set(state, level, view, RowSet.of(np.sort(rows)), text)
 
 

@@ -18,10 +18,10 @@ from geopandas.testing import assert_geodataframe_equal
 from pandas.testing import assert_frame_equal
 
 import taco_gdal.read as reader
-from taco_gdal.read.query import _duck
+from taco_gdal.read.dataset import TacoDataset
 from taco_gdal.read.frames._direct import filtered_rows
 from taco_gdal.read.frames.dataframe import FrameContext, TacoGeoDataFrame, to_frame
-from taco_gdal.read.dataset import TacoDataset
+from taco_gdal.read.query import _duck
 from taco_gdal.read.query.sql import quote_ident
 from taco_gdal.read.query.state import RowSet
 from tests.integration.read.conftest import T0, RefDataset

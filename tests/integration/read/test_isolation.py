@@ -34,8 +34,8 @@ import taco_gdal
 from taco_gdal import TacoDataFrame, TacoError, TacoQueryError
 from taco_gdal.format.names import GDAL_VSI
 from taco_gdal.read import TacoDataset
-from taco_gdal.read.query import _duck
 from taco_gdal.read.frames.dataframe import TacoGeoDataFrame
+from taco_gdal.read.query import _duck
 from tests.datasets import write_dataset
 
 

@@ -19,9 +19,9 @@ from pandas.arrays import ArrowStringArray
 
 import taco_gdal.read as reader
 from taco_gdal.format.names import GDAL_VSI
-from taco_gdal.read.query import _duck
-from taco_gdal.read.frames._lazystr import LazyStringArray
 from taco_gdal.read.dataset import TacoDataset
+from taco_gdal.read.frames._lazystr import LazyStringArray
+from taco_gdal.read.query import _duck
 from taco_gdal.read.query.sql import quote_ident
 from tests.integration.read.conftest import RefDataset
 

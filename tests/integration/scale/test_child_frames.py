@@ -27,9 +27,9 @@ from taco_gdal.format.names import FOLDER, GDAL_VSI, ID, INTERNAL_PREFIX, TYPE
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.read.frames._childframe import child_frame, gdal_vsi_python, level_shape
 from taco_gdal.read.frames._children import children_table
-from taco_gdal.read.opening.containers.base import VsiRule
 from taco_gdal.read.frames.dataframe import FrameContext, TacoDataFrame, to_frame
 from taco_gdal.read.frames.navigation import read, shows_internal
+from taco_gdal.read.opening.containers.base import VsiRule
 from taco_gdal.read.query.sql import gdal_vsi_arrow
 from taco_gdal.write import create
 from tests.datasets import make_geotiff, write_dataset

@@ -32,7 +32,6 @@ from taco_gdal.io.vsi import VSIFile, is_plain_local
 
 if TYPE_CHECKING:
     from taco_gdal.read.opening.containers._deferred import DeferredColumns
-    from taco_gdal.verify.report import Failure
 
 __all__ = [
     "PROBE_BYTES",
@@ -154,6 +153,11 @@ class Container(Protocol):
     Class attributes ``format`` (a short name) and ``priority`` (lower is asked
     first); class methods ``claims``, ``detect`` and ``open``; and, on the
     opened container, its metadata.
+
+    A format with integrity checks of its own may add a method
+    ``verify(level) -> Sequence[taco_gdal.verify.report.Failure]``;
+    :func:`taco_gdal.verify` calls it when present and otherwise checks that every
+    row's byte range lies inside its file (``crc``: readable; ``full``: digests).
     """
 
     format: ClassVar[str]
@@ -199,10 +203,6 @@ class Container(Protocol):
         """Read the metadata.  ``base_path`` is only meaningful for TACOCAT."""
         ...
 
-    def verify(self, level: str) -> Sequence[Failure]:
-        """Integrity failures at ``level`` (:class:`OpenedContainer` has a default)."""
-        ...
-
 
 @dataclass(frozen=True)
 class OpenedContainer:
@@ -226,16 +226,3 @@ class OpenedContainer:
     deferred: Sequence[DeferredColumns | None] = ()
     """Per level, the columns ``levels`` lacks because they stay in the file until asked
     (see :mod:`taco_gdal.read.opening.containers._deferred`); empty: none."""
-
-    def verify(self, level: str) -> Sequence[Failure]:
-        """The verify hook: what is wrong with this container's bytes at ``level``.
-
-        ``level`` is ``structure``, ``crc`` or ``full`` (see :func:`taco_gdal.verify`).
-        The default checks that every row's byte range lies inside the file
-        holding it, reads every range from ``crc`` on, and compares the
-        ``taco_gdal:checksum`` digests at ``full``; a format with checksums of
-        its own overrides it.
-        """
-        from taco_gdal.verify._generic import verify_ranges
-
-        return verify_ranges(self, level)
