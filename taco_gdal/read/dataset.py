@@ -42,8 +42,8 @@ from taco_gdal.read.query.sql import (
 )
 from taco_gdal.read.query.state import QueryState, Step, new_view_name
 from taco_gdal.read.query.stats import view_stats
-from taco_gdal.read.spatial._filter import filter_box, filter_shape
-from taco_gdal.read.spatial._footprints import WGS84
+from taco_gdal.read.spatial.crs import WGS84
+from taco_gdal.read.spatial.filters import filter_box, filter_shape
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -16,8 +16,9 @@ import pytest
 import shapely
 from pyproj import Transformer
 
-from taco_gdal.read.spatial import _footprints
-from taco_gdal.read.spatial._footprints import PAD_LIMIT, PAD_SHARE, compute_footprints
+from taco_gdal.read.spatial import bounds
+from taco_gdal.read.spatial.bounds import PAD_LIMIT, PAD_SHARE
+from taco_gdal.read.spatial.footprints import compute_footprints
 
 
 def _truth(rings: np.ndarray, crs: str) -> np.ndarray:
@@ -49,8 +50,8 @@ REGIONS = {  # CRS: x range, y range (source units) of the ring corners
 @pytest.fixture(params=[False, True], ids=["pyproj", "grid"])
 def interpolate(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
     if request.param:
-        monkeypatch.setattr(_footprints, "INTERPOLATE_POINTS", 0)
-        monkeypatch.setattr(_footprints, "_NODES_PER_POINT", 1e9)
+        monkeypatch.setattr(bounds, "INTERPOLATE_POINTS", 0)
+        monkeypatch.setattr(bounds, "_NODES_PER_POINT", 1e9)
     return bool(request.param)
 
 
@@ -164,10 +165,10 @@ def test_interpolated_vertices_are_close_to_pyproj(monkeypatch: pytest.MonkeyPat
     x, y = rng.uniform(2e5, 8e5, 20_000), rng.uniform(3.9e6, 4.9e6, 20_000)
     rings = shapely.box(x, y, x + 10_000.0, y + 10_000.0)
     table = _table(rings, "EPSG:32630")
-    monkeypatch.setattr(_footprints, "INTERPOLATE_POINTS", 10**12)
+    monkeypatch.setattr(bounds, "INTERPOLATE_POINTS", 10**12)
     exact = compute_footprints(table, "istac:geometry")
-    monkeypatch.setattr(_footprints, "INTERPOLATE_POINTS", 0)
-    monkeypatch.setattr(_footprints, "_NODES_PER_POINT", 1e9)
+    monkeypatch.setattr(bounds, "INTERPOLATE_POINTS", 0)
+    monkeypatch.setattr(bounds, "_NODES_PER_POINT", 1e9)
     grid = compute_footprints(table, "istac:geometry")
     assert not np.array_equal(grid.bounds, exact.bounds)  # the grid was used
     assert np.abs(grid.bounds - exact.bounds).max() < 1e-3  # a wider pad: about 20 m

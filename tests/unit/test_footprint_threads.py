@@ -7,8 +7,8 @@ import pyarrow as pa
 import pytest
 import shapely
 
-from taco_gdal.read.spatial import _footprints
-from taco_gdal.read.spatial._footprints import compute_footprints
+from taco_gdal.read.spatial import reproject
+from taco_gdal.read.spatial.footprints import compute_footprints
 
 
 def _table(rows: int) -> pa.Table:
@@ -27,9 +27,9 @@ def _table(rows: int) -> pa.Table:
 
 def test_two_threads_reproject_exactly_as_one(monkeypatch: pytest.MonkeyPatch) -> None:
     table = _table(2_000)
-    monkeypatch.setattr(_footprints, "PARALLEL_POINTS", 10**12)
+    monkeypatch.setattr(reproject, "PARALLEL_POINTS", 10**12)
     one = compute_footprints(table, "istac:geometry")
-    monkeypatch.setattr(_footprints, "PARALLEL_POINTS", 16)  # every call splits
+    monkeypatch.setattr(reproject, "PARALLEL_POINTS", 16)  # every call splits
     two = compute_footprints(table, "istac:geometry")
     assert np.array_equal(one.bounds, two.bounds)
     assert all(

@@ -11,11 +11,11 @@ import pytest
 import shapely
 
 from taco_gdal.errors import TacoQueryError, TacoWarning
-from taco_gdal.read.spatial._footprints import (
+from taco_gdal.read.spatial.crs import column_crs
+from taco_gdal.read.spatial.footprints import compute_footprints
+from taco_gdal.read.spatial.queries import (
     box_geometry,
     check_box,
-    column_crs,
-    compute_footprints,
     query_geometry,
     warn_outside_extent,
 )

@@ -19,7 +19,9 @@ import pytest
 import shapely
 
 from taco_gdal.errors import TacoQueryError
-from taco_gdal.read.spatial._footprints import PAD_LIMIT, Footprints, compute_footprints, to_wgs84
+from taco_gdal.read.spatial.bounds import PAD_LIMIT
+from taco_gdal.read.spatial.footprints import Footprints, compute_footprints
+from taco_gdal.read.spatial.reproject import to_wgs84
 
 UTM30 = "EPSG:32630"
 

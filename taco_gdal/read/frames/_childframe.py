@@ -34,7 +34,7 @@ import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 import geopandas as gpd
 import numpy as np
@@ -57,23 +57,16 @@ from taco_gdal.format.names import (
 )
 from taco_gdal.format.vsi import SUBFILE_PREFIX
 from taco_gdal.read._types import is_binary
-from taco_gdal.read.frames._geoframe import footprint_column
-from taco_gdal.read.frames.dataframe import (
-    FrameContext,
-    TacoDataFrame,
-    TacoGeoDataFrame,
-    footprints_of_rows,
-    to_frame,
-)
+from taco_gdal.read.frames._geoframe import arrow_frame, footprints_of_rows
 from taco_gdal.read.query.sql import gdal_vsi_arrow, is_hidden
-from taco_gdal.read.spatial._footprints import WGS84
 from taco_gdal.read.spatial._lazygeom import LazyGeometryArray
+from taco_gdal.read.spatial.crs import WGS84, footprint_column
 
 if TYPE_CHECKING:
     from taco_gdal.read.opening.containers.base import VsiRule
     from taco_gdal.read.query.state import LevelTables, QueryState
 
-__all__ = ["LevelShape", "child_frame", "frame_of_rows", "gdal_vsi_python"]
+__all__ = ["LevelShape", "gdal_vsi_python", "level_shape", "rows_frame"]
 
 Kind = Literal["numpy", "extension", "object", "arrow"]
 Block = tuple[Any, np.ndarray]
@@ -166,7 +159,7 @@ def _without_padding(table: pa.Table, rows: np.ndarray) -> tuple[np.ndarray, pa.
 
 def _template(
     state: QueryState, level: int, internal: bool
-) -> tuple[TacoDataFrame, pa.Table] | None:
+) -> tuple[pd.DataFrame, pa.Table] | None:
     """``to_frame`` of no rows of ``level``, and the stored table (None: take ``to_frame``)."""
     table = state.base.table(level)
     names = table.column_names
@@ -177,8 +170,7 @@ def _template(
     if GDAL_VSI in names:
         empty = empty.drop_columns([GDAL_VSI])
     empty = empty.append_column(GDAL_VSI, paths)
-    context = FrameContext(state, level)
-    return to_frame(empty, context, state.path, internal=internal), table
+    return arrow_frame(empty, state, level, state.path, internal=internal), table
 
 
 def level_shape(state: QueryState, level: int, internal: bool) -> LevelShape | None:
@@ -380,10 +372,10 @@ def _assemble(arrays: list[Any], columns: pd.Index, index: pd.Index) -> pd.DataF
     return frame
 
 
-def frame_of_rows(
+def rows_frame(
     state: QueryState, level: int, rows: np.ndarray, *, internal: bool, what: str = "frame"
-) -> TacoDataFrame:
-    """Rows of ``level`` (positions, padding dropped) as ``to_frame`` would make them.
+) -> pd.DataFrame:
+    """Rows of ``level`` (positions, padding dropped) as ``arrow_frame`` would make them.
 
     Args:
         state: the dataset's query state (the frame navigates with it).
@@ -393,12 +385,11 @@ def frame_of_rows(
         what: names the operation in error messages.
 
     Example:
-        >>> frame = frame_of_rows(tiles.state, 1, np.array([0, 1]), internal=False)
+        >>> frame = rows_frame(tiles.state, 1, np.array([0, 1]), internal=False)
         >>> frame.id.tolist(), frame.index.tolist()
         (['b02', 'b03'], [0, 1])
     """
     shape = level_shape(state, level, internal)
-    context = FrameContext(state, level)
     table = state.base.table(level)
     where = f"{what}: level {level} of {state.path}"
     if shape is None:
@@ -408,7 +399,7 @@ def frame_of_rows(
             taken_table = taken_table.drop_columns([GDAL_VSI])
         taken_table = taken_table.append_column(GDAL_VSI, paths)
         mask = pc.invert(pc.starts_with(taken_table.column(ID).cast(pa.string()), PADDING_PREFIX))
-        return to_frame(taken_table.filter(mask), context, state.path, internal=internal)
+        return arrow_frame(taken_table.filter(mask), state, level, state.path, internal=internal)
     rows, taken = _without_padding(table, np.array(rows, dtype=np.int64))  # a copy: see index
     later = [c for c in shape.made if c is not None and c.kind == "arrow"]
     converted = _arrow_columns(table, later, taken)
@@ -431,18 +422,18 @@ def frame_of_rows(
     else:
         index = pd.RangeIndex(len(rows))
     if shape.geometry is not None:
-        frame = _geo_frame(context, shape, arrays, index, rows)
-    else:
-        plain = _assemble(arrays, shape.columns, index)
-        plain.__class__ = TacoDataFrame  # the blocks as they are: no copy, no inference
-        frame = cast("TacoDataFrame", plain)
-    object.__setattr__(frame, "_taco", context)
-    return frame
+        return _geo_frame(state, level, shape, arrays, index, rows)
+    return _assemble(arrays, shape.columns, index)
 
 
 def _geo_frame(
-    context: FrameContext, shape: LevelShape, arrays: list[Any], index: pd.Index, rows: np.ndarray
-) -> TacoDataFrame:
+    state: QueryState,
+    level: int,
+    shape: LevelShape,
+    arrays: list[Any],
+    index: pd.Index,
+    rows: np.ndarray,
+) -> pd.DataFrame:
     """As ``to_frame``: the plain columns, then the EPSG:4326 footprints as active geometry.
 
     The footprints are computed on first use, as ``to_frame``'s are.
@@ -451,30 +442,10 @@ def _geo_frame(
     position = list(shape.columns).index(shape.geometry)
     rest = arrays[:position] + arrays[position + 1 :]
     plain = _assemble(rest, shape.columns.delete(position), index)
-    state, level = context.state, context.level
     ids = state.base.table(level).select([CURRENT_ID, shape.footprints])
     compute = footprints_of_rows(
         ids.take(pa.array(rows, pa.int64())), shape.footprints, state, level, state.path
     )
     footprints = LazyGeometryArray(compute, len(rows), crs=WGS84)
     plain.insert(position, shape.geometry, gpd.GeoSeries(footprints, index=index))
-    frame: TacoDataFrame = TacoGeoDataFrame(plain, geometry=shape.geometry, crs=WGS84)  # type: ignore[call-overload]
-    return frame
-
-
-def child_frame(
-    state: QueryState, level: int, parent: int, *, internal: bool, what: str
-) -> TacoDataFrame:
-    """The children of row ``parent`` of level ``level - 1`` that survive ``state``, as a frame.
-
-    Equal (``pandas.testing.assert_frame_equal``) to ``to_frame`` of
-    :func:`~taco_gdal.read.frames._children.children_table`.
-
-    Example:
-        >>> child_frame(tiles.state, 1, 0, internal=False, what="read(0)").id.tolist()
-        ['b02', 'b03', 'b04']
-    """
-    from taco_gdal.read.frames._children import child_rows
-
-    rows = child_rows(state, level, parent)
-    return frame_of_rows(state, level, rows, internal=internal, what=what)
+    return gpd.GeoDataFrame(plain, geometry=shape.geometry, crs=WGS84)

@@ -15,42 +15,48 @@ with ``read()``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import geopandas as gpd
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from taco_gdal.errors import TacoFormatError, TacoQueryError
-from taco_gdal.format.names import CURRENT_ID, GDAL_VSI
-from taco_gdal.read._types import is_binary
-from taco_gdal.read.frames._geoframe import (
-    FOOTPRINT,
-    footprint_column,
-    footprints_for_rows,
-    hidden_internal,
-    visible,
+from taco_gdal.errors import TacoNavigationError
+from taco_gdal.format.names import CHECKSUM, GDAL_VSI
+from taco_gdal.read.frames import navigation
+from taco_gdal.read.frames._childframe import rows_frame
+from taco_gdal.read.frames._children import child_rows
+from taco_gdal.read.frames._geoframe import arrow_frame
+from taco_gdal.read.frames._lazystr import RowStrings
+from taco_gdal.read.frames.convert import (
+    GuardedIndexer,
+    check_assignment,
+    frame_to_arrow,
+    to_polars,
 )
-from taco_gdal.read.frames._lazyarrow import LazyArrowArray
-from taco_gdal.read.frames._lazystr import LazyStringArray, RowStrings, string_dtype
-from taco_gdal.read.query.sql import is_hidden
-from taco_gdal.read.spatial._footprints import WGS84
-from taco_gdal.read.spatial._lazygeom import LazyGeometryArray, RowGeometries
+from taco_gdal.read.notebook._plots import frame_html, plot_sample
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from matplotlib.axes import Axes
     from rasterio.io import DatasetReader
 
     from taco_gdal.read.frames._direct import LazyColumn
     from taco_gdal.read.query.state import QueryState
 
-__all__ = ["FrameContext", "TacoDataFrame", "TacoGeoDataFrame", "to_frame"]
+__all__ = [
+    "FrameContext",
+    "TacoDataFrame",
+    "TacoGeoDataFrame",
+    "as_taco",
+    "child_frame",
+    "frame_of_rows",
+    "read",
+    "to_frame",
+]
 
 
 @dataclass(frozen=True)
@@ -97,49 +103,35 @@ class TacoDataFrame(pd.DataFrame):
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """Refuses ``id``, ``type`` and ``internal:*`` (see :func:`check_assignment`)."""
-        from taco_gdal.read.frames.convert import check_assignment
-
         check_assignment(key)
         super().__setitem__(key, value)
 
     @property
     def loc(self) -> Any:  # type: ignore[override]
         """pandas' ``.loc``; assignments to ``id``, ``type`` or ``internal:*`` are refused."""
-        from taco_gdal.read.frames.convert import GuardedIndexer
-
         return GuardedIndexer(super().loc, self, positional=False)
 
     @property
     def iloc(self) -> Any:  # type: ignore[override]
         """pandas' ``.iloc``; assignments to protected columns are refused."""
-        from taco_gdal.read.frames.convert import GuardedIndexer
-
         return GuardedIndexer(super().iloc, self, positional=True)
 
     @property
     def at(self) -> Any:  # type: ignore[override]
         """pandas' ``.at``; assignments to protected columns are refused."""
-        from taco_gdal.read.frames.convert import GuardedIndexer
-
         return GuardedIndexer(super().at, self, positional=False)
 
     @property
     def iat(self) -> Any:  # type: ignore[override]
         """pandas' ``.iat``; assignments to protected columns are refused."""
-        from taco_gdal.read.frames.convert import GuardedIndexer
-
         return GuardedIndexer(super().iat, self, positional=True)
 
     def to_arrow(self) -> pa.Table:
         """These rows as a ``pyarrow.Table`` (geometry as WKB; see :func:`frame_to_arrow`)."""
-        from taco_gdal.read.frames.convert import frame_to_arrow
-
         return frame_to_arrow(self)
 
     def to_polars(self) -> Any:
         """These rows as a ``polars.DataFrame`` (needs the ``polars`` extra)."""
-        from taco_gdal.read.frames.convert import frame_to_arrow, to_polars
-
         return to_polars(frame_to_arrow(self))
 
     def read(self, key: int | str, internal: bool | None = None) -> str | TacoDataFrame:
@@ -160,8 +152,6 @@ class TacoDataFrame(pd.DataFrame):
         Raises:
             TacoNavigationError: no such position or id (the message lists what exists).
         """
-        from taco_gdal.read.frames.navigation import read
-
         return read(self, key, internal)
 
     def open(self, key: int | str, verify: bool = True) -> AbstractContextManager[DatasetReader]:
@@ -185,7 +175,6 @@ class TacoDataFrame(pd.DataFrame):
             ...     src.read(1).shape
             (16, 16)
         """
-        from taco_gdal.errors import TacoNavigationError
         from taco_gdal.io.sample import open_sample
 
         target = self.read(key)
@@ -197,8 +186,6 @@ class TacoDataFrame(pd.DataFrame):
         return open_sample(target, checksum=self._checksum_of(target) if verify else None)
 
     def _checksum_of(self, vsi_path: str) -> str | None:
-        from taco_gdal.format.names import CHECKSUM, GDAL_VSI
-
         if CHECKSUM not in self.columns or GDAL_VSI not in self.columns:
             return None
         values = self.loc[self[GDAL_VSI] == vsi_path, CHECKSUM]
@@ -223,14 +210,11 @@ class TacoDataFrame(pd.DataFrame):
             >>> import matplotlib.pyplot as plt
             >>> plt.close("all")
         """
-        from taco_gdal.read.notebook._plots import plot_sample
-
-        return plot_sample(self, key, bands, ax)
+        position = navigation.row_position(self, key)
+        return plot_sample(self, key, position, self.read(position), bands, ax)
 
     def _repr_html_(self) -> str | None:
         """pandas' table, with a static SVG map of the footprints beside it (geo frames)."""
-        from taco_gdal.read.notebook._plots import frame_html
-
         table = super()._repr_html_()  # type: ignore[misc]
         return None if table is None else frame_html(self, table)
 
@@ -264,77 +248,15 @@ class TacoGeoDataFrame(TacoDataFrame, gpd.GeoDataFrame):  # type: ignore[misc]
             self.__class__ = TacoDataFrame  # type: ignore[assignment]
 
 
-def _binary_as_arrow(kind: pa.DataType) -> pd.ArrowDtype | None:
-    """Keep WKB (binary) columns in Arrow: no million Python ``bytes`` objects up front."""
-    if is_binary(kind):
-        return pd.ArrowDtype(kind)
-    return None
+def as_taco(frame: pd.DataFrame, context: FrameContext | None) -> TacoDataFrame:
+    """``frame`` (pandas, or geopandas with EPSG:4326 footprints) as a TacoDataFrame, in place.
 
-
-def _shown_positions(names: Sequence[str], index: pd.RangeIndex | None) -> list[int]:
-    """Positions of the columns :func:`visible` keeps (hidden ones are never converted).
-
-    With ``index``, ``internal:current_id`` is that index and is not converted either.
+    The blocks stay as they are (no copy, no inference): only the class changes,
+    and the frame remembers ``context`` for :meth:`TacoDataFrame.read`.
     """
-    return [
-        i
-        for i, name in enumerate(names)
-        if not hidden_internal(name) and (index is None or name != CURRENT_ID)
-    ]
-
-
-def _row_range_index(table: pa.Table) -> pd.RangeIndex | None:
-    """``internal:current_id`` as a ``RangeIndex`` when it is ``0..n-1`` (an unfiltered level).
-
-    The index :func:`visible`'s ``set_index`` gives too (pandas recognises the
-    range), without converting the column first: at 1M rows an 8 MB int64
-    array and the copy of the block it shares.
-
-    Example:
-        >>> _row_range_index(pa.table({"internal:current_id": [0, 1, 2]}))
-        RangeIndex(start=0, stop=3, step=1, name='internal:current_id')
-        >>> _row_range_index(pa.table({"internal:current_id": [0, 2, 3]})) is None
-        True
-    """
-    if table.column_names.count(CURRENT_ID) != 1:
-        return None
-    column = table.column(CURRENT_ID)
-    if column.type != pa.int64() or column.null_count or column.num_chunks > 1:
-        return None
-    n = len(column)
-    if n == 0:
-        return None
-    ids = column.chunk(0).to_numpy()
-    if ids[0] != 0 or ids[-1] != n - 1 or not bool(np.all(ids[1:] > ids[:-1])):
-        return None
-    return pd.RangeIndex(n, name=CURRENT_ID)
-
-
-def footprints_of_rows(
-    table: pa.Table,
-    column: str,
-    state: QueryState | None,
-    level: int,
-    where: str,
-    source: LazyColumn | None = None,
-) -> RowGeometries:
-    """The function a :class:`LazyGeometryArray` calls: footprints of some rows of ``table``.
-
-    ``table`` needs the WKB ``column`` (or ``source`` computes it) and, to
-    reuse the level's cached footprints, ``internal:current_id``; a bad value
-    raises :class:`TacoFormatError` naming ``where`` when the footprint is first used.
-    """
-
-    def compute(rows: np.ndarray | None) -> np.ndarray:
-        chosen = table if rows is None else table.take(pa.array(rows, pa.int64()))
-        if source is not None and column not in chosen.column_names:
-            chosen = chosen.append_column(column, source.compute(rows))
-        try:
-            return footprints_for_rows(chosen, column, state, level)
-        except TacoQueryError as exc:
-            raise TacoFormatError(f"{where}: {exc}") from exc
-
-    return compute
+    frame.__class__ = TacoGeoDataFrame if isinstance(frame, gpd.GeoDataFrame) else TacoDataFrame
+    object.__setattr__(frame, "_taco", context)
+    return cast("TacoDataFrame", frame)
 
 
 def to_frame(
@@ -346,56 +268,58 @@ def to_frame(
     paths: RowStrings | None = None,
     lazy: Sequence[LazyColumn] = (),
 ) -> TacoDataFrame:
-    """Arrow result -> TacoDataFrame / TacoGeoDataFrame (see the module docstring).
+    """Arrow result -> TacoDataFrame / TacoGeoDataFrame (see :func:`arrow_frame`).
 
-    Helper columns are dropped; with a WKB geometry column the frame is a
-    GeoDataFrame whose one active column ``geometry`` holds EPSG:4326
-    footprints, the stored WKB columns staying as bytes; ``internal:*`` other
-    than ``internal:gdal_vsi`` / ``internal:source_file`` are hidden unless
-    ``internal`` (``internal:current_id`` becomes the index).  ``paths``, when
-    given, computes the ``internal:gdal_vsi`` column ``table`` lacks: it
-    becomes the last column, a :class:`LazyStringArray` (paths are built for
-    the rows that are looked at).  Each of ``lazy`` (a column ``table`` lacks,
-    still in the dataset's file) becomes a :class:`LazyArrowArray` in its
-    stored place.
+    Example:
+        >>> to_frame(pa.table({"id": ["a"], "type": ["FILE"]}), None).id.tolist()
+        ['a']
     """
-    table = table.drop_columns([c for c in table.column_names if is_hidden(c)])
-    lazy = [c for c in lazy if not is_hidden(c.name)]
-    extra = pa.schema([pa.field(c.name, c.type) for c in lazy])
-    column = footprint_column(pa.unify_schemas([table.schema, extra]).empty_table())
-    dtype = None if paths is None else string_dtype()
-    if paths is not None and dtype is None:  # strings as Python objects: build them now
-        table = table.append_column(GDAL_VSI, paths(None))
-    index = None if internal else _row_range_index(table)
-    shown = table if internal else table.select(_shown_positions(table.column_names, index))
-    plain = shown.to_pandas(types_mapper=_binary_as_arrow)
-    if index is not None:
-        plain.index = index
-    for deferred in lazy:
-        if not internal and hidden_internal(deferred.name):
-            continue
-        values = LazyArrowArray.lazy(deferred.compute, table.num_rows, deferred.type)
-        before = [plain.columns.get_loc(n) for n in deferred.before if n in plain.columns]
-        place = before[0] if before else len(plain.columns)
-        plain.insert(place, deferred.name, pd.Series(values, index=plain.index, copy=False))
-    if paths is not None and dtype is not None:
-        vsi = LazyStringArray.lazy(paths, table.num_rows, dtype)
-        plain[GDAL_VSI] = pd.Series(vsi, index=plain.index, copy=False)
-    frame: TacoDataFrame
-    if column is None:
-        frame = TacoDataFrame(visible(plain, internal))
-    else:
-        state, level = (context.state, context.level) if context is not None else (None, 0)
-        source = next((c for c in lazy if c.name == column), None)
-        footprints = LazyGeometryArray(
-            footprints_of_rows(table, column, state, level, where, source),
-            table.num_rows,
-            crs=WGS84,
-        )
-        name = FOOTPRINT if FOOTPRINT not in plain.columns else f"{FOOTPRINT}_4326"
-        plain[name] = gpd.GeoSeries(footprints, index=plain.index)
-        frame = TacoGeoDataFrame(  # type: ignore[call-overload]
-            visible(plain, internal), geometry=name, crs=WGS84, copy=False
-        )
-    object.__setattr__(frame, "_taco", context)
-    return frame
+    state, level = (context.state, context.level) if context is not None else (None, 0)
+    frame = arrow_frame(table, state, level, where, internal=internal, paths=paths, lazy=lazy)
+    return as_taco(frame, context)
+
+
+def frame_of_rows(
+    state: QueryState, level: int, rows: np.ndarray, *, internal: bool, what: str = "frame"
+) -> TacoDataFrame:
+    """Rows of ``level`` (positions, padding dropped) as ``to_frame`` would make them.
+
+    Example:
+        >>> frame = frame_of_rows(tiles.state, 1, np.array([0, 1]), internal=False)
+        >>> frame.id.tolist(), frame.index.tolist()
+        (['b02', 'b03'], [0, 1])
+    """
+    frame = rows_frame(state, level, rows, internal=internal, what=what)
+    return as_taco(frame, FrameContext(state, level))
+
+
+def child_frame(
+    state: QueryState, level: int, parent: int, *, internal: bool, what: str
+) -> TacoDataFrame:
+    """The children of row ``parent`` of level ``level - 1`` that survive ``state``, as a frame.
+
+    Equal (``pandas.testing.assert_frame_equal``) to ``to_frame`` of
+    :func:`~taco_gdal.read.frames._children.children_table`.
+
+    Example:
+        >>> child_frame(tiles.state, 1, 0, internal=False, what="read(0)").id.tolist()
+        ['b02', 'b03', 'b04']
+    """
+    rows = child_rows(state, level, parent)
+    return frame_of_rows(state, level, rows, internal=internal, what=what)
+
+
+def read(frame: TacoDataFrame, key: int | str, internal: bool | None = None) -> str | TacoDataFrame:
+    """See :meth:`TacoDataFrame.read` (:mod:`~taco_gdal.read.frames.navigation` finds the row).
+
+    ``internal``: show every ``internal:*`` column of the children (default:
+    when ``frame`` shows them, see :func:`~taco_gdal.read.frames.navigation.shows_internal`).
+    """
+    target = navigation.locate(frame, key, internal)
+    if isinstance(target, str):
+        return target
+    state, level = target.state, target.level
+    if target.parent is not None:
+        return child_frame(state, level, target.parent, internal=target.internal, what=target.what)
+    table = navigation.meta_children(target)
+    return to_frame(table, FrameContext(state, level), state.path, internal=target.internal)

@@ -1,12 +1,14 @@
-"""``TacoDataFrame.read(key)``: from a row to its GDAL path or to its children.
+"""``TacoDataFrame.read(key)``: from a row to its GDAL path or to where its children are.
 
-When the row carries its ``internal:current_id`` (every frame from ``.data``
-does), its children come from the level table already in memory, in
-O(children): :func:`taco_gdal.read.frames._children.child_rows` (a per-level index on
+:func:`locate` finds the row and says where its children are; the frame is
+made by :mod:`taco_gdal.read.frames.dataframe`.  When the row carries its
+``internal:current_id`` (every frame from ``.data`` does), its children come
+from the level table already in memory, in O(children):
+:func:`taco_gdal.read.frames._children.child_rows` (a per-level index on
 ``internal:parent_id``, surviving positions cached per filtered view; nothing
-is read, no level is scanned), made into a frame by
-:func:`taco_gdal.read.frames._childframe.child_frame` without a pass through
-``Table.to_pandas`` (the same frame as ``to_frame``, tested equal).
+is read, no level is scanned), made into a frame without a pass through
+``Table.to_pandas`` (:mod:`taco_gdal.read.frames._childframe`; the same frame
+as ``to_frame``, tested equal).
 
 Children frames show the columns their parent frame shows: ``internal:*`` is
 hidden as in ``.data`` (``internal:gdal_vsi`` and ``internal:source_file``
@@ -26,6 +28,7 @@ level, drops the children that did not survive it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -48,19 +51,18 @@ from taco_gdal.format.names import (
     TYPE,
 )
 from taco_gdal.io.vsi import VSIFile, read_all
-from taco_gdal.read.frames._childframe import child_frame
-from taco_gdal.read.frames._geoframe import VISIBLE_INTERNAL
-from taco_gdal.read.frames.dataframe import FrameContext, TacoDataFrame, to_frame
 from taco_gdal.read.opening.containers._parse import parse_level
 from taco_gdal.read.opening.containers.base import VsiRule
 from taco_gdal.read.query import _duck
-from taco_gdal.read.query.sql import gdal_vsi_sql, not_padding_sql, quote_ident
+from taco_gdal.read.query.sql import VISIBLE_INTERNAL, gdal_vsi_sql, not_padding_sql, quote_ident
 from taco_gdal.read.query.state import level_view
 
 if TYPE_CHECKING:
+    from taco_gdal.read.frames.dataframe import TacoDataFrame
     from taco_gdal.read.query._duck import Session
+    from taco_gdal.read.query.state import QueryState
 
-__all__ = ["read", "read_meta", "shows_internal"]
+__all__ = ["Children", "locate", "meta_children", "read_meta", "row_position", "shows_internal"]
 
 _PREVIEW = 5
 
@@ -80,7 +82,8 @@ def _where(frame: TacoDataFrame) -> str:
     return f"level {context.level} of {context.where}"
 
 
-def _position(frame: TacoDataFrame, key: object) -> int:
+def row_position(frame: TacoDataFrame, key: object) -> int:
+    """The row of ``frame`` that ``key`` names: a position (negative: from the end) or an id."""
     count = len(frame)
     if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
         position = int(key)
@@ -130,7 +133,7 @@ def _cell(frame: TacoDataFrame, column: str, position: int) -> Any:
     at = frame.columns.get_loc(column)
     if not isinstance(at, int):
         at = int(np.flatnonzero(frame.columns == column)[0])
-    return super(TacoDataFrame, frame).iat[position, at]  # a read: pandas' .iat, not the guarded
+    return pd.DataFrame.iat.fget(frame)[position, at]  # pandas' .iat: a read, not the guarded one
 
 
 def _row_id(frame: TacoDataFrame, position: int) -> int | None:
@@ -144,8 +147,25 @@ def _row_id(frame: TacoDataFrame, position: int) -> int | None:
     return None if value is None or pd.isna(value) else int(value)
 
 
-def read(frame: TacoDataFrame, key: int | str, internal: bool | None = None) -> str | TacoDataFrame:
-    """See :meth:`TacoDataFrame.read`.
+@dataclass(frozen=True)
+class Children:
+    """Where the children of a FOLDER row are: rows of ``level`` below row ``parent``.
+
+    ``parent`` is the row's ``internal:current_id`` (the children are in the
+    level table); without it, ``row`` holds the row's values and the children
+    come from its ``__meta__`` (:func:`meta_children`).
+    """
+
+    state: QueryState
+    level: int
+    internal: bool
+    what: str
+    parent: int | None
+    row: dict[str, Any] | None = None
+
+
+def locate(frame: TacoDataFrame, key: int | str, internal: bool | None = None) -> str | Children:
+    """The GDAL path of sample ``key`` of ``frame`` (a FILE), or where its children are.
 
     ``internal``: show every ``internal:*`` column of the children (default:
     when ``frame`` shows them, see :func:`shows_internal`).
@@ -156,7 +176,7 @@ def read(frame: TacoDataFrame, key: int | str, internal: bool | None = None) -> 
             f"read() needs columns {[TYPE, GDAL_VSI]}; {_where(frame)} lacks {missing} "
             "(a sql() query must keep them to navigate)"
         )
-    position = _position(frame, key)
+    position = row_position(frame, key)
     kind = _cell(frame, TYPE, position)
     if kind == FILE:
         return str(_cell(frame, GDAL_VSI, position))
@@ -175,15 +195,15 @@ def read(frame: TacoDataFrame, key: int | str, internal: bool | None = None) -> 
             f"sample {str(sample)!r} at level {context.level} of {state.path} is a FOLDER but "
             f"the dataset has no level {level}"
         )
+    what = f"read({str(sample)!r})"
     parent = _row_id(frame, position)
     if parent is not None:
         # The level table holds the children (TACO 3 folders have no __meta__ at all).
-        what = f"read({str(sample)!r})"
-        return child_frame(state, level, parent, internal=shown, what=what)
+        return Children(state, level, shown, what, parent)
     row = frame.iloc[position]
     values = {str(k): v for k, v in row.items()}
     values.pop(CURRENT_ID, None)  # null here: the children are matched by id
-    return _from_meta(context, values, internal=shown)
+    return Children(state, level, shown, what, None, values)
 
 
 def read_meta(path: str, sample: str) -> tuple[pa.Table, VsiRule]:
@@ -205,11 +225,11 @@ def read_meta(path: str, sample: str) -> tuple[pa.Table, VsiRule]:
     return parse_level(read_all(path), where), VsiRule("folder", vsi.parent(path))
 
 
-def _from_meta(context: FrameContext, row: dict[str, Any], *, internal: bool) -> TacoDataFrame:
+def meta_children(children: Children) -> pa.Table:
     """Children of a row without ``internal:current_id``: its ``__meta__``, one range read."""
-    state = context.state
+    state, level, row = children.state, children.level, children.row
+    assert row is not None
     base = state.base
-    level = context.level + 1
     sample = str(row.get(ID))
     try:
         meta, rule = read_meta(str(row[GDAL_VSI]), sample)
@@ -229,7 +249,7 @@ def _from_meta(context: FrameContext, row: dict[str, Any], *, internal: bool) ->
         )
     level_table = level_view(level)
 
-    def children(session: Session) -> pa.Table:
+    def rows(session: Session) -> pa.Table:
         with session.registered(meta) as name:
             sql, params = _children_sql(
                 level_table,
@@ -243,8 +263,7 @@ def _from_meta(context: FrameContext, row: dict[str, Any], *, internal: bool) ->
             )
             return session.fetch(sql, params)
 
-    result = _duck.run(base, state.steps, children, what=f"read({sample!r})")
-    return to_frame(result, FrameContext(state, level), state.path, internal=internal)
+    return _duck.run(base, state.steps, rows, what=f"read({sample!r})")
 
 
 def _children_sql(

@@ -19,7 +19,7 @@ from taco_gdal.errors import TacoError, TacoNavigationError, TacoQueryError
 from taco_gdal.format.names import CURRENT_ID, ID, TIME_START_COLUMNS
 from taco_gdal.read._types import is_binary
 from taco_gdal.read.notebook._svg import footprint_svg
-from taco_gdal.read.query.sql import descendants_sql, quote_ident
+from taco_gdal.read.query.sql import VISIBLE_INTERNAL, descendants_sql, quote_ident
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -97,8 +97,8 @@ def summarise(state: QueryState, fetch: Any, columns_of: Any, *, map_width: int 
     ``fetch(sql)`` runs a query in the dataset's session; ``columns_of``
     lists a relation's columns.
     """
-    from taco_gdal.read.frames._geoframe import footprint_column
-    from taco_gdal.read.spatial._filter import footprints_of
+    from taco_gdal.read.spatial.crs import footprint_column
+    from taco_gdal.read.spatial.filters import footprints_of
 
     rows = []
     shapes: np.ndarray | None = None
@@ -139,8 +139,6 @@ def _readable_table(frame: TacoDataFrame) -> tuple[str | None, list[str]]:
     columns left out of the display (``internal:gdal_vsi`` and
     ``internal:source_file`` stay: they say where the sample is).
     """
-    from taco_gdal.read.frames._geoframe import VISIBLE_INTERNAL
-
     hidden = [
         str(c)
         for c in frame.columns
@@ -283,12 +281,15 @@ def _title(frame: TacoDataFrame, position: int) -> str:
 def plot_sample(
     frame: TacoDataFrame,
     key: int | str,
+    position: int,
+    target: str | TacoDataFrame,
     bands: Sequence[int] | None = None,
     ax: Axes | None = None,
 ) -> Axes:
     """A quick-look of one FILE sample: up to 3 bands, 2-98 percent stretch, id and date.
 
     Reads a decimated view (at most 512 pixels a side) through the read profile.
+    ``position`` is row ``key`` of ``frame``, ``target`` what ``frame.read`` gave for it.
 
     Raises:
         TacoNavigationError: no such sample, or it is a FOLDER.
@@ -296,10 +297,7 @@ def plot_sample(
     import matplotlib.pyplot as plt
 
     from taco_gdal.io.sample import open_sample
-    from taco_gdal.read.frames.navigation import _position
 
-    position = _position(frame, key)
-    target = frame.read(position)
     if not isinstance(target, str):
         raise TacoNavigationError(
             f"plot_sample({key!r}): expected a FILE sample, found a FOLDER; plot one of its "

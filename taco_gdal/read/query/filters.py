@@ -10,7 +10,7 @@ level compounds with it and ``read()`` returns only surviving children.
 Values are bound as DuckDB variables (``SET VARIABLE ... = ?`` when the view is
 created; the step keeps them as plain values), never written into SQL.  Spatial
 filters compare EPSG:4326 footprints computed once per dataset and enter the
-query as a bitmap of matching rows (:mod:`taco_gdal.read.spatial._filter` builds it
+query as a bitmap of matching rows (:mod:`taco_gdal.read.spatial.filters` builds it
 and applies it with :func:`apply_row_set`).
 """
 

@@ -13,7 +13,7 @@ for the few rows of one FOLDER's children (tested equal, row for row).
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "HIDDEN_PREFIX",
+    "VISIBLE_INTERNAL",
     "bound_query_sql",
     "descendants_sql",
     "filtered_view_sql",
@@ -55,6 +56,9 @@ __all__ = [
     "sql_string",
     "survivors_view_sql",
 ]
+
+VISIBLE_INTERNAL: Final = (GDAL_VSI, SOURCE_FILE)
+"""The ``internal:*`` columns a frame shows by default: where each sample is."""
 
 HIDDEN_PREFIX = "__taco_"
 """Helper columns the reader adds (decoded point coordinates); never shown to users."""

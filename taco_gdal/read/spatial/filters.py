@@ -1,7 +1,7 @@
 """CRS-correct ``filter_bbox`` / ``filter_geometry``: footprints once per dataset, then row sets.
 
 The first spatial filter on a level computes that level's EPSG:4326 footprints
-(:func:`taco_gdal.read.spatial._footprints.compute_footprints`) over the whole level
+(:func:`~taco_gdal.read.spatial.footprints.compute_footprints`) over the whole level
 table and caches them with the dataset's :class:`~taco_gdal.read.query.state.LevelTables`
 (shared by every dataset derived from one load; rebuilt lazily after
 unpickling; inherited by a forked child, which gets a new lock).  Rings stored
@@ -32,13 +32,11 @@ from taco_gdal.read.query.filters import apply_predicate, apply_row_set
 from taco_gdal.read.query.prepared import decode_points
 from taco_gdal.read.query.sql import is_hidden
 from taco_gdal.read.query.state import LevelTables, QueryState, RowSet, new_view_name
-from taco_gdal.read.spatial._footprints import (
-    LONLAT_POINTS,
-    WGS84,
-    Footprints,
+from taco_gdal.read.spatial.crs import LONLAT_POINTS, WGS84
+from taco_gdal.read.spatial.footprints import Footprints, compute_footprints
+from taco_gdal.read.spatial.queries import (
     box_geometry,
     check_box,
-    compute_footprints,
     query_geometry,
     warn_outside_extent,
 )
