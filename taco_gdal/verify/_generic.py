@@ -16,12 +16,12 @@ import pyarrow as pa
 
 from taco_gdal.errors import TacoError
 from taco_gdal.format import vsi
+from taco_gdal.io.stream import Span, stream_spans
 from taco_gdal.io.vsi import file_size
 from taco_gdal.read.opening.containers._paths import escape_reason
 from taco_gdal.read.opening.containers.base import VsiRule
 from taco_gdal.verify import codes
 from taco_gdal.verify._rows import Collector, Row, iter_rows
-from taco_gdal.verify._stream import Span, stream_spans
 from taco_gdal.verify._zip import digest_spans, report_digests
 from taco_gdal.verify.report import Failure
 

@@ -448,4 +448,5 @@ def _geo_frame(
     )
     footprints = LazyGeometryArray(compute, len(rows), crs=WGS84)
     plain.insert(position, shape.geometry, gpd.GeoSeries(footprints, index=index))
-    return gpd.GeoDataFrame(plain, geometry=shape.geometry, crs=WGS84)
+    geo: pd.DataFrame = gpd.GeoDataFrame(plain, geometry=shape.geometry, crs=WGS84)
+    return geo

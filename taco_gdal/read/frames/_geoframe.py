@@ -259,4 +259,7 @@ def arrow_frame(
     )
     name = FOOTPRINT if FOOTPRINT not in plain.columns else f"{FOOTPRINT}_4326"
     plain[name] = gpd.GeoSeries(footprints, index=plain.index)
-    return gpd.GeoDataFrame(visible(plain, internal), geometry=name, crs=WGS84, copy=False)
+    geo: pd.DataFrame = gpd.GeoDataFrame(
+        visible(plain, internal), geometry=name, crs=WGS84, copy=False
+    )
+    return geo

@@ -65,6 +65,7 @@ if TYPE_CHECKING:
 __all__ = ["Children", "locate", "meta_children", "read_meta", "row_position", "shows_internal"]
 
 _PREVIEW = 5
+_PANDAS_IAT: Any = pd.DataFrame.iat  # pandas' own ``.iat``: a read, not the frame's guarded one
 
 
 def _ids_preview(frame: TacoDataFrame) -> str:
@@ -133,7 +134,7 @@ def _cell(frame: TacoDataFrame, column: str, position: int) -> Any:
     at = frame.columns.get_loc(column)
     if not isinstance(at, int):
         at = int(np.flatnonzero(frame.columns == column)[0])
-    return pd.DataFrame.iat.fget(frame)[position, at]  # pandas' .iat: a read, not the guarded one
+    return _PANDAS_IAT.fget(frame)[position, at]
 
 
 def _row_id(frame: TacoDataFrame, position: int) -> int | None:
