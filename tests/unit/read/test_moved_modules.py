@@ -72,6 +72,6 @@ def test_old_names_import_from_the_old_path_with_a_warning(monkeypatch: pytest.M
     ]
     polars, messages = _warned(lambda: taco_gdal.read.frames.to_polars)
     assert callable(polars) and len(messages) == 1
-    assert (
-        prepared.prepare_levels is importlib.import_module("taco_gdal.read.levels").prepare_levels
-    )
+    _forget(monkeypatch, "taco_gdal.read.levels")
+    levels, messages = _warned(lambda: importlib.import_module("taco_gdal.read.levels"))
+    assert levels.prepare_levels is prepared.prepare_levels and len(messages) == 1
