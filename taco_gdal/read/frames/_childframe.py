@@ -1,8 +1,8 @@
 """A FOLDER's children as a frame, without the Arrow -> pandas round trip.
 
 ``to_frame`` converts Arrow rows with ``pyarrow.Table.to_pandas``, whose fixed
-cost (about 0.4 ms: pandas metadata, block reconstruction) is several times
-what finding a FOLDER's four children costs.  Here each level gets, once per
+cost (pandas metadata, block reconstruction) is several times what finding a
+FOLDER's few children costs.  Here each level gets, once per
 load and lazily, a :class:`LevelShape`: the frame's columns, index and dtypes
 are those ``to_frame`` gives for *no* rows of the level (so they are
 ``to_frame``'s by construction), and every column gets a converter that takes

@@ -7,9 +7,9 @@ keeps those that survive the filters active at level ``k`` (the surviving
 positions are computed once per filtered view, then looked up with a binary
 search) and gives them their GDAL paths with
 :func:`~taco_gdal.read.query.sql.gdal_vsi_arrow`, the Arrow twin of the SQL
-expression that builds ``internal:gdal_vsi`` (a DuckDB query per call cost
-more than the rows: registering a 4-row table, running it and unregistering
-it was ~75% of a ``read()``).
+expression that builds ``internal:gdal_vsi`` (a DuckDB query per call would
+cost more than the rows: registering a small table, running a query on it and
+unregistering it).
 
 The level tables already hold every child (``__meta__`` files repeat them;
 misplaced level-1+ offsets are repaired at load), so navigation reads nothing.

@@ -1,7 +1,7 @@
 """Arrow-backed pandas columns computed on first use, a row at a time when only rows are asked.
 
 ``.data`` of a million-row level holds columns nobody may look at: the GDAL
-path of every sample (about 80 MB of strings to build) and the binary (WKB)
+path of every sample (a million strings to build) and the binary (WKB)
 columns a large level leaves in its file until asked (see
 :mod:`taco_gdal.read.opening.containers._deferred`).  :class:`LazyRows` makes an
 Arrow-backed pandas array whose values a function of row positions computes:

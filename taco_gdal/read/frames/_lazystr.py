@@ -1,9 +1,9 @@
 """A string column computed on first use: a million GDAL paths cost nothing until touched.
 
 ``.data`` of a million-row level would otherwise build a million
-``/vsisubfile/<offset>_<size>,<container>`` strings (about 80 MB and a tenth of
-a second) before returning, even when the user only looks at ``head()`` or
-reads one sample.  :class:`LazyStringArray` is pandas' own string array
+``/vsisubfile/<offset>_<size>,<container>`` strings before returning, even
+when the user only looks at ``head()`` or reads one sample.
+:class:`LazyStringArray` is pandas' own string array
 (:class:`pandas.arrays.ArrowStringArray`, the ``str`` dtype) made lazy by
 :class:`~taco_gdal.read.frames._lazyarrow.LazyRows`: rows are computed when taken,
 the whole column on any other use.

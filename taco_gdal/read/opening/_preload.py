@@ -1,8 +1,8 @@
 """Import the modules a dataset needs while its metadata is being decoded.
 
 :func:`~taco_gdal.read.load.load` spends a cold start in two independent
-places: importing pandas, geopandas, shapely and pyproj (about 0.4 s of
-Python code, holding the GIL) and decoding the level Parquet (Arrow's C++
+places: importing pandas, geopandas, shapely and pyproj (Python code,
+holding the GIL) and decoding the level Parquet (Arrow's C++
 code, which releases it).  :class:`ImportsBeside` runs the first on a helper
 thread while the caller does the second, so on two cores the cold start costs
 about the longer of the two instead of their sum.

@@ -5,9 +5,9 @@ DuckDB objects that run it are derived from it here, in the current process:
 
 * a **database** per process and kind: one with external access off (every
   dataset, by default) and, only if a dataset opted in with
-  ``sql_external_access=True``, one with it on.  The spatial extension costs
-  ~0.3 s to load (an 80 MB binary, loaded by file path from the
-  ``duckdb_extension_spatial`` wheel, never installed from the network), so it
+  ``sql_external_access=True``, one with it on.  The spatial extension is a
+  large binary (loaded by file path from the ``duckdb_extension_spatial``
+  wheel, never installed from the network), so it
   is loaded once per database, the first time a query needs it.  DuckDB only
   allows ``LOAD`` before external access is switched off, so the first spatial
   query replaces a database without it by one with it (the sessions rebuild,
@@ -70,7 +70,7 @@ from taco_gdal.read.query.sql import level_view_sql, quote_ident, sql_string
 from taco_gdal.read.query.state import LevelTables, RowSet, Step, level_view
 
 if TYPE_CHECKING:
-    # DuckDB (about 50 ms) is imported by the first query, not with this module:
+    # DuckDB is imported by the first query, not with this module:
     # ``load`` and ``.data`` of most datasets never run one.  Whatever the order of
     # imports, a forked child never destroys a database it inherited (see
     # :mod:`taco_gdal.read.query._forksafe`).

@@ -1,7 +1,7 @@
 """Binary columns of a large level, left in the file until something asks for them.
 
 At a million rows the two WKB columns of a level (footprints and centroids)
-are over half of its decoded bytes (116 of 220 MiB), yet ``load`` and
+are over half of its decoded bytes, yet ``load`` and
 ``.data`` never look inside them: ``len``, time filters, navigation, sample
 paths and the frame itself (whose binary columns and footprints are lazy
 arrays) work from the other columns.  So a level of a local file large enough

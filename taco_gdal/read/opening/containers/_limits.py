@@ -54,8 +54,7 @@ MAX_JSON_DEPTH: Final = 64
 MAX_NUMBER_DIGITS: Final = 100
 MAX_COLUMNS: Final = 10_000
 """Columns per level table.  Parsing is linear, but DuckDB's binding of the views is
-not: at 10,000 columns ``load()`` + ``.data`` + one filter take about 30 s on the
-reference machine, 96 % of it inside DuckDB; 100,000 would take many minutes."""
+not: far wider tables would take minutes to bind."""
 
 
 def _json_depth(text: str) -> int:

@@ -4,8 +4,7 @@ A large level of a local file is not read into memory whole: the parquet
 reader gets a file over the level's byte range (:class:`StreamedLevel`) and
 decodes the columns a group at a time (:func:`decode_parquet`), so that a
 level's peak memory is its decoded table plus one group's compressed bytes and
-buffers, not the whole compressed file beside every column's buffers (at 1M
-rows: about 320 MiB above the imports for load + .data instead of 470).
+buffers, not the whole compressed file beside every column's buffers.
 Such a level's binary columns (WKB, blobs) are not decoded at all until asked
 for (:func:`parse_level_deferring`, :mod:`taco_gdal.read.opening.containers._deferred`).
 """
@@ -75,8 +74,8 @@ GROUP_BYTES = 48 * 1024 * 1024
 """Columns are decoded in groups of about this many uncompressed bytes (:func:`column_groups`)."""
 
 MAX_GROUPS = 8
-"""At most this many groups: each group's read walks every row group's footer entries again
-(a 10M-row level in 48 MiB groups loaded 35% slower than in 8 groups, for 2% less peak)."""
+"""At most this many groups: each group's read walks every row group's footer entries again,
+so more groups cost time for little less peak memory."""
 
 
 @dataclass(frozen=True)
@@ -406,8 +405,8 @@ def _decode_kept(
         return pq.ParquetFile(pa.BufferReader(data), metadata=metadata)
 
     try:
-        # one thread: the peak stays that of the decode from the file (1M rows: 208 MiB
-        # above the imports, 221-231 with Arrow's threads), and load() imports beside it
+        # one thread: the peak stays that of the decode from the file (Arrow's threads
+        # raise it), and load() imports beside it
         return decode_parquet(parquet, use_threads=False, columns=kept, group_file=group_file)
     except (pa.ArrowException, OSError, ValueError):
         return None
