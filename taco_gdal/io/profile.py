@@ -47,6 +47,7 @@ def metadata_env() -> Env:
     """An :class:`~taco_gdal.Env` for taco_gdal's own metadata reads (no ingest size).
 
     Example:
+        >>> from taco_gdal.env import get_config
         >>> with metadata_env():
         ...     get_config("GDAL_DISABLE_READDIR_ON_OPEN") is not None
         True

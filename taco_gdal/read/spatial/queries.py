@@ -114,6 +114,7 @@ def warn_outside_extent(footprints: Footprints, query: Any, call: str) -> None:
 
     Example:
         >>> import pyarrow as pa, shapely, warnings
+        >>> from taco_gdal.read.spatial.footprints import compute_footprints
         >>> t = pa.table({"stac:centroid": [shapely.to_wkb(shapely.Point(1, 1))]})
         >>> with warnings.catch_warnings(record=True) as caught:
         ...     warnings.simplefilter("always")
