@@ -19,6 +19,7 @@ demo: setup-runtime
 lint:
 	$(VENV)/bin/ruff check taco_gdal tests bench plugins
 	$(VENV)/bin/ruff format --check taco_gdal tests bench plugins
+	$(VENV)/bin/lint-imports
 
 typecheck:
 	$(VENV)/bin/mypy
@@ -32,4 +33,4 @@ bench: setup
 	$(PY) -m bench.run_all
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .import_linter_cache

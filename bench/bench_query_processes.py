@@ -35,9 +35,9 @@ import pyarrow as pa
 import shapely
 
 from taco_gdal.read import TacoDataset
-from taco_gdal.read.containers.base import VsiRule
-from taco_gdal.read.levels import prepare_level
-from taco_gdal.read.state import LevelTables, QueryState
+from taco_gdal.read.opening.containers.base import VsiRule
+from taco_gdal.read.query.prepared import prepare_level
+from taco_gdal.read.query.state import LevelTables, QueryState
 
 SIZES = (1_000, 10_000, 100_000)
 ROUNDS = 3

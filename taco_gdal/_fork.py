@@ -18,7 +18,7 @@ state must not be shared across that copy:
 * DuckDB: the parent's databases and connections belong to the parent (their
   worker threads do not exist in the child, their locks may be held).  The
   child never uses them and never closes them (closing could wait for a thread
-  that is gone); see :mod:`taco_gdal.read._duck`, which registers its reset
+  that is gone); see :mod:`taco_gdal.read.query._duck`, which registers its reset
   here and builds a fresh database in the child on first use.
 
 What stays unsafe: a GDAL or rasterio handle (an open ``rasterio`` dataset, a

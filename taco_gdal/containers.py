@@ -77,7 +77,7 @@ from taco_gdal.format.vsi import join as join_vsi
 from taco_gdal.format.vsi import parent as parent_vsi
 from taco_gdal.io.arrowbuf import owned_reader
 from taco_gdal.io.vsi import VSIFile, file_size, read_all, read_range
-from taco_gdal.read.containers.base import (
+from taco_gdal.read.opening.containers.base import (
     PROBE_BYTES,
     Container,
     OpenedContainer,
@@ -86,7 +86,7 @@ from taco_gdal.read.containers.base import (
     VsiRule,
     path_exists,
 )
-from taco_gdal.read.containers.registry import ENTRY_POINT_GROUP, available, register
+from taco_gdal.read.opening.containers.registry import ENTRY_POINT_GROUP, available, register
 
 if TYPE_CHECKING:
     from taco_gdal.write._atomic import atomic_file

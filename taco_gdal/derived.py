@@ -23,7 +23,7 @@ from taco_gdal.format.names import CURRENT_ID, GDAL_VSI, ID, INTERNAL_PREFIX, TA
 
 if TYPE_CHECKING:
     from taco_gdal.model import Sample
-    from taco_gdal.read.containers.base import Container
+    from taco_gdal.read.opening.containers.base import Container
 
 __all__ = [
     "MEMBER_COLUMN",
@@ -202,7 +202,7 @@ def to_taco(
 
     Example:
         >>> from taco_caf import CafContainer
-        >>> from taco_gdal.read.containers.base import Probe
+        >>> from taco_gdal.read.opening.containers.base import Probe
         >>> to_taco(CafContainer.open(Probe("tiles.caf", "tiles.caf")), "x.tacozip", "CAF archive")
         PosixPath('.../x.tacozip')
     """

@@ -48,8 +48,8 @@ def converter_for(fmt: str, where: str) -> Callable[..., Path]:
 
 def _convert(common: Common, source: str, output: str, dataset_id: str | None) -> tuple[str, Path]:
     from taco_gdal.format.vsi import to_vsi
-    from taco_gdal.read.containers import registry
-    from taco_gdal.read.containers.base import Probe
+    from taco_gdal.read.opening.containers import registry
+    from taco_gdal.read.opening.containers.base import Probe
     from taco_gdal.write import folder2zip, zip2folder
 
     fmt = registry.detect(Probe(to_vsi(source), source)).format

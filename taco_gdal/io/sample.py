@@ -84,7 +84,7 @@ def check_digest(vsi_path: str, checksum: str, size: int | None = None) -> None:
         TacoFormatError: ``checksum`` is not ``"<algorithm>:<lowercase hex>"``.
     """
     from taco_gdal.format.checksum import new_hasher, parse_checksum
-    from taco_gdal.verify._stream import Span, stream_spans
+    from taco_gdal.io.stream import Span, stream_spans
 
     expected = parse_checksum(checksum, f"checksum of {vsi_path}")
     if size is None:

@@ -8,9 +8,16 @@
   there is geometry) whose ``read()`` returns GDAL paths or child frames;
 * :func:`concat` joins datasets with correct row ids.
 
+One concept per subpackage, each importing only the ones after it:
+:mod:`~taco_gdal.read.frames` (frames, navigation, lazy columns),
+:mod:`~taco_gdal.read.notebook` (reprs, map, plots), :mod:`~taco_gdal.read.spatial`
+(footprints, spatial filters), :mod:`~taco_gdal.read.query` (query state, SQL,
+DuckDB, filters, stats) and :mod:`~taco_gdal.read.opening` (locations, containers);
+``load``, ``concat`` and ``TacoDataset`` sit above them all.
+
 The names are imported on first use: importing a submodule (a container, the
 parser) does not import pandas and geopandas, so :func:`load` can parse the
-metadata while they are imported beside it (:mod:`taco_gdal.read._preload`).
+metadata while they are imported beside it (:mod:`taco_gdal.read.opening._preload`).
 """
 
 from __future__ import annotations
@@ -24,12 +31,12 @@ from taco_gdal.read.concat import concat
 from taco_gdal.read.load import load
 
 if TYPE_CHECKING:
-    from taco_gdal.read.dataframe import TacoDataFrame, TacoGeoDataFrame
     from taco_gdal.read.dataset import TacoDataset
+    from taco_gdal.read.frames.dataframe import TacoDataFrame, TacoGeoDataFrame
 
 _LAZY = {
-    "TacoDataFrame": "taco_gdal.read.dataframe",
-    "TacoGeoDataFrame": "taco_gdal.read.dataframe",
+    "TacoDataFrame": "taco_gdal.read.frames.dataframe",
+    "TacoGeoDataFrame": "taco_gdal.read.frames.dataframe",
     "TacoDataset": "taco_gdal.read.dataset",
 }
 

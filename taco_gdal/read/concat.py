@@ -41,9 +41,9 @@ from taco_gdal.format.names import (
     SOURCES_KEY,
     TYPE,
 )
-from taco_gdal.read import _duck
-from taco_gdal.read.containers.base import VsiRule
-from taco_gdal.read.state import LevelTables, QueryState, level_view
+from taco_gdal.read.opening.containers.base import VsiRule
+from taco_gdal.read.query import _duck
+from taco_gdal.read.query.state import LevelTables, QueryState, level_view
 
 if TYPE_CHECKING:  # imported when called: the package imports this module, light
     from taco_gdal.read.dataset import TacoDataset

@@ -14,60 +14,50 @@ new views; nothing runs until ``.data`` is read.  In every connection:
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+import functools
+from collections.abc import Iterator, Sequence
 from datetime import date, datetime
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 
-from taco_gdal._memory import RELEASE_BYTES, release_memory
 from taco_gdal.errors import TacoQueryError
-from taco_gdal.format.names import CURRENT_ID, FIELD_SCHEMA_KEY, PARENT_ID, PIT_SCHEMA_KEY
-from taco_gdal.read import _duck, filters
-from taco_gdal.read._analyst import AnalystMixin
-from taco_gdal.read._direct import DirectRows, filtered_rows
-from taco_gdal.read._html import dataset_html, dataset_text
-from taco_gdal.read._repair import repair_level_offsets
-from taco_gdal.read.containers._deferred import LoadedLevels
-from taco_gdal.read.containers.base import Container, VsiRule
-from taco_gdal.read.dataframe import FrameContext, TacoDataFrame, to_frame
-from taco_gdal.read.frames import PitSchema, to_polars
-from taco_gdal.read.levels import prepare_level
-from taco_gdal.read.navigation import child_counts
-from taco_gdal.read.query import bound_query_sql, is_hidden, quote_ident, single_query
-from taco_gdal.read.state import LevelTables, QueryState, Step, new_view_name
+from taco_gdal.format.names import FIELD_SCHEMA_KEY, PIT_SCHEMA_KEY
+from taco_gdal.read.frames._direct import DirectRows, filtered_rows
+from taco_gdal.read.frames.convert import PitSchema, to_polars
+from taco_gdal.read.frames.dataframe import FrameContext, TacoDataFrame, to_frame
+from taco_gdal.read.notebook import _plots
+from taco_gdal.read.notebook._html import dataset_html, dataset_text
+from taco_gdal.read.opening.containers.base import Container
+from taco_gdal.read.query import _duck, filters
+from taco_gdal.read.query.prepared import prepared_state
+from taco_gdal.read.query.sql import (
+    bound_query_sql,
+    descendants_sql,
+    is_hidden,
+    quote_ident,
+    single_query,
+)
+from taco_gdal.read.query.state import QueryState, Step, new_view_name
+from taco_gdal.read.query.stats import view_stats
+from taco_gdal.read.spatial.crs import WGS84
+from taco_gdal.read.spatial.filters import filter_box, filter_shape
 
-__all__ = ["TacoDataset", "prepare_tables"]
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
 
+__all__ = ["TacoDataset"]
 
-def prepare_tables(
-    tables: Sequence[pa.Table], sources: Sequence[str], rule: VsiRule, where: str
-) -> tuple[pa.Table, ...]:
-    """The container's level tables with row-position ids (see :func:`prepare_level`).
-
-    A level without ``parent_id`` or ``relative_path`` is attached by counting the
-    rows of its parents' ``__meta__`` files, whose paths the levels prepared so
-    far give.
-    """
-    prepared: list[pa.Table] = []
-    previous: tuple[pa.Table, np.ndarray] | None = None
-    for level, (table, source) in enumerate(zip(tables, sources, strict=True)):
-
-        def counts(k: int) -> np.ndarray:
-            return child_counts(LevelTables(tuple(prepared), rule, where), k)
-
-        table, stored = prepare_level(table, level, previous, source, counts)
-        prepared.append(table)
-        previous = (table, stored)
-    return tuple(prepared)
+Bands = int | Sequence[int] | None
 
 
-class TacoDataset(AnalystMixin):
+class TacoDataset:
     """A TACO dataset: COLLECTION metadata and a lazy, chainable query.
 
-    A dataset is an immutable :class:`~taco_gdal.read.state.QueryState`
+    A dataset is an immutable :class:`~taco_gdal.read.query.state.QueryState`
     (:attr:`state`); DuckDB objects are a cache built from it in the process
     that runs the query.  Create one with :func:`taco_gdal.load`.
 
@@ -107,17 +97,7 @@ class TacoDataset(AnalystMixin):
             sql_external_access: let ``sql()`` read files and URLs (see
                 :meth:`with_sql_external_access`).
         """
-        # Hook: level1+ offsets misplaced by tacotoolbox are fixed from __meta__ (warns once).
-        levels = repair_level_offsets(container.levels, container.vsi_rule, container.path)
-        tables = prepare_tables(levels, container.sources, container.vsi_rule, container.path)
-        loaded = LoadedLevels(tables, getattr(container, "deferred", ()))  # plugins may lack it
-        base = LevelTables(loaded, container.vsi_rule, container.path, sql_external_access)
-        if base.nbytes >= RELEASE_BYTES:
-            release_memory()  # the decode's and the checks' freed buffers, before .data's
-        if not all(_duck.keeps_arrow_types(base.schema(k)) for k in range(base.depth)):
-            # Types DuckDB may refuse: build the views now, so such a table fails load.
-            _duck.columns(base, (), "level0")
-        return cls(QueryState(base, container.collection, container.format))
+        return cls(prepared_state(container, sql_external_access))
 
     @property
     def state(self) -> QueryState:
@@ -168,7 +148,7 @@ class TacoDataset(AnalystMixin):
     def _current_rows(self, what: str) -> DirectRows:
         """Every row of the current level-0 view.
 
-        From memory when only filters made the view (see :mod:`taco_gdal.read._direct`):
+        From memory when only filters made the view (see :mod:`taco_gdal.read.frames._direct`):
         the table then lacks ``internal:gdal_vsi`` and columns still deferred, which
         functions give.  Otherwise DuckDB's answer, whole (``paths`` is ``None``).
         """
@@ -177,6 +157,14 @@ class TacoDataset(AnalystMixin):
             return rows
         return DirectRows(
             self._fetch(f"SELECT * FROM {quote_ident(self._state.view)}", what=what), None
+        )
+
+    def _frame(self, internal: bool, what: str) -> TacoDataFrame:
+        rows = self._current_rows(what)
+        state = self._state
+        context = FrameContext(state, 0)
+        return to_frame(
+            rows.table, context, state.path, internal=internal, paths=rows.paths, lazy=rows.lazy
         )
 
     def _column_names(self, relation: str) -> list[str]:
@@ -349,7 +337,7 @@ class TacoDataset(AnalystMixin):
             'TacoWarning'
         """
         box = (minx, miny, maxx, maxy)
-        return TacoDataset(filters.filter_bbox(self._state, box, geometry_col, level, crs))
+        return TacoDataset(filter_box(self._state, box, geometry_col, level, crs))
 
     def filter_datetime(
         self,
@@ -388,11 +376,7 @@ class TacoDataset(AnalystMixin):
             >>> [c for c in ds.data.columns if c.startswith("internal:")]
             ['internal:gdal_vsi']
         """
-        rows = self._current_rows(what=".data")
-        context = FrameContext(self._state, 0)
-        return to_frame(
-            rows.table, context, self._state.path, internal=False, paths=rows.paths, lazy=rows.lazy
-        )
+        return self._frame(internal=False, what=".data")
 
     def to_arrow(self, level: int = 0) -> pa.Table:
         """The rows of the current state at ``level``, as Arrow (exact types, no pandas).
@@ -409,30 +393,10 @@ class TacoDataset(AnalystMixin):
             >>> tiles.filter_bbox(-3.3, 40.5, -3.1, 40.7, level=1).to_arrow(1).num_rows
             2
         """
-        if (
-            isinstance(level, bool)
-            or not isinstance(level, int)
-            or not 0 <= level <= self.max_depth
-        ):
-            raise TacoQueryError(
-                f"level must be 0..{self.max_depth} for {self.path}, got {level!r}"
-            )
-        relation = self._state.view
-        columns = self._column_names(relation)
-        sql = f"SELECT * FROM {quote_ident(relation)}"
-        for k in range(1, level + 1):
-            if CURRENT_ID not in columns:
-                raise TacoQueryError(
-                    f"{self.path}: level {k} rows are found through {CURRENT_ID!r}, which the "
-                    "current view dropped (keep it in sql() queries)"
-                )
-            relation = self._state.relation(k)
-            columns = self._column_names(relation)
-            current = quote_ident(CURRENT_ID)
-            sql = (
-                f"SELECT * FROM {quote_ident(relation)} WHERE {quote_ident(PARENT_ID)} IN "
-                f"(SELECT {current} FROM ({sql})) ORDER BY {current}"
-            )
+        state = self._state
+        state.check_level(level)
+        sql = descendants_sql(state, level, self._column_names)
+        columns = self._column_names(state.relation(level))
         keep = ", ".join(quote_ident(c) for c in columns if not is_hidden(c))
         return self._fetch(f"SELECT {keep} FROM ({sql})", what="to_arrow()")
 
@@ -464,3 +428,172 @@ class TacoDataset(AnalystMixin):
 
     def _repr_html_(self) -> str:
         return dataset_html(self)
+
+    def filter_geometry(
+        self,
+        geometry: Any,
+        crs: str = WGS84,
+        geometry_col: str = "auto",
+        level: int = 0,
+    ) -> TacoDataset:
+        """Samples whose footprint intersects a shapely geometry (a polygon of interest).
+
+        The geometry is reprojected (densified) from ``crs`` to EPSG:4326 and
+        compared with the EPSG:4326 footprints, as in ``filter_bbox``.
+
+        Raises:
+            TacoQueryError: not a shapely geometry, empty, or an unknown CRS.
+
+        Example:
+            >>> import shapely
+            >>> aoi = shapely.box(-3.7, 40.38, -3.6, 40.42)
+            >>> ds.filter_geometry(aoi).data.id.tolist()
+            ['s000', 's001']
+        """
+        return TacoDataset(filter_shape(self._state, geometry, geometry_col, level, crs))
+
+    def __len__(self) -> int:
+        """Level-0 rows of the current view (after filters; padding hidden)."""
+        view = quote_ident(self._state.view)
+        table = self._fetch(f"SELECT count(*) AS n FROM {view}", what="len()")
+        return int(table.column("n")[0].as_py())
+
+    def head(self, n: int = 5) -> TacoDataFrame:
+        """The first ``n`` rows of the current view, as a TacoDataFrame.
+
+        Example:
+            >>> first = ds.filter_datetime("2024").head(3)
+            >>> first[["id", "stac:time_start"]]  # doctest: +NORMALIZE_WHITESPACE
+                                   id     stac:time_start
+            internal:current_id
+            0                    s000 2024-03-01 10:30:00
+            1                    s001 2024-03-11 10:30:00
+            2                    s002 2024-03-21 10:30:00
+        """
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise TacoQueryError(f"head(n): expected an int >= 0, got {n!r}")
+        view = quote_ident(self._state.view)
+        table = self._fetch(f"SELECT * FROM {view} LIMIT {int(n)}", what="head()")
+        return to_frame(table, FrameContext(self._state, 0), self._state.path, internal=False)
+
+    def __iter__(self) -> Iterator[pd.Series[Any]]:
+        """The rows of the current view, one ``pandas.Series`` each (like ``iterrows``).
+
+        Example:
+            >>> for row in ds.filter_datetime("2024-03-01/2024-03-15"):
+            ...     print(row["id"], row["internal:gdal_vsi"])
+            s000 /vsisubfile/196_622,.../dataset.tacozip
+            s001 /vsisubfile/857_622,.../dataset.tacozip
+        """
+        yield from (row for _, row in self.data.iterrows())
+
+    def frame(self, internal: bool = False) -> TacoDataFrame:
+        """``.data``, with every ``internal:*`` column when ``internal`` is True.
+
+        Example:
+            >>> ds.frame(internal=True)["internal:offset"].tolist()
+            [196, 857, 1518, 2179]
+        """
+        return self._frame(internal, what=".frame()")
+
+    # --- statistics (geotiff:stats, see taco_gdal.read.query.stats) ----------------
+    def _stat(self, stat: str, band: Bands, level: int) -> np.ndarray:
+        fetch = functools.partial(self._fetch, what=f"stats_{stat}()")
+        return view_stats(self._state, stat, band, level, fetch, self._column_names)
+
+    def stats_mean(self, band: Bands = None, level: int = 0) -> np.ndarray:
+        """Mean of the valid pixels of the current rows, per band (from ``geotiff:stats``).
+
+        Runs in DuckDB on the current (filtered) view, weighting each sample by
+        its valid pixels; see :mod:`taco_gdal.read.query.stats`.
+
+        Example:
+            >>> round(float(ds.filter_datetime("2024").stats_mean(band=0)), 2)
+            124.75
+            >>> ds.stats_mean()  # every band: one here
+            array([124.74804688])
+        """
+        return self._stat("mean", band, level)
+
+    def stats_std(self, band: Bands = None, level: int = 0) -> np.ndarray:
+        """Standard deviation of the valid pixels of the current rows, per band (exact)."""
+        return self._stat("std", band, level)
+
+    def stats_min(self, band: Bands = None, level: int = 0) -> np.ndarray:
+        """Smallest pixel value of the current rows, per band."""
+        return self._stat("min", band, level)
+
+    def stats_max(self, band: Bands = None, level: int = 0) -> np.ndarray:
+        """Largest pixel value of the current rows, per band."""
+        return self._stat("max", band, level)
+
+    def stats_percentile(self, q: int, band: Bands = None, level: int = 0) -> np.ndarray:
+        """Percentile ``q`` (25, 50, 75 or 95), the weighted mean of the samples' (approximate).
+
+        Example:
+            >>> ds.stats_percentile(50, band=[0])
+            array([120.])
+        """
+        if q not in (25, 50, 75, 95):
+            raise TacoQueryError(
+                f"stats_percentile(q): geotiff:stats stores q in (25, 50, 75, 95), got {q!r}"
+            )
+        return self._stat(f"p{q}", band, level)
+
+    def stats_p25(self, band: Bands = None, level: int = 0) -> np.ndarray:
+        """``stats_percentile(25, ...)`` (the reference reader's name)."""
+        return self.stats_percentile(25, band, level)
+
+    def stats_p50(self, band: Bands = None, level: int = 0) -> np.ndarray:
+        """``stats_percentile(50, ...)`` (the reference reader's name)."""
+        return self.stats_percentile(50, band, level)
+
+    def stats_p75(self, band: Bands = None, level: int = 0) -> np.ndarray:
+        """``stats_percentile(75, ...)`` (the reference reader's name)."""
+        return self.stats_percentile(75, band, level)
+
+    def stats_p95(self, band: Bands = None, level: int = 0) -> np.ndarray:
+        """``stats_percentile(95, ...)`` (the reference reader's name)."""
+        return self.stats_percentile(95, band, level)
+
+    def stats_median(self, band: Bands = None, level: int = 0) -> np.ndarray:
+        """``stats_percentile(50, ...)``."""
+        return self.stats_percentile(50, band, level)
+
+    def stats_categorical(self, band: Bands = None, level: int = 0) -> np.ndarray:
+        """Class fractions of the current rows, ``(bands, classes)``, pixel-weighted."""
+        return self._stat("categorical", band, level)
+
+    # --- pictures ---------------------------------------------------------------------
+    def plot(self, column: str | None = None, ax: Axes | None = None, **kwargs: Any) -> Axes:
+        """Footprints of the current rows on lon/lat axes, coloured by ``column``.
+
+        Example:
+            >>> ds.filter_datetime("2024").plot(column="stac:time_start")
+            <Axes: xlabel='longitude (°)', ylabel='latitude (°)'>
+            >>> import matplotlib.pyplot as plt
+            >>> plt.close("all")
+        """
+        return _plots.plot_footprints(self.data, column, ax, **kwargs)
+
+    def explore(self, **kwargs: Any) -> Any:
+        """An interactive folium map of the footprints (needs ``folium``).
+
+        Example:
+            >>> m = ds.explore(column="cloud_cover")  # shows itself in a notebook
+            >>> type(m).__name__
+            'Map'
+        """
+        return _plots.explore(self.data, **kwargs)
+
+    def summary(self) -> _plots.Summary:
+        """Rows per level after the filters, rounded extent, time range and SVG map.
+
+        Example:
+            >>> summary = ds.filter_bbox(-4, 40, -3, 41).summary()
+            >>> summary.rows, summary.extent, summary.time
+            ((4,), (-3.692, 40.392, -3.542, 40.452), ('2024-03-01 10:30:00', '2024-03-31 10:30:00'))
+        """
+        return _plots.summarise(
+            self._state, lambda sql: self._fetch(sql, what="summary"), self._column_names
+        )

@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from taco_gdal.errors import TacoValidationError
 from taco_gdal.format.vsi import to_vsi
-from taco_gdal.read._preload import ImportsBeside
-from taco_gdal.read.containers import registry
-from taco_gdal.read.containers.base import Probe
-from taco_gdal.read.hub import resolve_location
+from taco_gdal.read.opening._preload import ImportsBeside
+from taco_gdal.read.opening.containers import registry
+from taco_gdal.read.opening.containers.base import Probe
+from taco_gdal.read.opening.hub import resolve_location
 
 if TYPE_CHECKING:
     from taco_gdal.read.dataset import TacoDataset
@@ -40,7 +40,7 @@ def load(
     TACO 3 CoZIP archives, CAF, TARIDX).  Paths may be local,
     ``pathlib.Path``, ``http(s)://``, ``s3://``, ``gs://``, ``az://``,
     ``hf://datasets/<ns>/<name>[@<revision>]/<file>`` (see
-    :mod:`taco_gdal.read.hub`) or GDAL VSI paths.  Only metadata is read,
+    :mod:`taco_gdal.read.opening.hub`) or GDAL VSI paths.  Only metadata is read,
     through GDAL.
 
     Args:

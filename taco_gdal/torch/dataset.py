@@ -20,8 +20,8 @@ from taco_gdal.torch.reading import Reader, SampleReader
 from taco_gdal.torch.rows import SampleRows, resolve_rows
 
 if TYPE_CHECKING:
-    from taco_gdal.read.dataframe import TacoDataFrame
     from taco_gdal.read.dataset import TacoDataset
+    from taco_gdal.read.frames.dataframe import TacoDataFrame
 
 __all__ = ["CHILDREN", "IMAGE", "MAX_READ_THREADS", "READ_BYTES_IN_FLIGHT", "SampleDataset"]
 

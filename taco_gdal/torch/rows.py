@@ -34,8 +34,8 @@ from taco_gdal.format.names import (
 
 if TYPE_CHECKING:  # the reader (DuckDB, geopandas) loads only where rows are resolved,
     # never in a DataLoader worker that unpickles them
-    from taco_gdal.read.dataframe import TacoDataFrame
     from taco_gdal.read.dataset import TacoDataset
+    from taco_gdal.read.frames.dataframe import TacoDataFrame
 
 __all__ = ["LevelRows", "SampleRows", "plain_value", "resolve_rows"]
 
@@ -290,8 +290,8 @@ def resolve_rows(source: TacoDataset | TacoDataFrame, level: int = 0) -> SampleR
         >>> len(rows)  # 3 tiles of 3 bands
         9
     """
-    from taco_gdal.read.dataframe import TacoDataFrame
     from taco_gdal.read.dataset import TacoDataset
+    from taco_gdal.read.frames.dataframe import TacoDataFrame
 
     if isinstance(source, TacoDataset):
         return _from_dataset(source, level)

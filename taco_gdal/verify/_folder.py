@@ -11,12 +11,12 @@ from taco_gdal.errors import TacoError
 from taco_gdal.format import vsi
 from taco_gdal.format.checksum import new_hasher, parse_checksum
 from taco_gdal.format.names import DATA_DIR
+from taco_gdal.io.stream import Span, stream_spans
 from taco_gdal.io.vsi import read_all
-from taco_gdal.read.containers._paths import escape_reason, symlink_on_path
+from taco_gdal.read.opening.containers._paths import escape_reason, symlink_on_path
 from taco_gdal.verify import codes
 from taco_gdal.verify._meta import check_meta_tables
 from taco_gdal.verify._rows import Collector, Row, iter_rows
-from taco_gdal.verify._stream import Span, stream_spans
 from taco_gdal.verify._zip import report_digests
 
 __all__ = ["verify_folder"]

@@ -1,9 +1,8 @@
-"""The default verify hook of a container: ranges inside their file, readable, digests.
+"""What ``verify`` checks of a container without a ``verify`` method of its own.
 
-Formats without checksums of their own (CAF, TARIDX, plugins) get this from
-:meth:`~taco_gdal.read.containers.base.OpenedContainer.verify`: every row's
-``internal:offset``/``internal:size`` must lie inside the file that holds it,
-``crc`` reads every sample's bytes, ``full`` also compares the digests of
+Formats without checksums of their own (CAF, TARIDX, plugins) get this: every
+row's ``internal:offset``/``internal:size`` must lie inside the file that holds
+it, ``crc`` reads every sample's bytes, ``full`` also compares the digests of
 column ``taco_gdal:checksum``.
 """
 
@@ -17,12 +16,12 @@ import pyarrow as pa
 
 from taco_gdal.errors import TacoError
 from taco_gdal.format import vsi
+from taco_gdal.io.stream import Span, stream_spans
 from taco_gdal.io.vsi import file_size
-from taco_gdal.read.containers._paths import escape_reason
-from taco_gdal.read.containers.base import VsiRule
+from taco_gdal.read.opening.containers._paths import escape_reason
+from taco_gdal.read.opening.containers.base import VsiRule
 from taco_gdal.verify import codes
 from taco_gdal.verify._rows import Collector, Row, iter_rows
-from taco_gdal.verify._stream import Span, stream_spans
 from taco_gdal.verify._zip import digest_spans, report_digests
 from taco_gdal.verify.report import Failure
 

@@ -36,9 +36,9 @@ from taco_gdal.format.names import (
 from taco_gdal.model import _collection_rules as rules
 from taco_gdal.model._arrow import type_name
 from taco_gdal.model.pit import pit_schema
-from taco_gdal.read.containers import registry
-from taco_gdal.read.containers.base import Probe
-from taco_gdal.read.levels import prepare_levels
+from taco_gdal.read.opening.containers import registry
+from taco_gdal.read.opening.containers.base import Probe
+from taco_gdal.read.query.prepared import prepare_levels
 from taco_gdal.verify import codes
 from taco_gdal.verify._rows import Collector
 from taco_gdal.verify.report import Report

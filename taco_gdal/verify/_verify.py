@@ -10,10 +10,10 @@ import pyarrow as pa
 
 from taco_gdal.errors import TacoError, TacoIOError, TacoValidationError
 from taco_gdal.format import vsi
-from taco_gdal.read.containers import registry
-from taco_gdal.read.containers._paths import escape_reason
-from taco_gdal.read.containers.base import Container, Probe
-from taco_gdal.read.containers.zip import ZipContainer
+from taco_gdal.read.opening.containers import registry
+from taco_gdal.read.opening.containers._paths import escape_reason
+from taco_gdal.read.opening.containers.base import Container, Probe
+from taco_gdal.read.opening.containers.zip import ZipContainer
 from taco_gdal.verify import codes
 from taco_gdal.verify._folder import verify_folder
 from taco_gdal.verify._generic import verify_ranges

@@ -14,11 +14,11 @@ from taco_gdal.format import zip as zipfmt
 from taco_gdal.format.checksum import Hasher, crc32, new_hasher, parse_checksum
 from taco_gdal.format.header import HEADER_NAME, HEADER_SIZE, PAYLOAD_OFFSET, parse_header
 from taco_gdal.format.names import COLLECTION_FILE, level_member
+from taco_gdal.io.stream import Span, stream_spans
 from taco_gdal.io.vsi import VSIFile
 from taco_gdal.verify import codes
 from taco_gdal.verify._meta import check_meta_tables
 from taco_gdal.verify._rows import Collector, Row, iter_rows
-from taco_gdal.verify._stream import Span, stream_spans
 
 __all__ = ["Member", "ZipLayout", "read_layout", "verify_zip"]
 

@@ -86,7 +86,7 @@ def folder2zip(
         PosixPath('/.../from_folder.tacozip')
     """
     # imported here: importing the reader (pandas, DuckDB) costs writers 70 MB and 1 s
-    from taco_gdal.read.containers._paths import check_folder_paths
+    from taco_gdal.read.opening.containers._paths import check_folder_paths
 
     meta = read_folder_metadata(input)
     data = join(to_vsi(input), DATA_DIR)

@@ -123,7 +123,7 @@ def _package_table(
         for kind, path, size in zip(kinds, vsi, sizes, strict=True)
     ]
     # imported here: importing the reader (pandas, DuckDB) costs writers 70 MB and 1 s
-    from taco_gdal.read.containers._paths import check_sample_source
+    from taco_gdal.read.opening.containers._paths import check_sample_source
 
     for path in paths:
         if path is not None:

@@ -16,7 +16,7 @@ from taco_gdal.errors import TacoFormatError
 from taco_gdal.format import zip as zipfmt
 from taco_gdal.format.header import HeaderEntry, TacoHeader, parse_header, serialize_header
 from taco_gdal.format.tacocat import TacoCatHeader
-from taco_gdal.read.containers._parse import parse_collection
+from taco_gdal.read.opening.containers._parse import parse_collection
 from taco_taridx.layout import parse_header as parse_taridx_header
 from taco_taridx.layout import parse_index as parse_taridx_index
 from tests.fuzz._harness import check_no_escape

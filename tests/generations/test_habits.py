@@ -10,7 +10,7 @@ import pytest
 
 import taco_gdal
 from taco_gdal.errors import TacoDependencyError, TacoError, TacoQueryError
-from taco_gdal.read.frames import PitSchema
+from taco_gdal.read.frames.convert import PitSchema
 from tests.generations.conftest import golden
 
 

@@ -11,7 +11,7 @@ import pytest
 import taco_gdal
 from taco_gdal.errors import TacoFormatError, TacoValidationError, TacoWarning
 from taco_gdal.format.names import ID
-from taco_gdal.read.hub import hf_endpoint, parse_hf, resolve_location
+from taco_gdal.read.opening.hub import hf_endpoint, parse_hf, resolve_location
 from tests.generations.conftest import golden
 from tests.servers.range_server import RangeServer
 

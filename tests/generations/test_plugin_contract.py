@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import taco_gdal.containers as contract
-from taco_gdal.read.containers import registry
+from taco_gdal.read.opening.containers import registry
 
 PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
 CONTAINER_PLUGINS = ("taco_caf", "taco_taridx", "taco_derived", "taco_v1", "taco_cozip")

@@ -13,7 +13,7 @@ import taco_gdal
 from taco_caf import CafContainer, CafFormatError, caf_to_taco, write_caf
 from taco_caf.layout import FOOTER_SIZE, CafIndex, CafMember, pack_footer, pack_index
 from taco_gdal.errors import TacoExistsError, TacoFormatError, TacoValidationError
-from taco_gdal.read.containers import registry
+from taco_gdal.read.opening.containers import registry
 from tests.plugins.conftest import assert_same_raster
 
 NAMES = ("tiles/a.tif", "b.tif", "c.tif")

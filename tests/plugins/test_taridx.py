@@ -14,7 +14,7 @@ import taco_gdal
 import taco_taridx.container
 import taco_taridx.write
 from taco_gdal.errors import TacoExistsError, TacoFormatError, TacoValidationError
-from taco_gdal.read.containers import registry
+from taco_gdal.read.opening.containers import registry
 from taco_taridx import (
     TarIdxContainer,
     TaridxFormatError,

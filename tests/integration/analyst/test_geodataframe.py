@@ -13,7 +13,7 @@ import shapely
 
 import taco_gdal
 from taco_gdal.errors import TacoQueryError
-from taco_gdal.read.dataframe import TacoGeoDataFrame
+from taco_gdal.read.frames.dataframe import TacoGeoDataFrame
 from tests.integration.analyst.scenes import SCENES, truth_footprint
 
 

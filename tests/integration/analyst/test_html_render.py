@@ -20,7 +20,7 @@ import pytest
 from matplotlib import image as mpimg
 
 import taco_gdal
-from taco_gdal.read._svg import FILL
+from taco_gdal.read.notebook._svg import FILL
 
 _BACKGROUND = np.array([0xF4, 0xF7, 0xFB]) / 255.0
 

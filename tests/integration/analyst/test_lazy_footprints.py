@@ -2,7 +2,7 @@
 
 The mixed-CRS dataset (UTM 30N, UTM 31N, EPSG:4326, one scene across the
 antimeridian) makes every footprint a reprojection; the eager truth is
-:func:`~taco_gdal.read._geoframe.footprints_for_rows` on the same rows.
+:func:`~taco_gdal.read.frames._geoframe.footprints_for_rows` on the same rows.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import pytest
 import shapely
 
 import taco_gdal
-from taco_gdal.read._geoframe import footprints_for_rows
-from taco_gdal.read._lazygeom import LazyGeometryArray
+from taco_gdal.read.frames._geoframe import footprints_for_rows
+from taco_gdal.read.spatial._lazygeom import LazyGeometryArray
 
 
 def _truth(ds: taco_gdal.TacoDataset) -> np.ndarray:
@@ -91,9 +91,9 @@ def test_setting_a_footprint_changes_only_that_frame(flat_path: Path) -> None:
 def test_showing_a_big_frame_draws_a_sample_without_computing_all(
     flat_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from taco_gdal.read import _notebook
+    from taco_gdal.read.notebook import _plots
 
-    monkeypatch.setattr(_notebook, "_MAP_SHAPES", 3)  # "big" = more rows than the map draws
+    monkeypatch.setattr(_plots, "_MAP_SHAPES", 3)  # "big" = more rows than the map draws
     frame = taco_gdal.load(str(flat_path)).data
     with pd.option_context("display.max_rows", 4, "display.min_rows", 4):
         page = frame._repr_html_()  # the table shows 4 rows: it computes only those

@@ -11,7 +11,7 @@ import shapely
 
 import taco_gdal
 from taco_gdal.errors import TacoQueryError, TacoWarning
-from taco_gdal.read._footprints import box_geometry, check_box
+from taco_gdal.read.spatial.queries import box_geometry, check_box
 from tests.integration.analyst.conftest import CHILDREN, GROUPS, group_members
 from tests.integration.analyst.scenes import SCENES, truth_footprint, truth_ids
 

@@ -1,6 +1,6 @@
 """A cold ``load()`` decodes the metadata while pandas and geopandas are imported beside it.
 
-The overlap (:mod:`taco_gdal.read._preload`) holds only if the parser itself
+The overlap (:mod:`taco_gdal.read.opening._preload`) holds only if the parser itself
 never imports pandas: a single ``schema.empty_table()`` or ``pa.array`` of a
 Python value on the parse path imports it through pyarrow, and the decode
 then waits for the import instead of running beside it.  Each case runs in a
@@ -22,8 +22,8 @@ _FRAME_MODULES = ("pandas", "geopandas")
 
 _PARSE_ONLY = """
 import json, sys, traceback
-from taco_gdal.read.containers import registry
-from taco_gdal.read.containers.base import Probe
+from taco_gdal.read.opening.containers import registry
+from taco_gdal.read.opening.containers.base import Probe
 from taco_gdal.format.vsi import to_vsi
 
 first_import = []
@@ -43,7 +43,7 @@ print(json.dumps({"rows": container.levels[0].num_rows, "stack": (first_import o
 """Opens a container in a fresh interpreter; prints the call stack of the first pandas import."""
 
 _DECODE = {"parse_metadata_deferring", "parse_level_deferring", "parse_level", "decode_parquet"}
-"""The functions that decode level Parquet (:mod:`taco_gdal.read.containers._parse`)."""
+"""The functions that decode level Parquet (:mod:`taco_gdal.read.opening.containers._parse`)."""
 
 _LOAD = """
 import json, os, sys, threading

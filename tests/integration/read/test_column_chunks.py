@@ -1,6 +1,6 @@
 """A large level's kept columns are decoded from their column chunks alone, read into memory.
 
-:func:`~taco_gdal.read.containers._chunks.chunk_ranges` must cover every byte
+:func:`~taco_gdal.read.opening.containers._chunks.chunk_ranges` must cover every byte
 Arrow reads for the wanted columns, whatever the writer's options: the bytes
 outside the ranges are filled with ``0xFF`` here, so a range that misses a
 page header, a dictionary page or the footer fails the decode or changes the
@@ -19,8 +19,8 @@ import pytest
 
 from taco_gdal.errors import TacoFormatError
 from taco_gdal.io.vsi import VSIFile
-from taco_gdal.read.containers import _parse
-from taco_gdal.read.containers._chunks import chunk_ranges, read_columns
+from taco_gdal.read.opening.containers import _parse
+from taco_gdal.read.opening.containers._chunks import chunk_ranges, read_columns
 
 PREFIX = 1000
 """Bytes before the Parquet file, as a level sits inside a ZIP."""

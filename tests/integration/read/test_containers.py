@@ -10,11 +10,11 @@ from typing import ClassVar
 import pytest
 
 import taco_gdal.read as reader
-from taco_gdal.read.containers import registry
-from taco_gdal.read.containers.base import Container, Probe
-from taco_gdal.read.containers.folder import FolderContainer
-from taco_gdal.read.containers.tacocat import TacoCatContainer
-from taco_gdal.read.containers.zip import ZipContainer
+from taco_gdal.read.opening.containers import registry
+from taco_gdal.read.opening.containers.base import Container, Probe
+from taco_gdal.read.opening.containers.folder import FolderContainer
+from taco_gdal.read.opening.containers.tacocat import TacoCatContainer
+from taco_gdal.read.opening.containers.zip import ZipContainer
 from tests.integration.read.conftest import RefDataset
 
 

@@ -18,7 +18,7 @@ import pytest
 
 import taco_gdal
 from taco_gdal.errors import TacoChangedError
-from taco_gdal.read.containers import _parse
+from taco_gdal.read.opening.containers import _parse
 from tests.datasets import write_dataset
 
 WKB = "stac:centroid"

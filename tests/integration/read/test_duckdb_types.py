@@ -1,6 +1,6 @@
 """Which Arrow types DuckDB gives back unchanged, and what load asks DuckDB for.
 
-:func:`taco_gdal.read._duck.keeps_arrow_types` lets ``load`` and ``.data``
+:func:`taco_gdal.read.query._duck.keeps_arrow_types` lets ``load`` and ``.data``
 skip DuckDB (no session, no views, no ``LIMIT 0`` schema query) when every
 column has a type DuckDB returns as it was given.  The rule is checked here
 against DuckDB itself, type by type; a table with any other type still builds
@@ -19,7 +19,7 @@ import pytest
 
 import taco_gdal.read as reader
 from taco_gdal.errors import TacoFormatError
-from taco_gdal.read import _duck
+from taco_gdal.read.query import _duck
 from tests.datasets import write_dataset
 from tests.integration.read.conftest import RefDataset
 

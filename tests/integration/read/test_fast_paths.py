@@ -4,7 +4,7 @@ Every frame the fast path builds must equal, column for column and row for
 row, the frame built from DuckDB's ``SELECT * FROM <view>`` (the path every
 other query takes): on every reference container and shape, unfiltered, after
 level-0 and deeper filters, and after spatial filters (whose rows reach DuckDB
-as a :class:`~taco_gdal.read.state.RowSet` table).  A view ``sql()`` made is
+as a :class:`~taco_gdal.read.query.state.RowSet` table).  A view ``sql()`` made is
 never taken from memory: its values may differ from the stored ones.
 """
 
@@ -18,12 +18,12 @@ from geopandas.testing import assert_geodataframe_equal
 from pandas.testing import assert_frame_equal
 
 import taco_gdal.read as reader
-from taco_gdal.read import _duck
-from taco_gdal.read._direct import filtered_rows
-from taco_gdal.read.dataframe import FrameContext, TacoGeoDataFrame, to_frame
 from taco_gdal.read.dataset import TacoDataset
-from taco_gdal.read.query import quote_ident
-from taco_gdal.read.state import RowSet
+from taco_gdal.read.frames._direct import filtered_rows
+from taco_gdal.read.frames.dataframe import FrameContext, TacoGeoDataFrame, to_frame
+from taco_gdal.read.query import _duck
+from taco_gdal.read.query.sql import quote_ident
+from taco_gdal.read.query.state import RowSet
 from tests.integration.read.conftest import T0, RefDataset
 
 

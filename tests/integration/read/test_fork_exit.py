@@ -1,7 +1,7 @@
 """A child forked after Arrow and DuckDB ran exits normally, whatever the import order.
 
 Destroying an inherited DuckDB database in a forked child joins worker threads
-the child does not have (see :mod:`taco_gdal.read._forksafe`): depending on the
+the child does not have (see :mod:`taco_gdal.read.query._forksafe`): depending on the
 process's threads it segfaults (four or more DuckDB threads: every time), hangs
 (Arrow restarted its pool in the child and glibc reused a stale thread
 descriptor for it) or aborts.  taco_gdal keeps every inherited database

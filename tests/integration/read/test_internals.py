@@ -10,11 +10,11 @@ import pytest
 import shapely
 
 from taco_gdal.errors import TacoQueryError
-from taco_gdal.read._duck import spatial_extension_path
-from taco_gdal.read.containers.base import VsiRule
-from taco_gdal.read.levels import add_point_columns, decode_points, point_columns
-from taco_gdal.read.query import gdal_vsi_sql, quote_ident, sql_string
-from taco_gdal.read.timerange import parse_range
+from taco_gdal.read.opening.containers.base import VsiRule
+from taco_gdal.read.query._duck import spatial_extension_path
+from taco_gdal.read.query.prepared import add_point_columns, decode_points, point_columns
+from taco_gdal.read.query.sql import gdal_vsi_sql, quote_ident, sql_string
+from taco_gdal.read.query.timerange import parse_range
 
 
 def _wkb(values: list[object]) -> pa.ChunkedArray:

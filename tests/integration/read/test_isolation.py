@@ -33,8 +33,9 @@ import rasterio
 import taco_gdal
 from taco_gdal import TacoDataFrame, TacoError, TacoQueryError
 from taco_gdal.format.names import GDAL_VSI
-from taco_gdal.read import TacoDataset, _duck
-from taco_gdal.read.dataframe import TacoGeoDataFrame
+from taco_gdal.read import TacoDataset
+from taco_gdal.read.frames.dataframe import TacoGeoDataFrame
+from taco_gdal.read.query import _duck
 from tests.datasets import write_dataset
 
 

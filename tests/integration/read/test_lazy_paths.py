@@ -1,7 +1,7 @@
 """`.data`'s GDAL path column is built for the rows looked at, and equals DuckDB's.
 
-A frame served from memory (see :mod:`taco_gdal.read._direct`) carries
-``internal:gdal_vsi`` as a :class:`~taco_gdal.read._lazystr.LazyStringArray`:
+A frame served from memory (see :mod:`taco_gdal.read.frames._direct`) carries
+``internal:gdal_vsi`` as a :class:`~taco_gdal.read.frames._lazystr.LazyStringArray`:
 looking at some rows computes those rows; anything else computes the column
 once.  Every value is compared with the column DuckDB's ``level0`` view
 computes (the SQL form of the same path rule), on every reference container
@@ -19,10 +19,10 @@ from pandas.arrays import ArrowStringArray
 
 import taco_gdal.read as reader
 from taco_gdal.format.names import GDAL_VSI
-from taco_gdal.read import _duck
-from taco_gdal.read._lazystr import LazyStringArray
 from taco_gdal.read.dataset import TacoDataset
-from taco_gdal.read.query import quote_ident
+from taco_gdal.read.frames._lazystr import LazyStringArray
+from taco_gdal.read.query import _duck
+from taco_gdal.read.query.sql import quote_ident
 from tests.integration.read.conftest import RefDataset
 
 

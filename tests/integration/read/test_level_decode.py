@@ -18,7 +18,7 @@ import pytest
 from taco_gdal.errors import TacoFormatError
 from taco_gdal.format.header import HeaderEntry
 from taco_gdal.io.vsi import VSIFile, read_all
-from taco_gdal.read.containers._parse import (
+from taco_gdal.read.opening.containers._parse import (
     StreamedLevel,
     column_groups,
     decode_parquet,

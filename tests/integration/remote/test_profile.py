@@ -7,10 +7,16 @@ import threading
 import pytest
 from osgeo import gdal
 
+import taco_gdal.env
 from taco_gdal import Env
 from taco_gdal.env import get_config
-from taco_gdal.io import profile
-from taco_gdal.io.profile import INGEST_LIMIT, network_options, read_profile, sample_env
+from taco_gdal.io.profile import (
+    INGEST_LIMIT,
+    metadata_env,
+    network_options,
+    read_profile,
+    sample_env,
+)
 
 
 def test_sample_profile_sets_ingest_size_and_empty_dir() -> None:
@@ -31,7 +37,7 @@ def test_no_ingest_size_for_unknown_empty_or_large_samples(size: int | None) -> 
 def test_retry_codes_only_from_gdal_3_10(monkeypatch: pytest.MonkeyPatch) -> None:
     assert int(gdal.VersionInfo("VERSION_NUM")) < 3_10_00_00  # Debian's 3.6.2 here
     assert "GDAL_HTTP_RETRY_CODES" not in network_options()
-    monkeypatch.setattr(profile, "_gdal_version", lambda: 3_10_03_00)
+    monkeypatch.setattr(taco_gdal.env, "_gdal_version", lambda: 3_10_03_00)
     codes = network_options()["GDAL_HTTP_RETRY_CODES"].split(",")
     assert {"429", "500", "502", "503", "504"} <= set(codes)
 
@@ -48,7 +54,7 @@ def test_restricted_extensions_get_taco_suffixes() -> None:
     assert "CPL_VSIL_CURL_ALLOWED_EXTENSIONS" not in read_profile(10)
     with Env(CPL_VSIL_CURL_ALLOWED_EXTENSIONS=".tif, .ZIP"):
         sample = read_profile(10)["CPL_VSIL_CURL_ALLOWED_EXTENSIONS"]
-        with profile.metadata_env():
+        with metadata_env():
             metadata = get_config("CPL_VSIL_CURL_ALLOWED_EXTENSIONS")
     assert sample.split(",") == [".tif", ".ZIP", ".tacozip"]
     assert metadata is not None

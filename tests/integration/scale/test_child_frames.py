@@ -1,7 +1,7 @@
 """Children frames built without ``Table.to_pandas`` equal ``to_frame``'s, on every kind of dataset.
 
-:func:`taco_gdal.read._childframe.child_frame` builds a FOLDER's children from
-per-level converters; ``to_frame`` of :func:`~taco_gdal.read._children.children_table`
+:func:`taco_gdal.read.frames.dataframe.child_frame` builds a FOLDER's children from
+per-level converters; ``to_frame`` of :func:`~taco_gdal.read.frames._children.children_table`
 is the definition it must match: columns, order, dtypes, index, values,
 geometry column and CRS, class and navigation context.  Compared with
 ``pandas.testing.assert_frame_equal`` for every FOLDER of every level, with
@@ -25,12 +25,12 @@ from pandas.testing import assert_frame_equal
 import taco_gdal
 from taco_gdal.format.names import FOLDER, GDAL_VSI, ID, INTERNAL_PREFIX, TYPE
 from taco_gdal.model import Sample, Taco, Tortilla
-from taco_gdal.read._childframe import child_frame, gdal_vsi_python, level_shape
-from taco_gdal.read._children import children_table
-from taco_gdal.read.containers.base import VsiRule
-from taco_gdal.read.dataframe import FrameContext, TacoDataFrame, to_frame
-from taco_gdal.read.navigation import read, shows_internal
-from taco_gdal.read.query import gdal_vsi_arrow
+from taco_gdal.read.frames._childframe import gdal_vsi_python, level_shape
+from taco_gdal.read.frames._children import children_table
+from taco_gdal.read.frames.dataframe import FrameContext, TacoDataFrame, child_frame, read, to_frame
+from taco_gdal.read.frames.navigation import shows_internal
+from taco_gdal.read.opening.containers.base import VsiRule
+from taco_gdal.read.query.sql import gdal_vsi_arrow
 from taco_gdal.write import create
 from tests.datasets import make_geotiff, write_dataset
 

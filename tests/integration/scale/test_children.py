@@ -8,9 +8,9 @@ import pytest
 
 import taco_gdal
 from taco_gdal.format.names import CURRENT_ID, GDAL_VSI, ID, PARENT_ID
-from taco_gdal.read._children import children_table, survivors
-from taco_gdal.read.navigation import read_meta
-from taco_gdal.read.query import quote_ident
+from taco_gdal.read.frames._children import children_table, survivors
+from taco_gdal.read.frames.navigation import read_meta
+from taco_gdal.read.query.sql import quote_ident
 
 DAY_ONE = "2020-01-02/2020-01-02"  # the day of child q1 only
 

@@ -17,8 +17,8 @@ from taco_gdal.format.names import (
     SOURCE_FILE,
     TYPE,
 )
-from taco_gdal.read.containers.base import VsiRule
-from taco_gdal.read.query import gdal_vsi_arrow, gdal_vsi_sql, not_padding_mask, not_padding_sql
+from taco_gdal.read.opening.containers.base import VsiRule
+from taco_gdal.read.query.sql import gdal_vsi_arrow, gdal_vsi_sql, not_padding_mask, not_padding_sql
 
 ROWS = pa.table(
     {

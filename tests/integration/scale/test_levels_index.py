@@ -8,7 +8,7 @@ import pytest
 import shapely
 
 from taco_gdal.format.names import ISTAC_CENTROID, ISTAC_GEOMETRY, PARENT_ID
-from taco_gdal.read.levels import ChildIndex, add_point_columns, child_index, point_columns
+from taco_gdal.read.query.prepared import ChildIndex, add_point_columns, child_index, point_columns
 
 
 @pytest.mark.parametrize("shuffled", [False, True])

@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 import pytest
 
 import taco_gdal
-from taco_gdal.read.containers import registry
-from taco_gdal.read.containers.base import Probe
+from taco_gdal.read.opening.containers import registry
+from taco_gdal.read.opening.containers.base import Probe
 from taco_gdal.verify import codes
 from taco_gdal.verify._rows import Collector
 from taco_gdal.verify._validate import _check_extent, _legacy_tacocat

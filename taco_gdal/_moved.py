@@ -1,0 +1,48 @@
+"""Deprecated import paths of modules that moved: they still import, and say where to now."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import warnings
+from collections.abc import Callable, Iterable
+from types import ModuleType
+from typing import Any
+
+__all__ = ["moved_module", "moved_names"]
+
+
+def moved_module(old: str, new: str) -> ModuleType:
+    """Make ``old`` the module ``new`` (same object, no second copy) and warn that it moved.
+
+    Called from the body of the tiny module left at the old path, with ``__name__``.
+    """
+    warnings.warn(
+        f"{old} is deprecated: it moved to {new}; import it from there",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    module = importlib.import_module(new)
+    sys.modules[old] = module
+    return module
+
+
+def moved_names(old: str, new: str, names: Iterable[str]) -> Callable[[str], Any]:
+    """A package ``__getattr__`` giving ``names``, once of the module ``old``, from ``new``.
+
+    For a module path that became a package: ``taco_gdal.read.query.quote_ident``
+    still resolves, with a DeprecationWarning.
+    """
+    known = frozenset(names)
+
+    def __getattr__(name: str) -> Any:
+        if name not in known:
+            raise AttributeError(f"module {old!r} has no attribute {name!r}")
+        warnings.warn(
+            f"{old}.{name} is deprecated: it moved to {new}.{name}; import it from there",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(new), name)
+
+    return __getattr__

@@ -1,0 +1,265 @@
+"""How a level's Arrow rows become one-CRS (geo)pandas columns.
+
+A GeoDataFrame that geopandas can use has ONE active geometry column with one
+CRS.  TACO levels may store several WKB columns (``istac:geometry`` in each
+row's own CRS, ``stac:centroid`` / ``istac:centroid`` in EPSG:4326), so:
+
+* the active column ``geometry`` holds the EPSG:4326 footprint of the first of
+  ``istac:geometry``, ``stac:centroid``, ``istac:centroid`` (the footprints the
+  spatial filters use, reprojected and cut at the antimeridian);
+* every stored WKB column stays as it is stored, as plain bytes (decode with
+  ``shapely.from_wkb``; ``istac:geometry`` is in the CRS its row's
+  ``istac:crs`` names), so ``to_file`` sees a single geometry column;
+* ``internal:*`` columns are hidden unless asked for, except
+  ``internal:gdal_vsi`` (the sample's GDAL path) and ``internal:source_file``
+  (which TACOCAT part a row lives in); ``internal:current_id`` becomes the
+  frame's index, so ``read()`` still finds a FOLDER's children.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from taco_gdal.errors import TacoFormatError, TacoQueryError
+from taco_gdal.format.names import CURRENT_ID, GDAL_VSI
+from taco_gdal.read._types import is_binary
+from taco_gdal.read.frames._lazyarrow import LazyArrowArray
+from taco_gdal.read.frames._lazystr import LazyStringArray, RowStrings, string_dtype
+from taco_gdal.read.query.sql import VISIBLE_INTERNAL, is_hidden
+from taco_gdal.read.spatial._lazygeom import LazyGeometryArray, RowGeometries
+from taco_gdal.read.spatial.crs import WGS84, footprint_column
+
+if TYPE_CHECKING:
+    from taco_gdal.read.frames._direct import LazyColumn
+    from taco_gdal.read.query.state import QueryState
+
+__all__ = [
+    "FOOTPRINT",
+    "arrow_frame",
+    "footprints_for_rows",
+    "footprints_of_rows",
+    "hidden_internal",
+    "visible",
+]
+
+FOOTPRINT: Final = "geometry"
+"""Name of the active geometry column (EPSG:4326 footprints)."""
+_INTERNAL: Final = "internal:"
+
+
+def footprints_for_rows(
+    table: pa.Table, column: str, state: QueryState | None, level: int
+) -> np.ndarray:
+    """EPSG:4326 footprints of ``table``'s rows, from the dataset's cache when it helps.
+
+    Rows that carry ids take their footprints from the level's cache when a
+    filter already filled it, or fill it when they are at least half of the
+    level; a few rows of a level not yet filtered are computed alone, so a
+    small frame never costs the whole level.
+
+    Example:
+        >>> table = tiles.to_arrow(0)
+        >>> footprints_for_rows(table, "istac:geometry", tiles.state, 0)[0]
+        <POLYGON ((-3.2 40.584, -3.084 40.584, -3.084 40.64, -3.2 40.64, -3.2 40.584))>
+    """
+    from taco_gdal.read.spatial.filters import cached_footprints, footprints_of
+    from taco_gdal.read.spatial.footprints import compute_footprints
+
+    if (
+        state is not None
+        and CURRENT_ID in table.column_names
+        and level <= state.max_depth
+        and column in state.base.schema(level).names
+        and table.column(CURRENT_ID).null_count == 0
+    ):
+        ids = np.asarray(table.column(CURRENT_ID).to_numpy(zero_copy_only=False), dtype=np.int64)
+        size = state.base.rows[level]
+        cached = cached_footprints(state, level, column)
+        if cached is None and 2 * len(ids) >= size:
+            cached = footprints_of(state, level, column)
+        if ids.size == 0 or (ids.min() >= 0 and ids.max() < size):
+            if cached is not None:
+                return cached.take(ids)
+            return compute_footprints(_level_rows(state, level, ids, column), column).geometries
+    return compute_footprints(table, column).geometries
+
+
+def _level_rows(state: QueryState, level: int, ids: np.ndarray, column: str) -> pa.Table:
+    """Rows ``ids`` of the stored level (its CRS columns too); of the columns still deferred,
+    only ``column`` is decoded."""
+    taken = pa.array(ids, pa.int64())
+    base = state.base
+    if column not in base.pending(level):
+        return base.table(level).take(taken)
+    values = base.take(level, column, ids)
+    return base.light(level).take(taken).append_column(column, values)
+
+
+def hidden_internal(name: object) -> bool:
+    """Whether :func:`visible` hides column ``name`` (``internal:current_id`` becomes the index).
+
+    Example:
+        >>> hidden_internal("internal:offset"), hidden_internal("internal:gdal_vsi")
+        (True, False)
+    """
+    return str(name).startswith(_INTERNAL) and name not in VISIBLE_INTERNAL and name != CURRENT_ID
+
+
+def visible(frame: pd.DataFrame, internal: bool) -> pd.DataFrame:
+    """``frame`` with ``internal:*`` hidden (unless ``internal``) and ids as the index.
+
+    Example:
+        >>> f = pd.DataFrame({"id": ["a"], "internal:offset": [1], "internal:current_id": [7]})
+        >>> shown = visible(f, internal=False)
+        >>> list(shown.columns), shown.index.name, int(shown.index[0])
+        (['id'], 'internal:current_id', 7)
+    """
+    if internal:
+        return frame
+    hidden = [c for c in frame.columns if hidden_internal(c)]
+    out = frame.drop(columns=hidden)
+    if CURRENT_ID in out.columns:
+        out = out.set_index(CURRENT_ID)
+    return out
+
+
+def _binary_as_arrow(kind: pa.DataType) -> pd.ArrowDtype | None:
+    """Keep WKB (binary) columns in Arrow: no million Python ``bytes`` objects up front."""
+    if is_binary(kind):
+        return pd.ArrowDtype(kind)
+    return None
+
+
+def _shown_positions(names: Sequence[str], index: pd.RangeIndex | None) -> list[int]:
+    """Positions of the columns :func:`visible` keeps (hidden ones are never converted).
+
+    With ``index``, ``internal:current_id`` is that index and is not converted either.
+    """
+    return [
+        i
+        for i, name in enumerate(names)
+        if not hidden_internal(name) and (index is None or name != CURRENT_ID)
+    ]
+
+
+def _row_range_index(table: pa.Table) -> pd.RangeIndex | None:
+    """``internal:current_id`` as a ``RangeIndex`` when it is ``0..n-1`` (an unfiltered level).
+
+    The index :func:`visible`'s ``set_index`` gives too (pandas recognises the
+    range), without converting the column first: at 1M rows an 8 MB int64
+    array and the copy of the block it shares.
+
+    Example:
+        >>> _row_range_index(pa.table({"internal:current_id": [0, 1, 2]}))
+        RangeIndex(start=0, stop=3, step=1, name='internal:current_id')
+        >>> _row_range_index(pa.table({"internal:current_id": [0, 2, 3]})) is None
+        True
+    """
+    if table.column_names.count(CURRENT_ID) != 1:
+        return None
+    column = table.column(CURRENT_ID)
+    if column.type != pa.int64() or column.null_count or column.num_chunks > 1:
+        return None
+    n = len(column)
+    if n == 0:
+        return None
+    ids = column.chunk(0).to_numpy()
+    if ids[0] != 0 or ids[-1] != n - 1 or not bool(np.all(ids[1:] > ids[:-1])):
+        return None
+    return pd.RangeIndex(n, name=CURRENT_ID)
+
+
+def footprints_of_rows(
+    table: pa.Table,
+    column: str,
+    state: QueryState | None,
+    level: int,
+    where: str,
+    source: LazyColumn | None = None,
+) -> RowGeometries:
+    """The function a :class:`LazyGeometryArray` calls: footprints of some rows of ``table``.
+
+    ``table`` needs the WKB ``column`` (or ``source`` computes it) and, to
+    reuse the level's cached footprints, ``internal:current_id``; a bad value
+    raises :class:`TacoFormatError` naming ``where`` when the footprint is first used.
+    """
+
+    def compute(rows: np.ndarray | None) -> np.ndarray:
+        chosen = table if rows is None else table.take(pa.array(rows, pa.int64()))
+        if source is not None and column not in chosen.column_names:
+            chosen = chosen.append_column(column, source.compute(rows))
+        try:
+            return footprints_for_rows(chosen, column, state, level)
+        except TacoQueryError as exc:
+            raise TacoFormatError(f"{where}: {exc}") from exc
+
+    return compute
+
+
+def arrow_frame(
+    table: pa.Table,
+    state: QueryState | None,
+    level: int,
+    where: str = "",
+    *,
+    internal: bool = True,
+    paths: RowStrings | None = None,
+    lazy: Sequence[LazyColumn] = (),
+) -> pd.DataFrame:
+    """Arrow result -> a pandas DataFrame, or a GeoDataFrame when there is geometry.
+
+    Helper columns are dropped; with a WKB geometry column the frame is a
+    GeoDataFrame whose one active column ``geometry`` holds EPSG:4326
+    footprints, the stored WKB columns staying as bytes; ``internal:*`` other
+    than ``internal:gdal_vsi`` / ``internal:source_file`` are hidden unless
+    ``internal`` (``internal:current_id`` becomes the index).  ``paths``, when
+    given, computes the ``internal:gdal_vsi`` column ``table`` lacks: it
+    becomes the last column, a :class:`LazyStringArray` (paths are built for
+    the rows that are looked at).  Each of ``lazy`` (a column ``table`` lacks,
+    still in the dataset's file) becomes a :class:`LazyArrowArray` in its
+    stored place.  ``state`` and ``level`` say where the rows' cached
+    footprints are; :func:`~taco_gdal.read.frames.dataframe.to_frame` makes the
+    result a TacoDataFrame.
+    """
+    table = table.drop_columns([c for c in table.column_names if is_hidden(c)])
+    lazy = [c for c in lazy if not is_hidden(c.name)]
+    extra = pa.schema([pa.field(c.name, c.type) for c in lazy])
+    column = footprint_column(pa.unify_schemas([table.schema, extra]).empty_table())
+    dtype = None if paths is None else string_dtype()
+    if paths is not None and dtype is None:  # strings as Python objects: build them now
+        table = table.append_column(GDAL_VSI, paths(None))
+    index = None if internal else _row_range_index(table)
+    shown = table if internal else table.select(_shown_positions(table.column_names, index))
+    plain = shown.to_pandas(types_mapper=_binary_as_arrow)
+    if index is not None:
+        plain.index = index
+    for deferred in lazy:
+        if not internal and hidden_internal(deferred.name):
+            continue
+        values = LazyArrowArray.lazy(deferred.compute, table.num_rows, deferred.type)
+        before = [plain.columns.get_loc(n) for n in deferred.before if n in plain.columns]
+        place = before[0] if before else len(plain.columns)
+        plain.insert(place, deferred.name, pd.Series(values, index=plain.index, copy=False))
+    if paths is not None and dtype is not None:
+        vsi = LazyStringArray.lazy(paths, table.num_rows, dtype)
+        plain[GDAL_VSI] = pd.Series(vsi, index=plain.index, copy=False)
+    if column is None:
+        return visible(plain, internal)
+    source = next((c for c in lazy if c.name == column), None)
+    footprints = LazyGeometryArray(
+        footprints_of_rows(table, column, state, level, where, source),
+        table.num_rows,
+        crs=WGS84,
+    )
+    name = FOOTPRINT if FOOTPRINT not in plain.columns else f"{FOOTPRINT}_4326"
+    plain[name] = gpd.GeoSeries(footprints, index=plain.index)
+    geo: pd.DataFrame = gpd.GeoDataFrame(
+        visible(plain, internal), geometry=name, crs=WGS84, copy=False
+    )
+    return geo

@@ -1,0 +1,73 @@
+"""A string column computed on first use: a million GDAL paths cost nothing until touched.
+
+``.data`` of a million-row level would otherwise build a million
+``/vsisubfile/<offset>_<size>,<container>`` strings before returning, even
+when the user only looks at ``head()`` or reads one sample.
+:class:`LazyStringArray` is pandas' own string array
+(:class:`pandas.arrays.ArrowStringArray`, the ``str`` dtype) made lazy by
+:class:`~taco_gdal.read.frames._lazyarrow.LazyRows`: rows are computed when taken,
+the whole column on any other use.
+
+Example:
+    >>> calls = []
+    >>> def names(rows):
+    ...     calls.append(None if rows is None else rows.tolist())
+    ...     every = np.arange(3) if rows is None else rows
+    ...     return pa.array([f"s{i}" for i in every])
+    >>> column = pd.Series(LazyStringArray.lazy(names, 3))
+    >>> len(column), calls
+    (3, [])
+    >>> column.iloc[2], calls
+    ('s2', [[2]])
+    >>> (column == "s1").tolist(), calls[-1]
+    ([False, True, False], None)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+from pandas.arrays import ArrowStringArray
+
+from taco_gdal.read.frames._lazyarrow import LazyRows, RowArrays
+
+__all__ = ["LazyStringArray", "RowStrings", "string_dtype"]
+
+RowStrings = RowArrays
+"""Row positions (``None``: every row) -> their strings, as an Arrow string array."""
+
+
+def string_dtype() -> pd.StringDtype | None:
+    """The dtype pandas gives an Arrow string column, if it is the Arrow-backed ``str``.
+
+    ``None`` under pandas options that convert strings to Python objects:
+    the lazy column is then not used (it would change the column's dtype).
+    """
+    dtype = pa.array([], pa.string()).to_pandas().dtype
+    if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
+        return dtype
+    return None
+
+
+class LazyStringArray(LazyRows, ArrowStringArray):  # type: ignore[misc]
+    """An ``ArrowStringArray`` of ``length`` rows whose values ``compute`` builds when needed."""
+
+    @classmethod
+    def lazy(
+        cls, compute: RowStrings, length: int, dtype: pd.StringDtype | None = None
+    ) -> LazyStringArray:
+        """A lazy column of ``length`` rows (``dtype``: pandas' default Arrow ``str``)."""
+        array: LazyStringArray = cls._over(compute, length, dtype or string_dtype())
+        return array
+
+    @classmethod
+    def _normalise(cls, values: pa.Array | pa.ChunkedArray, dtype: Any) -> pa.ChunkedArray:
+        chunked = values if isinstance(values, pa.ChunkedArray) else pa.chunked_array([values])
+        return chunked.cast(pa.large_string())
+
+    @classmethod
+    def _eager(cls, values: pa.ChunkedArray, dtype: Any) -> ArrowStringArray:
+        """A plain ``ArrowStringArray`` (what pickling a lazy array gives back)."""
+        return ArrowStringArray(values, dtype=dtype)  # type: ignore[call-arg]

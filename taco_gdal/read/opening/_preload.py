@@ -1,0 +1,78 @@
+"""Import the modules a dataset needs while its metadata is being decoded.
+
+:func:`~taco_gdal.read.load.load` spends a cold start in two independent
+places: importing pandas, geopandas, shapely and pyproj (Python code,
+holding the GIL) and decoding the level Parquet (Arrow's C++
+code, which releases it).  :class:`ImportsBeside` runs the first on a helper
+thread while the caller does the second, so on two cores the cold start costs
+about the longer of the two instead of their sum.
+
+Only third-party packages the parser never imports are imported beside it, so
+the two threads never wait on each other's module locks in a cycle; the
+parser's own dependencies (pyarrow, numpy) are imported before the thread
+starts.  The thread is joined before the ``with`` block exits: nothing is
+left running when :func:`load` returns (a process forked afterwards, a
+DataLoader worker, inherits no thread).  A failed import is not reported by
+the thread: the caller's own import of the same module raises it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import threading
+from types import TracebackType
+
+__all__ = ["DATASET_MODULES", "ImportsBeside"]
+
+DATASET_MODULES = ("pandas", "shapely", "pyproj", "geopandas")
+"""What a dataset's frames need and the metadata parser does not."""
+
+
+class ImportsBeside:
+    """A ``with`` block during which ``modules`` are imported on a helper thread.
+
+    Args:
+        modules: module names, imported in order; those already imported are
+            skipped, and without any left no thread starts.
+
+    Example:
+        >>> with ImportsBeside(("json", "csv")):
+        ...     total = sum(range(10))
+        >>> "csv" in sys.modules
+        True
+    """
+
+    def __init__(self, modules: tuple[str, ...] = DATASET_MODULES) -> None:
+        self._modules = tuple(m for m in modules if m not in sys.modules)
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> ImportsBeside:
+        if self._modules:
+            thread = threading.Thread(
+                target=_import_all, args=(self._modules,), name="taco-imports", daemon=True
+            )
+            try:
+                thread.start()
+            except RuntimeError:  # no new thread (interpreter shutdown): imported when used
+                return self
+            self._thread = thread
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+
+def _import_all(modules: tuple[str, ...]) -> None:
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except BaseException:  # the caller's own import raises it, on its thread
+            return

@@ -1,0 +1,115 @@
+"""The bytes of some of a level's columns, read into memory for a decode that holds no GIL.
+
+A large level whose binary columns stay in the file (:mod:`._deferred`) is
+decoded without them.  Through a Python file over the level's byte range
+(:class:`~taco_gdal.read.opening.containers._deferred.RangeFile`) every read Arrow makes
+is a call into Python, which waits for the GIL whenever another thread holds
+it: the imports :func:`~taco_gdal.read.load.load` runs beside the decode made
+it wait, and the two took as long as one after the other.
+
+:func:`read_columns` instead reads the column chunks of the wanted columns, and
+the footer, with ``preadv`` into one Arrow buffer as long as the level, at
+their own offsets: the Parquet reader sees the level as it is in the file, and
+decodes it in C++ without the GIL.  The ranges of the other columns are never
+written, and the buffer comes from the system allocator, which maps a buffer
+this large on its own: pages never written are never resident, and all of it
+goes back to the system when the buffer is freed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from taco_gdal.io.vsi import VSIFile
+
+__all__ = ["CHUNK_SLACK", "MERGE_GAP", "chunk_ranges", "read_columns"]
+
+CHUNK_SLACK = 100
+"""Bytes read past a column chunk's stated end: Arrow reads up to 100 more (the largest
+dictionary page header) from files of writers with the PARQUET-816 size bug."""
+MERGE_GAP = 64 * 1024
+"""Ranges closer than this are read as one (a read costs more than a small gap)."""
+_FOOTER_TAIL = 8
+"""The footer's length (4 bytes, little-endian) and the ``PAR1`` magic end the file."""
+
+
+def chunk_ranges(
+    metadata: pq.FileMetaData, names: Collection[str], length: int
+) -> list[tuple[int, int]]:
+    """Byte ranges ``(start, end)`` of the Parquet file that a read of ``names`` touches.
+
+    Every column chunk of ``names`` (from its dictionary page, if any, to the
+    end of its data pages plus :data:`CHUNK_SLACK`) and the footer, clipped to
+    ``length`` and merged when closer than :data:`MERGE_GAP`.
+
+    Example:
+        >>> import io
+        >>> sink = io.BytesIO()
+        >>> pq.write_table(pa.table({"a": [1, 2], "b": [b"x", b"y"]}), sink)
+        >>> data = sink.getvalue()
+        >>> meta = pq.ParquetFile(io.BytesIO(data)).metadata
+        >>> chunk_ranges(meta, {"a"}, len(data))[-1][1] == len(data)
+        True
+    """
+    top = set(names)
+    ranges: list[tuple[int, int]] = []
+    for g in range(metadata.num_row_groups):
+        group = metadata.row_group(g)
+        for c in range(group.num_columns):
+            chunk = group.column(c)
+            if chunk.path_in_schema.split(".", 1)[0] not in top:
+                continue
+            start = chunk.data_page_offset
+            dictionary = chunk.dictionary_page_offset
+            if chunk.has_dictionary_page and dictionary and 0 < dictionary < start:
+                start = dictionary
+            end = start + chunk.total_compressed_size + CHUNK_SLACK
+            ranges.append((max(start, 0), min(end, length)))
+    footer = _FOOTER_TAIL + metadata.serialized_size
+    ranges.append((max(length - footer, 0), length))
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(ranges):
+        if merged and start - merged[-1][1] < MERGE_GAP:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def read_columns(
+    file: VSIFile,
+    offset: int,
+    length: int,
+    metadata: pq.FileMetaData,
+    names: Collection[str],
+    where: str,
+) -> pa.Buffer:
+    """The Parquet file in ``[offset, offset + length)`` of ``file``, with only ``names`` read.
+
+    Returns an Arrow-owned buffer of ``length`` bytes (system allocator) holding
+    the bytes of :func:`chunk_ranges` at their own positions; decode only
+    ``names`` from it.
+
+    Raises:
+        TacoFormatError: the file ends before a range (it was truncated).
+        TacoIOError: the file cannot be read.
+
+    Example:
+        >>> pq.write_table(pa.table({"a": [1, 2], "b": [b"x", b"y"]}), "t.parquet")
+        >>> with VSIFile("t.parquet") as f:
+        ...     meta = pq.ParquetFile("t.parquet").metadata
+        ...     data = read_columns(f, 0, f.size(), meta, ["a"], "t.parquet")
+        >>> pq.ParquetFile(pa.BufferReader(data)).read(["a"]).column("a").to_pylist()
+        [1, 2]
+    """
+    buffer = pa.allocate_buffer(length, memory_pool=pa.system_memory_pool())
+    view = memoryview(buffer)
+    try:
+        for start, end in chunk_ranges(metadata, names, length):
+            file.read_into(offset + start, view[start:end], f"{where}: column chunks")
+    finally:
+        view.release()
+    return buffer

@@ -1,0 +1,310 @@
+"""The SQL taco_gdal writes: every view the reader creates is built here.
+
+Identifiers are always quoted with :func:`quote_ident`; user values never enter
+SQL text (filters bind them as connection variables, see ``filters.py``).  The
+only literals written into views are container locations, through
+:func:`sql_string`.
+
+``internal:gdal_vsi`` is built by one expression, :func:`gdal_vsi_sql`, for
+every container kind; :func:`gdal_vsi_arrow` is the same rule in Arrow compute,
+for the few rows of one FOLDER's children (tested equal, row for row).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from typing import TYPE_CHECKING, Final
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from taco_gdal.errors import TacoFormatError, TacoQueryError
+from taco_gdal.format.names import (
+    CURRENT_ID,
+    FOLDER,
+    GDAL_VSI,
+    ID,
+    LOCAL_META,
+    OFFSET,
+    PADDING_PREFIX,
+    PARENT_ID,
+    RELATIVE_PATH,
+    SIZE,
+    SOURCE_FILE,
+    TYPE,
+)
+from taco_gdal.format.vsi import SUBFILE_PREFIX
+from taco_gdal.read.opening.containers.base import VsiRule
+
+if TYPE_CHECKING:
+    from taco_gdal.read.query.state import QueryState
+
+__all__ = [
+    "HIDDEN_PREFIX",
+    "VISIBLE_INTERNAL",
+    "bound_query_sql",
+    "descendants_sql",
+    "filtered_view_sql",
+    "gdal_vsi_arrow",
+    "gdal_vsi_sql",
+    "is_hidden",
+    "level_view_sql",
+    "not_padding_mask",
+    "not_padding_sql",
+    "quote_ident",
+    "single_query",
+    "sql_string",
+    "survivors_view_sql",
+]
+
+VISIBLE_INTERNAL: Final = (GDAL_VSI, SOURCE_FILE)
+"""The ``internal:*`` columns a frame shows by default: where each sample is."""
+
+HIDDEN_PREFIX = "__taco_"
+"""Helper columns the reader adds (decoded point coordinates); never shown to users."""
+
+_POSITION = '"__taco_pos"'
+
+
+def quote_ident(name: str) -> str:
+    """``name`` as a quoted SQL identifier.
+
+    Example:
+        >>> quote_ident('internal:gdal_vsi')
+        '"internal:gdal_vsi"'
+    """
+    return '"' + name.replace('"', '""') + '"'
+
+
+def sql_string(text: str) -> str:
+    """``text`` as a SQL string literal.
+
+    Example:
+        >>> sql_string("it's")
+        "'it''s'"
+    """
+    return "'" + text.replace("'", "''") + "'"
+
+
+def is_hidden(column: str) -> bool:
+    """True for the reader's helper columns (``__taco_*``)."""
+    return column.startswith(HIDDEN_PREFIX)
+
+
+def not_padding_sql(id_column: str = quote_ident(ID)) -> str:
+    """Predicate that drops padding samples (``__TACOPAD__N``).
+
+    ``starts_with`` rather than ``LIKE``: ``_`` is a ``LIKE`` wildcard.
+    """
+    return f"NOT starts_with({id_column}, {sql_string(PADDING_PREFIX)})"
+
+
+def _require(columns: Collection[str], needed: Sequence[str], rule: VsiRule, where: str) -> None:
+    missing = [name for name in needed if name not in columns]
+    if missing:
+        raise TacoFormatError(
+            f"{where}: building {GDAL_VSI} for a {rule.kind} container needs columns "
+            f"{list(needed)}; missing {missing}"
+        )
+
+
+def gdal_vsi_sql(rule: VsiRule, columns: Collection[str], where: str = "level table") -> str:
+    """The one SQL expression that builds ``internal:gdal_vsi`` for a row.
+
+    * ``subfile``: ``/vsisubfile/{offset}_{size},{rule.root}`` (ZIP, and the
+      children of any archive member);
+    * ``source_file``: ``/vsisubfile/{offset}_{size},{rule.root}/{internal:source_file}``
+      (TACOCAT: the sample lives in the source ZIP named by the row);
+    * ``folder``: ``{rule.root}/{internal:relative_path or id}``, plus ``/__meta__``
+      for FOLDER rows (their local metadata file);
+    * ``stored``: the row already carries it (concatenated datasets).
+
+    Example:
+        >>> rule = VsiRule("subfile", "/data/x.tacozip")
+        >>> print(gdal_vsi_sql(rule, ["internal:offset", "internal:size"]))
+        '/vsisubfile/' || "internal:offset" || '_' || "internal:size" || ',/data/x.tacozip'
+    """
+    head = f"{sql_string(SUBFILE_PREFIX)} || {quote_ident(OFFSET)} || '_' || {quote_ident(SIZE)}"
+    if rule.kind == "subfile":
+        _require(columns, (OFFSET, SIZE), rule, where)
+        return f"{head} || {sql_string(',' + rule.root)}"
+    if rule.kind == "source_file":
+        _require(columns, (OFFSET, SIZE, SOURCE_FILE), rule, where)
+        base = "," + rule.root.rstrip("/") + "/"
+        return f"{head} || {sql_string(base)} || {quote_ident(SOURCE_FILE)}"
+    if rule.kind == "folder":
+        _require(columns, (ID, TYPE), rule, where)
+        name = quote_ident(RELATIVE_PATH if RELATIVE_PATH in columns else ID)
+        return (
+            f"{sql_string(rule.root.rstrip('/') + '/')} || rtrim({name}, '/') || "
+            f"CASE WHEN {quote_ident(TYPE)} = {sql_string(FOLDER)} "
+            f"THEN {sql_string('/' + LOCAL_META)} ELSE '' END"
+        )
+    _require(columns, (GDAL_VSI,), rule, where)
+    return quote_ident(GDAL_VSI)
+
+
+def gdal_vsi_arrow(rule: VsiRule, table: pa.Table, where: str = "level table") -> pa.Array:
+    """:func:`gdal_vsi_sql` in Arrow compute: the same path for every row of ``table``.
+
+    For a handful of rows (a FOLDER's children) a DuckDB query costs more than
+    the rows; the rule is the same, and a test checks both agree row for row.
+
+    Example:
+        >>> rule = VsiRule("subfile", "/data/x.tacozip")
+        >>> t = pa.table({"internal:offset": [10], "internal:size": [5]})
+        >>> gdal_vsi_arrow(rule, t).to_pylist()
+        ['/vsisubfile/10_5,/data/x.tacozip']
+    """
+    columns = table.column_names
+    if rule.kind == "stored":
+        _require(columns, (GDAL_VSI,), rule, where)
+        return table.column(GDAL_VSI).combine_chunks()
+    if rule.kind == "folder":
+        _require(columns, (ID, TYPE), rule, where)
+        name = table.column(RELATIVE_PATH if RELATIVE_PATH in columns else ID).cast(pa.string())
+        meta = pc.if_else(pc.equal(table.column(TYPE), FOLDER), "/" + LOCAL_META, "")
+        parts = [rule.root.rstrip("/") + "/", pc.utf8_rtrim(name, characters="/"), meta]
+        return pc.binary_join_element_wise(*parts, "").combine_chunks()
+    needed = (OFFSET, SIZE, SOURCE_FILE) if rule.kind == "source_file" else (OFFSET, SIZE)
+    _require(columns, needed, rule, where)
+    offset = table.column(OFFSET).cast(pa.string())
+    size = table.column(SIZE).cast(pa.string())
+    if rule.kind == "subfile":
+        tail: list[object] = ["," + rule.root]
+    else:
+        tail = ["," + rule.root.rstrip("/") + "/", table.column(SOURCE_FILE).cast(pa.string())]
+    joined = pc.binary_join_element_wise(SUBFILE_PREFIX, offset, "_", size, *tail, "")
+    return joined.combine_chunks()
+
+
+def not_padding_mask(table: pa.Table) -> pa.ChunkedArray:
+    """:func:`not_padding_sql` in Arrow compute: True for the rows that are not padding."""
+    return pc.invert(pc.starts_with(table.column(ID).cast(pa.string()), PADDING_PREFIX))
+
+
+def level_view_sql(view: str, table: str, rule: VsiRule, columns: Sequence[str]) -> str:
+    """``CREATE TEMP VIEW levelK``: the level table, padding hidden, ``internal:gdal_vsi`` last."""
+    vsi = gdal_vsi_sql(rule, columns, where=view)
+    select = "*"
+    if GDAL_VSI in columns:
+        select = f"* EXCLUDE ({quote_ident(GDAL_VSI)})"
+    return (
+        f"CREATE TEMP VIEW {quote_ident(view)} AS SELECT {select}, {vsi} AS "
+        f"{quote_ident(GDAL_VSI)} FROM {quote_ident(table)} WHERE {not_padding_sql()}"
+    )
+
+
+def single_query(query: str, where: str) -> str:
+    """``query`` if it is exactly one query statement (``SELECT``, ``FROM``-first, ``VALUES``...).
+
+    ``sql()`` wraps the text in a view, so anything else (a second statement,
+    ``COPY``, ``ATTACH``, ``LOAD``, ``SET``) is refused before it reaches DuckDB.
+
+    Raises:
+        TacoQueryError: the text does not parse, or is not one query statement.
+
+    Example:
+        >>> single_query("SELECT * FROM data;", "x.tacozip")
+        'SELECT * FROM data'
+    """
+    import duckdb  # at the first query, not with the reader (see taco_gdal.read.query._forksafe)
+
+    try:
+        statements = duckdb.extract_statements(query)
+    except duckdb.Error as exc:
+        first = str(exc).split("\n", 1)[0]
+        raise TacoQueryError(f"sql() on {where}: cannot parse the query: {first}") from exc
+    kinds = [statement.type.name for statement in statements]
+    if kinds != [duckdb.StatementType.SELECT.name]:
+        raise TacoQueryError(
+            f"sql() on {where}: expected one query statement (SELECT over data, level0, ...), "
+            f"found {len(kinds)} statement(s) of type {kinds}"
+        )
+    return query.strip().rstrip(";").rstrip()
+
+
+def bound_query_sql(view: str, current: str, query: str) -> str:
+    """A user query over ``data``, where ``data`` is bound to the current view.
+
+    The name is bound with a common table expression around the untouched
+    query, so chained queries nest instead of rewriting SQL text.
+    """
+    body = query.strip().rstrip(";").rstrip()
+    return (
+        f"CREATE TEMP VIEW {quote_ident(view)} AS WITH {quote_ident('data')} AS "
+        f"(SELECT * FROM {quote_ident(current)}) SELECT * FROM (\n{body}\n) AS "
+        f"{quote_ident('__taco_query')}"
+    )
+
+
+def filtered_view_sql(view: str, source: str, predicate: str) -> str:
+    """``source`` restricted by ``predicate`` (order preserved: a plain ``WHERE``)."""
+    return (
+        f"CREATE TEMP VIEW {quote_ident(view)} AS SELECT * FROM {quote_ident(source)} "
+        f"WHERE {predicate}"
+    )
+
+
+def kept_rows_view_sql(view: str, source: str, rows: str) -> str:
+    """``source`` restricted to the ``internal:current_id`` values listed in table ``rows``.
+
+    A semi-join on the registered one-column table of a RowSet; the source's
+    order is kept (numbered first and restored), because a parallel hash join
+    does not promise it.
+    """
+    return (
+        f"CREATE TEMP VIEW {quote_ident(view)} AS SELECT s.* EXCLUDE ({_POSITION}) FROM "
+        f"(SELECT *, row_number() OVER () AS {_POSITION} FROM {quote_ident(source)}) AS s "
+        f"SEMI JOIN {quote_ident(rows)} AS r ON s.{quote_ident(CURRENT_ID)} = r.row "
+        f"ORDER BY s.{_POSITION}"
+    )
+
+
+def survivors_view_sql(
+    view: str, parents: str, children: str, *, match_source_file: bool = False
+) -> str:
+    """Rows of ``parents`` with at least one row in ``children`` (an uncorrelated semi-join).
+
+    Parents keep their order (a join does not promise it, so the position is
+    numbered first and restored).  With ``match_source_file`` the join also
+    requires equal ``internal:source_file`` (TACOCAT).
+    """
+    condition = f"c.{quote_ident(PARENT_ID)} = p.{quote_ident(CURRENT_ID)}"
+    if match_source_file:
+        condition += (
+            f" AND c.{quote_ident(SOURCE_FILE)} IS NOT DISTINCT FROM p.{quote_ident(SOURCE_FILE)}"
+        )
+    return (
+        f"CREATE TEMP VIEW {quote_ident(view)} AS SELECT p.* EXCLUDE ({_POSITION}) FROM "
+        f"(SELECT *, row_number() OVER () AS {_POSITION} FROM {quote_ident(parents)}) AS p "
+        f"SEMI JOIN {quote_ident(children)} AS c ON {condition} ORDER BY p.{_POSITION}"
+    )
+
+
+def descendants_sql(
+    state: QueryState, level: int, columns_of: Callable[[str], Sequence[str]]
+) -> str:
+    """SQL of the current rows at ``level``: the level-0 view, or descendants that survive.
+
+    ``columns_of(relation)`` lists a relation's columns.
+
+    Raises:
+        TacoQueryError: a level below 0 needs ``internal:current_id``, which
+            the current view dropped.
+    """
+    relation = state.view
+    sql = f"SELECT * FROM {quote_ident(relation)}"
+    for k in range(1, level + 1):
+        if CURRENT_ID not in columns_of(relation):
+            raise TacoQueryError(
+                f"{state.path}: level {k} rows are found through {CURRENT_ID!r}, which the "
+                "current view dropped (keep it in sql() queries)"
+            )
+        relation = state.relation(k)
+        current = quote_ident(CURRENT_ID)
+        sql = (
+            f"SELECT * FROM {quote_ident(relation)} WHERE {quote_ident(PARENT_ID)} IN "
+            f"(SELECT {current} FROM ({sql})) ORDER BY {current}"
+        )
+    return sql

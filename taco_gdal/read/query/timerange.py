@@ -1,0 +1,208 @@
+"""Time ranges for ``filter_datetime``: what the user types -> exact UTC bounds.
+
+Bounds are compared with the stored timestamps to the microsecond, never
+truncated to dates.  Accepted forms (ISO 8601 and Python/pandas objects):
+
+* a year ``"2024"``, a month ``"2024-03"`` or a day ``"2024-03-15"`` (or a
+  ``date``) is that whole period: as a start it means its first instant, as
+  an end "before the next period begins";
+* a datetime (``"2024-03-15T10:30:00Z"``, ``datetime``, ``pandas.Timestamp``,
+  ``numpy.datetime64``) is that instant;
+* ``"a/b"`` and ``(a, b)`` are ranges, inclusive at both ends; ``..`` or an
+  empty string (or ``None`` in a tuple) leaves an end open: ``"2024/.."``,
+  ``"../2024-03"``;
+* naive values are UTC; aware values are converted to UTC.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+
+from taco_gdal.errors import TacoQueryError
+
+__all__ = ["VALID_FORMS", "TimeRange", "parse_range"]
+
+VALID_FORMS: Final = (
+    "'2024' (a year)",
+    "'2024-03' (a month)",
+    "'2024-03-15' (a day)",
+    "'2024-03-15T10:30:00Z' (an instant)",
+    "'2024-01/2024-06' or '2024/..' or '../2024-03-15' (a range, '..' = open)",
+    "datetime, date, pandas.Timestamp or numpy.datetime64 objects, or a (start, end) tuple",
+)
+"""What :func:`parse_range` accepts, as error messages list it."""
+
+_OPEN: Final = ("", "..")
+_YEAR = re.compile(r"^\d{4}$")
+_MONTH = re.compile(r"^(\d{4})-(\d{2})$")
+_SLASHED = re.compile(r"(?<!\d)(\d{1,2})[/.](\d{1,2})[/.](\d{4})(?!\d)")
+
+
+@dataclass(frozen=True, slots=True)
+class TimeRange:
+    """``start <= t`` and ``t <= end`` (or ``t < end`` when ``end_inclusive`` is False).
+
+    Bounds are naive datetimes in UTC; ``None`` is an open end.
+    """
+
+    start: datetime | None
+    end: datetime | None
+    end_inclusive: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class _Period:
+    """A calendar period ``[first, after)`` (a year, a month or a day)."""
+
+    first: datetime
+    after: datetime
+
+
+def _forms() -> str:
+    return "; ".join(VALID_FORMS)
+
+
+def _utc(value: datetime) -> datetime:
+    if value.tzinfo is None:
+        return value
+    return value.astimezone(UTC).replace(tzinfo=None)
+
+
+def _day(value: date) -> _Period:
+    first = datetime(value.year, value.month, value.day)
+    return _Period(first, first + timedelta(days=1))
+
+
+def _slashed_hint(text: str) -> str:
+    """A note showing the ISO 8601 day for ``03/15/2024``-like text in ``text``, else ``""``."""
+    match = _SLASHED.search(text)
+    if match is None:
+        return ""
+    a, b, year = (int(v) for v in match.groups())
+    readings = []
+    if a <= 12 and b <= 31:
+        readings.append(f"'{year:04d}-{a:02d}-{b:02d}'")  # month first
+    if b <= 12 and a <= 31 and a != b:
+        readings.append(f"'{year:04d}-{b:02d}-{a:02d}'")  # day first
+    if not readings:
+        return ""
+    return f": it is not ISO 8601, which writes that day as {' or '.join(readings)}"
+
+
+def _parse_text(text: str, what: str, given: Any) -> datetime | _Period | None:
+    if text in _OPEN:
+        return None
+    if _YEAR.match(text):
+        year = int(text)
+        return _Period(datetime(year, 1, 1), datetime(year + 1, 1, 1))
+    month = _MONTH.match(text)
+    try:
+        if month is not None:
+            year, number = int(month[1]), int(month[2])
+            first = datetime(year, number, 1)
+            after = datetime(year + number // 12, number % 12 + 1, 1)
+            return _Period(first, after)
+        if len(text) in (8, 10) and "T" not in text and " " not in text:
+            return _day(date.fromisoformat(text))
+        return _utc(datetime.fromisoformat(text))
+    except ValueError as exc:
+        raise TacoQueryError(
+            f"filter_datetime: {what} {text!r} (from {given!r}) is not an ISO 8601 time"
+            f"{_slashed_hint(text)}; expected one of: {_forms()}"
+        ) from exc
+
+
+def _bound(value: Any, what: str, given: Any) -> datetime | _Period | None:
+    """An instant, a period or None (open)."""
+    if value is None:
+        return None
+    if isinstance(value, np.datetime64):
+        if np.isnat(value):
+            return None
+        value = pd.Timestamp(value).to_pydatetime()
+    if isinstance(value, pd.Timestamp):
+        if pd.isna(value):
+            return None
+        value = value.to_pydatetime()
+    if isinstance(value, datetime):
+        return _utc(value)
+    if isinstance(value, date):
+        return _day(value)
+    if isinstance(value, str):
+        return _parse_text(value.strip(), what, given)
+    raise TacoQueryError(
+        f"filter_datetime: {what} must be a time, got {type(value).__name__} {value!r}; "
+        f"expected one of: {_forms()}"
+    )
+
+
+def _start(value: datetime | _Period | None) -> datetime | None:
+    return value.first if isinstance(value, _Period) else value
+
+
+def _end(value: datetime | _Period | None) -> tuple[datetime | None, bool]:
+    if isinstance(value, _Period):
+        return value.after, False
+    return value, True
+
+
+def _split(value: str) -> list[str]:
+    parts = value.split("/")
+    if len(parts) == 2:
+        return parts
+    hint = _slashed_hint(value.strip())
+    if hint:
+        raise TacoQueryError(f"filter_datetime: {value!r}{hint}; expected one of: {_forms()}")
+    raise TacoQueryError(
+        f"filter_datetime: expected 'start/end' with one '/', got {value!r}; "
+        f"expected one of: {_forms()}"
+    )
+
+
+def parse_range(value: Any) -> TimeRange:
+    """Normalise a user time range (see the module docstring for the accepted forms).
+
+    Raises:
+        TacoQueryError: unparsable values (the message shows what was given and
+            the valid forms), a start after the end, or no bound at all.
+
+    Example:
+        >>> span = parse_range("2023-01-01/2023-01-31")
+        >>> span.start, span.end, span.end_inclusive
+        (datetime.datetime(2023, 1, 1, 0, 0), datetime.datetime(2023, 2, 1, 0, 0), False)
+        >>> parse_range("2024").end
+        datetime.datetime(2025, 1, 1, 0, 0)
+        >>> parse_range("2024-03/..").end is None
+        True
+    """
+    if isinstance(value, str) and "/" in value:
+        parts = _split(value)
+        first, last = _bound(parts[0], "start", value), _bound(parts[1], "end", value)
+    elif isinstance(value, (tuple, list)):
+        if len(value) != 2:
+            raise TacoQueryError(
+                f"filter_datetime: a tuple range needs (start, end), got {len(value)} values "
+                f"{value!r}"
+            )
+        first, last = _bound(value[0], "start", value), _bound(value[1], "end", value)
+    else:
+        first = last = _bound(value, "value", value)
+        if first is None:
+            raise TacoQueryError(
+                f"filter_datetime: {value!r} is not a time or a range; expected one of: {_forms()}"
+            )
+    start = _start(first)
+    end, inclusive = _end(last)
+    if start is None and end is None:
+        raise TacoQueryError(f"filter_datetime: the range {value!r} is open at both ends")
+    if start is not None and end is not None and (start > end or (start == end and not inclusive)):
+        raise TacoQueryError(
+            f"filter_datetime: in {value!r} the start {start} is after the end {end}"
+        )
+    return TimeRange(start, end, inclusive)

@@ -1,0 +1,1 @@
+"""Footprints: WKB decoding, EPSG:4326 bounds, the antimeridian, CRS-correct spatial filters."""
