@@ -45,6 +45,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from bench.bench_read_datasets import CASCADE, MILLION, make_metadata_zip, prepare_tacoreader
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -160,7 +162,7 @@ def _sources(workdir: Path, files: int, size: int) -> Path:
         return folder
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    block = random.Random(0).randbytes(size)
+    block = np.random.default_rng(0).integers(0, 256, size, dtype=np.uint8).tobytes()
     for i in range(files):
         (folder / f"s{i:05d}.bin").write_bytes(i.to_bytes(8, "little") + block[8:])
     return folder
