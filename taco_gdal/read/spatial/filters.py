@@ -1,18 +1,10 @@
 """CRS-correct ``filter_bbox`` / ``filter_geometry``: footprints once per dataset, then row sets.
 
-The first spatial filter on a level computes that level's EPSG:4326 footprints
-(:func:`~taco_gdal.read.spatial.footprints.compute_footprints`) over the whole level
-table and caches them with the dataset's :class:`~taco_gdal.read.query.state.LevelTables`
-(shared by every dataset derived from one load; rebuilt lazily after
-unpickling; inherited by a forked child, which gets a new lock).  Rings stored
-in a projected CRS cost only their vertices there (padded bounds); a filter
-then tests the query against the cached bounds, keeps rows whose bounds lie
-inside a query box, and makes (and keeps) the exact footprints of the other
-candidates only, in numpy/shapely.  The matching row positions enter the lazy
-query as a :class:`~taco_gdal.read.query.state.RowSet` step that DuckDB semi-joins
-(:func:`taco_gdal.read.query.filters.apply_row_set`); the step is plain values, so
-the state still pickles, and DuckDB never needs the spatial extension for
-these filters.
+A level's EPSG:4326 footprints are computed on its first spatial filter and
+cached with the dataset's :class:`~taco_gdal.read.query.state.LevelTables` (shared
+by every dataset derived from one load).  Matching rows enter the lazy query as a
+:class:`~taco_gdal.read.query.state.RowSet` step of plain values, so the state
+still pickles and DuckDB never needs its spatial extension.
 """
 
 from __future__ import annotations
@@ -56,7 +48,7 @@ _LOCK = threading.Lock()
 
 
 def _new_lock_after_fork() -> None:
-    """A fork can happen while another thread holds the lock: the child gets a fresh one."""
+    """A fork may happen while another thread holds the lock."""
     global _LOCK
     _LOCK = threading.Lock()
 
@@ -66,8 +58,6 @@ os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 def geometry_column(state: QueryState, level: int, requested: str) -> str:
     """The stored WKB column a spatial filter uses at ``level`` (``"auto"``: the first found).
-
-    The column must be in the level's current view and stored in the level table.
 
     Raises:
         TacoQueryError: no such column, or not WKB (binary).
