@@ -1,11 +1,8 @@
 """A FOLDER's children as a frame, without the fixed cost of ``Table.to_pandas``.
 
-Each level gets, once per load, a :class:`LevelShape`: the columns, index and
-dtypes ``to_frame`` gives for *no* rows (so they are ``to_frame``'s by
-construction) and a converter per column that takes rows by position (a numpy
-view, the dtype's ``__from_arrow__``, an object array, or ``to_pandas`` for the
-columns whose dtype depends on the rows).  ``internal:gdal_vsi`` is built in
-Python by the rule of :func:`~taco_gdal.read.query.sql.gdal_vsi_arrow`.
+A :class:`LevelShape` per level holds what ``to_frame`` gives for *no* rows (so
+the frame is ``to_frame``'s by construction) and a converter per column that
+takes rows by position.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
 """The children of one FOLDER row, in O(its children): no scan of the level, no ``__meta__`` read.
 
-A per-level :class:`~taco_gdal.read.query.prepared.ChildIndex` finds the children,
-the survivors of a filtered view are computed once and binary-searched, and paths
-come from :func:`~taco_gdal.read.query.sql.gdal_vsi_arrow` (a DuckDB query per
-call would cost more than the rows).  Both caches hang off the
-:class:`~taco_gdal.read.query.state.LevelTables` (weak keys), shared by every
-dataset derived from one load.
+Paths come from :func:`~taco_gdal.read.query.sql.gdal_vsi_arrow`: a DuckDB query per
+call would cost more than the rows.  Caches hang off the level tables (weak keys).
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """How a level's Arrow rows become one-CRS (geo)pandas columns.
 
 geopandas wants ONE active geometry column with one CRS, while a level may store
-several WKB columns in several CRSs.  So ``geometry`` holds the EPSG:4326
-footprints of the first stored geometry column, every stored WKB column stays
-bytes, and ``internal:*`` columns are hidden unless asked for (but
-``internal:gdal_vsi`` and ``internal:source_file``; ``internal:current_id``
-becomes the index, so ``read()`` still finds children).
+several WKB columns in several CRSs: ``geometry`` holds the EPSG:4326 footprints
+and every stored WKB column stays bytes.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Arrow-backed pandas columns computed on first use, a row at a time when only rows are asked.
 
-For columns of a large ``.data`` nobody may look at (GDAL paths, deferred WKB):
-taking rows computes only those rows; anything else computes the whole column
-once, under a lock.  Arrays pandas derives from a lazy one are eager.  The
-function must be pure: copies share it.
+Taking rows computes only those rows; anything else computes the whole column
+once, under a lock.  The function must be pure: copies share it.
 
 Example:
     >>> calls = []

@@ -1,9 +1,7 @@
 """TacoDataFrame: a materialised level, as pandas (or geopandas) with ``read()``.
 
-A level with a WKB geometry column gives a :class:`TacoGeoDataFrame` whose one
-active column ``geometry`` holds EPSG:4326 footprints.  Slicing keeps the class,
-falling back from geo to plain when no geometry is left; frames pickle with
-their :class:`FrameContext`, so an unpickled frame still navigates.
+A level with a WKB geometry column gives a :class:`TacoGeoDataFrame`.  Frames
+pickle with their :class:`FrameContext`, so an unpickled frame still navigates.
 """
 
 from __future__ import annotations
@@ -121,9 +119,7 @@ class TacoDataFrame(pd.DataFrame):
 
         Args:
             key: the row's position or id.
-            internal: show the children's ``internal:*`` columns; by default
-                children show what this frame shows (``.data`` hides them,
-                ``frame(internal=True)`` shows them).
+            internal: show the children's ``internal:*`` columns (default: as this frame).
 
         Returns:
             The GDAL path of a FILE sample, or the children of a FOLDER sample

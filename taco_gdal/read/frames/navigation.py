@@ -1,10 +1,7 @@
 """``TacoDataFrame.read(key)``: from a row to its GDAL path or to where its children are.
 
-A row that carries its ``internal:current_id`` (every ``.data`` frame) finds its
-children in the level table already in memory.  Otherwise (a ``sql()`` result
-that dropped the id) they come from the FOLDER's ``__meta__`` parquet, read with
-one range read; one DuckDB query gives them their paths and ids and drops those
-a filter removed.
+A row with its ``internal:current_id`` finds its children in the level table in
+memory; otherwise (a ``sql()`` result) they come from its ``__meta__`` (one read).
 """
 
 from __future__ import annotations
@@ -142,11 +139,7 @@ class Children:
 
 
 def locate(frame: TacoDataFrame, key: int | str, internal: bool | None = None) -> str | Children:
-    """The GDAL path of sample ``key`` of ``frame`` (a FILE), or where its children are.
-
-    ``internal``: show every ``internal:*`` column of the children (default:
-    when ``frame`` shows them, see :func:`shows_internal`).
-    """
+    """The GDAL path of sample ``key`` of ``frame`` (a FILE), or where its children are."""
     missing = [c for c in (TYPE, GDAL_VSI) if c not in frame.columns]
     if missing:
         raise TacoQueryError(

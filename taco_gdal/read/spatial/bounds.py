@@ -55,10 +55,9 @@ _STENCIL: Final = np.array(
 def _curvature(
     transformer: Any, box: tuple[float, float, float, float], step: float, size: int
 ) -> np.ndarray:
-    """``(2, size, size)``: per grid node over ``box``, the largest second derivative of lon, lat.
+    """``(2, size, size)``: per grid node, the Hessian's spectral norm of lon and lat.
 
-    The Hessian's spectral norm from second differences of step ``step``; infinite
-    where a position is not finite or the stencil wraps at 180 degrees.
+    Infinite where a position is not finite or the stencil wraps at 180 degrees.
     """
     if not step > 0.0:
         return np.zeros((2, size, size))
@@ -100,12 +99,7 @@ def _ring_curvature(
     edges: np.ndarray,
     spacing: float,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per ring, a bound on the second derivative of lon and of lat over the ring.
-
-    Every point of a ring lies within half its perimeter (plus ``spacing``) of its
-    ``first`` vertex, so the largest node value over the cells that far around
-    bounds it.  Times :data:`PAD_SAFETY`.
-    """
+    """Per ring, the largest ``norms`` near its first vertex, times :data:`PAD_SAFETY`."""
     cells = norms.shape[1] - 1
     x0, y0, x1, y1 = box
     cell_x, cell_y = (x1 - x0) / cells, (y1 - y0) / cells
@@ -196,10 +190,7 @@ def outer_bounds(
 
 @dataclass(frozen=True, eq=False)
 class _Vertices:
-    """Ring vertices without the closing ones, as contiguous ``x`` and ``y`` (lon/lat in place).
-
-    Rings of one size are ``(rings, size - 1)`` arrays; others are flat, with ``starts``.
-    """
+    """Ring vertices without the closing ones, as contiguous ``x`` and ``y`` (2-D if one size)."""
 
     x: np.ndarray
     y: np.ndarray
@@ -252,10 +243,7 @@ _MAX_CELLS: Final = 2048
 def _grid_spacing(
     norms: np.ndarray, box: tuple[float, float, float, float], count: int
 ) -> tuple[float, ...]:
-    """Cell size ``(sx, sy)`` keeping the interpolation error within :data:`GRID_PAD`, or ``()``.
-
-    ``()`` (no grid) for few vertices, too many nodes per vertex, or no measured curvature.
-    """
+    """Cell size ``(sx, sy)`` keeping the interpolation error within :data:`GRID_PAD`, or ``()``."""
     x0, y0, x1, y1 = box
     width, height = x1 - x0, y1 - y0
     curve = PAD_SAFETY * float(norms.max()) if norms.size else math.inf
@@ -314,12 +302,9 @@ def _lonlat_in_place(
     crs: str,
     where: str,
 ) -> tuple[float, float]:
-    """Contiguous 1-D ``x``, ``y`` in ``crs`` (inside ``box``) become lon and lat, in place.
+    """``x``, ``y`` in ``crs`` become lon and lat in place, interpolated on a grid if ``spacing``.
 
-    With a ``spacing``, only grid nodes are reprojected and vertices interpolated
-    bilinearly (bounds only: the caller pads by the error), unless a node is not
-    finite or the grid crosses the antimeridian.  Returns the cell size used,
-    ``(0, 0)`` when every vertex was reprojected.
+    Returns the cell size used, ``(0, 0)`` when every vertex was reprojected.
     """
     if not spacing:
         transform_xy(transformer, x, y, crs, where)

@@ -1,10 +1,8 @@
 """CRS-correct ``filter_bbox`` / ``filter_geometry``: footprints once per dataset, then row sets.
 
-A level's EPSG:4326 footprints are computed on its first spatial filter and
-cached with the dataset's :class:`~taco_gdal.read.query.state.LevelTables` (shared
-by every dataset derived from one load).  Matching rows enter the lazy query as a
-:class:`~taco_gdal.read.query.state.RowSet` step of plain values, so the state
-still pickles and DuckDB never needs its spatial extension.
+Footprints are cached with the dataset's level tables; matching rows enter the
+query as a plain-values :class:`~taco_gdal.read.query.state.RowSet` step, so the
+state still pickles and DuckDB never needs its spatial extension.
 """
 
 from __future__ import annotations

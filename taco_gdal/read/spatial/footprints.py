@@ -1,10 +1,8 @@
 """EPSG:4326 footprints of a level's geometry column, for CRS-correct spatial filters.
 
-The spec stores ``istac:geometry`` in each sample's own CRS, so a lon/lat query
-cannot be compared with stored coordinates.  Rows are reprojected per CRS group
-(one pyproj call each), and per-row bounds serve as the cheap pre-filter; the
-exact footprint of a projected simple polygon is made only when a filter or a
-frame asks for that row.  Polygons containing a pole are not handled.
+``istac:geometry`` is stored in each sample's own CRS, so rows are reprojected per
+CRS group; per-row bounds are the pre-filter.  Polygons containing a pole are not
+handled.
 """
 
 from __future__ import annotations
@@ -241,14 +239,12 @@ def compute_footprints(
 ) -> Footprints:
     """EPSG:4326 footprints of ``table[column]`` (WKB), reprojected per row's CRS.
 
-    The CRS comes from :func:`column_crs`; a column with no CRS anywhere is taken
-    as EPSG:4326 when its coordinates fit in [-180, 180] x [-90, 90].  Projected
-    simple polygons get padded vertex bounds (:func:`outer_bounds`) and are
-    reprojected when :meth:`Footprints.take` asks for them.
+    A column with no CRS anywhere is taken as EPSG:4326 when its coordinates fit.
+    Projected simple polygons are reprojected only when :meth:`Footprints.take`
+    asks for them.
 
     Raises:
-        TacoQueryError: invalid WKB, an unknown CRS, or a column without a CRS
-            whose coordinates are not lon/lat (the message names the column).
+        TacoQueryError: invalid WKB, an unknown CRS, or no CRS and not lon/lat.
 
     Example:
         >>> import pyarrow as pa, shapely
@@ -345,27 +341,19 @@ class _Builder:
         bounds[present] = shapely.bounds(out[present])
         parts = self.fast_parts + self.slow_parts
         waiting = self.waiting if self.sources else None
-        if not parts:
-            if waiting is None:
-                return Footprints(self.column, bounds, out)
-            return Footprints(
-                self.column, bounds, out, None, None, waiting, tuple(self.sources), _padded(waiting)
-            )
-        lazy = np.full(len(out), -1, dtype=np.int64)
-        held = 0
-        for owners, part in parts:
-            lazy[owners] = held + np.arange(len(part))
-            held += len(part)
-        joined = parts[0][1] if len(parts) == 1 else Rings.join([p for _, p in parts])
-        made = lazy >= 0
-        bounds[made] = joined.bounds()[lazy[made]]
-        return Footprints(
-            self.column, bounds, out, lazy, joined, waiting, tuple(self.sources), _padded(waiting)
-        )
-
-
-def _padded(waiting: np.ndarray | None) -> np.ndarray | None:
-    return None if waiting is None else waiting >= 0
+        padded = None if waiting is None else waiting >= 0
+        lazy, joined = None, None
+        if parts:
+            lazy = np.full(len(out), -1, dtype=np.int64)
+            held = 0
+            for owners, part in parts:
+                lazy[owners] = held + np.arange(len(part))
+                held += len(part)
+            joined = parts[0][1] if len(parts) == 1 else Rings.join([p for _, p in parts])
+            made = lazy >= 0
+            bounds[made] = joined.bounds()[lazy[made]]
+        sources = tuple(self.sources)
+        return Footprints(self.column, bounds, out, lazy, joined, waiting, sources, padded)
 
 
 def _all_bounds(wkb: WkbColumn, decoded: np.ndarray) -> np.ndarray:

@@ -80,10 +80,7 @@ os.register_at_fork(after_in_child=_forget_worker_after_fork)
 
 
 def _in_halves(transformer: Any, crs: str, count: int, step: Callable[[Any, slice], Any]) -> None:
-    """``step(transformer, rows)`` over rows ``[0, count)``, in two halves at once when large.
-
-    The second half runs on the helper thread with that thread's own transformer.
-    """
+    """``step(transformer, rows)`` over rows ``[0, count)``, in two threads when large."""
     mine = wgs84_transformer(crs) if transformer is None else transformer
     if count < PARALLEL_POINTS:
         step(mine, slice(0, count))
@@ -239,10 +236,8 @@ def _reproject(
 ) -> tuple[np.ndarray, np.ndarray, Rings | None]:
     """Reproject, densifying only geometries whose edges bend in lon/lat.
 
-    A one-ring polygon straight enough once its edges are halved keeps its
-    vertices and midpoints; other bent geometries are densified and reprojected
-    again.  Returns the geometries (None where ``halved``), the ``halved`` mask,
-    and those geometries' rings.
+    Returns the geometries (None where ``halved``: one-ring polygons kept as
+    vertices and midpoints), the ``halved`` mask, and those geometries' rings.
     """
     coords, index = shapely.get_coordinates(geoms, return_index=True)
     same = index[1:] == index[:-1]
@@ -296,11 +291,8 @@ def to_wgs84_parts(
 def to_wgs84(geoms: np.ndarray, crs: str, where: str = "") -> np.ndarray:
     """Shapely geometries in ``crs`` -> EPSG:4326, densified, cut at the antimeridian.
 
-    One pyproj call for all coordinates.  ``None`` entries stay ``None``.
-
     Raises:
-        TacoQueryError: pyproj cannot interpret ``crs``, or a coordinate has no
-            finite 4326 position (``where`` names the column).
+        TacoQueryError: an unknown ``crs``, or a coordinate without a finite 4326 position.
 
     Example:
         >>> import numpy as np, shapely
