@@ -225,12 +225,6 @@ def gdal_vsi_python(rule: VsiRule, values: Mapping[str, Sequence[Any]]) -> list[
     """:func:`~taco_gdal.read.query.sql.gdal_vsi_arrow` for a few rows, from Python values.
 
     ``values`` maps the columns the rule reads to one value per row; a null input gives None.
-
-    Example:
-        >>> from taco_gdal.read.opening.containers.base import VsiRule
-        >>> rule = VsiRule("subfile", "/data/x.tacozip")
-        >>> gdal_vsi_python(rule, {"internal:offset": [10], "internal:size": [5]})
-        ['/vsisubfile/10_5,/data/x.tacozip']
     """
     if rule.kind == "stored":
         return list(values[GDAL_VSI])
@@ -330,13 +324,7 @@ def _assemble(arrays: list[Any], columns: pd.Index, index: pd.Index) -> pd.DataF
 def rows_frame(
     state: QueryState, level: int, rows: np.ndarray, *, internal: bool, what: str = "frame"
 ) -> pd.DataFrame:
-    """Rows of ``level`` (positions, padding dropped) as ``arrow_frame`` would make them.
-
-    Example:
-        >>> frame = rows_frame(tiles.state, 1, np.array([0, 1]), internal=False)
-        >>> frame.id.tolist(), frame.index.tolist()
-        (['b02', 'b03'], [0, 1])
-    """
+    """Rows of ``level`` (positions, padding dropped) as ``arrow_frame`` would make them."""
     shape = level_shape(state, level, internal)
     table = state.base.table(level)
     where = f"{what}: level {level} of {state.path}"

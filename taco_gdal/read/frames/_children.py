@@ -77,10 +77,6 @@ def child_rows(state: QueryState, level: int, parent: int) -> np.ndarray:
     """Positions in ``level`` of the children of row ``parent`` that survive ``state``.
 
     Stored order, padding rows included.
-
-    Example:
-        >>> child_rows(tiles._state, 1, 1).tolist()
-        [3, 4, 5]
     """
     rows = _index(state.base, level).rows(parent)
     view = state.views.get(level)
@@ -93,10 +89,6 @@ def children_table(state: QueryState, level: int, parent: int, *, what: str) -> 
     """The children of row ``parent`` of level ``level - 1`` that survive ``state``, as Arrow.
 
     Columns as in the ``level<k>`` view (padding dropped, ``internal:gdal_vsi`` last).
-
-    Example:
-        >>> children_table(tiles._state, 1, 0, what="read(0)").num_rows  # b02, b03, b04
-        3
     """
     rows = child_rows(state, level, parent)
     return rows_table(state, level, rows, f"{what}: level {level} of {state.path}")

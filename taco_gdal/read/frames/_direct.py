@@ -3,11 +3,6 @@
 DuckDB's copy of ``SELECT * FROM level0`` costs more than the rest of ``.data``
 while the answer is already in memory.  :func:`level_rows` says ``None`` when it
 cannot promise DuckDB's schema, and the caller asks DuckDB.
-
-Example:
-    >>> rows = level_rows(ds.state, 0)
-    >>> rows.table.num_rows, rows.paths(np.array([0])).to_pylist()
-    (4, ['/vsisubfile/196_622,...dataset.tacozip'])
 """
 
 from __future__ import annotations

@@ -48,11 +48,6 @@ def footprints_for_rows(
 
     The level's cache is used when filled, or filled for at least half the level;
     a few rows are computed alone, so a small frame never costs the whole level.
-
-    Example:
-        >>> table = tiles.to_arrow(0)
-        >>> footprints_for_rows(table, "istac:geometry", tiles.state, 0)[0]
-        <POLYGON ((-3.2 40.584, -3.084 40.584, -3.084 40.64, -3.2 40.64, -3.2 40.584))>
     """
     from taco_gdal.read.spatial.filters import cached_footprints, footprints_of
     from taco_gdal.read.spatial.footprints import compute_footprints

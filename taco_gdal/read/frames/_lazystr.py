@@ -1,20 +1,6 @@
 """A string column computed on first use: a million GDAL paths cost nothing until touched.
 
 pandas' own ``str`` array made lazy by :class:`~taco_gdal.read.frames._lazyarrow.LazyRows`.
-
-Example:
-    >>> calls = []
-    >>> def names(rows):
-    ...     calls.append(None if rows is None else rows.tolist())
-    ...     every = np.arange(3) if rows is None else rows
-    ...     return pa.array([f"s{i}" for i in every])
-    >>> column = pd.Series(LazyStringArray.lazy(names, 3))
-    >>> len(column), calls
-    (3, [])
-    >>> column.iloc[2], calls
-    ('s2', [[2]])
-    >>> (column == "s1").tolist(), calls[-1]
-    ([False, True, False], None)
 """
 
 from __future__ import annotations

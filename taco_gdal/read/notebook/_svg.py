@@ -41,13 +41,7 @@ class MapView:
 
 
 def map_view(bounds: tuple[float, float, float, float] | None, width: int, height: int) -> MapView:
-    """A window around ``bounds`` (5% margin) with the map's aspect ratio, inside the world.
-
-    Example:
-        >>> v = map_view((0.0, 0.0, 1.0, 1.0), 200, 200)
-        >>> round(v.east - v.west, 2) == round(v.north - v.south, 2)
-        True
-    """
+    """A window around ``bounds`` (5% margin) with the map's aspect ratio, inside the world."""
     if bounds is None or not all(math.isfinite(b) for b in bounds):
         return MapView(-180.0, -90.0, 180.0, 90.0)
     west, south, east, north = bounds
@@ -128,14 +122,7 @@ def footprint_svg(
     max_shapes: int = 2000,
     caption: str | None = None,
 ) -> str:
-    """An SVG map of EPSG:4326 shapely geometries (``None`` skipped, at most ``max_shapes``).
-
-    Example:
-        >>> import shapely
-        >>> svg = footprint_svg([shapely.box(-4, 40, -3, 41), shapely.Point(-3.5, 40.2)])
-        >>> svg.startswith("<svg") and "<path" in svg and "<circle" in svg
-        True
-    """
+    """An SVG map of EPSG:4326 shapely geometries (``None`` skipped, at most ``max_shapes``)."""
     shapes = np.asarray([g for g in geometries if g is not None and not g.is_empty], dtype=object)
     bounds = None
     if shapes.size:

@@ -3,21 +3,6 @@
 Taking rows (``head``, ``iloc``, masks, ``repr``) computes only those rows;
 anything needing them all computes them once, under a lock.  The function must
 be pure: copies share it.
-
-Example:
-    >>> import shapely
-    >>> calls = []
-    >>> def points(rows):
-    ...     calls.append(None if rows is None else rows.tolist())
-    ...     every = np.arange(4) if rows is None else rows
-    ...     return shapely.points(every, every)
-    >>> geoms = LazyGeometryArray(points, 4, crs="EPSG:4326")
-    >>> len(geoms), calls
-    (4, [])
-    >>> geoms.take([2])[0].x, calls
-    (2.0, [[2]])
-    >>> round(float(geoms.total_bounds[2]), 1), calls[-1]
-    (3.0, None)
 """
 
 from __future__ import annotations
