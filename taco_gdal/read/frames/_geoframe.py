@@ -82,12 +82,7 @@ def _level_rows(state: QueryState, level: int, ids: np.ndarray, column: str) -> 
 
 
 def hidden_internal(name: object) -> bool:
-    """Whether :func:`visible` hides column ``name`` (``internal:current_id`` becomes the index).
-
-    Example:
-        >>> hidden_internal("internal:offset"), hidden_internal("internal:gdal_vsi")
-        (True, False)
-    """
+    """Whether :func:`visible` hides column ``name`` (``internal:current_id`` becomes the index)."""
     return (
         str(name).startswith(INTERNAL_PREFIX)
         and name not in VISIBLE_INTERNAL
@@ -96,14 +91,7 @@ def hidden_internal(name: object) -> bool:
 
 
 def visible(frame: pd.DataFrame, internal: bool) -> pd.DataFrame:
-    """``frame`` with ``internal:*`` hidden (unless ``internal``) and ids as the index.
-
-    Example:
-        >>> f = pd.DataFrame({"id": ["a"], "internal:offset": [1], "internal:current_id": [7]})
-        >>> shown = visible(f, internal=False)
-        >>> list(shown.columns), shown.index.name, int(shown.index[0])
-        (['id'], 'internal:current_id', 7)
-    """
+    """``frame`` with ``internal:*`` hidden (unless ``internal``) and ids as the index."""
     if internal:
         return frame
     hidden = [c for c in frame.columns if hidden_internal(c)]

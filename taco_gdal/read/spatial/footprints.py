@@ -221,12 +221,7 @@ class Footprints:
 
 
 def _rectangles(query: Any) -> bool:
-    """True when every part of ``query`` is the axis-aligned box of its own bounds.
-
-    Example:
-        >>> _rectangles(shapely.box(0, 0, 1, 1)), _rectangles(shapely.Point(0, 0).buffer(1))
-        (True, False)
-    """
+    """True when every part of ``query`` is the axis-aligned box of its own bounds."""
     parts = shapely.get_parts(query)
     if parts.size == 0:
         return False
