@@ -103,9 +103,7 @@ def visible(frame: pd.DataFrame, internal: bool) -> pd.DataFrame:
 
 def _binary_as_arrow(kind: pa.DataType) -> pd.ArrowDtype | None:
     """Keep WKB (binary) columns in Arrow: no million Python ``bytes`` objects up front."""
-    if is_binary(kind):
-        return pd.ArrowDtype(kind)
-    return None
+    return pd.ArrowDtype(kind) if is_binary(kind) else None
 
 
 def _shown_positions(names: Sequence[str], index: pd.RangeIndex | None) -> list[int]:

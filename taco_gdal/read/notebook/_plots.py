@@ -158,8 +158,7 @@ def _holds_bytes(column: pd.Series) -> bool:
     """True for WKB-like columns: Arrow binary, or Python objects that are bytes."""
     dtype = column.dtype
     if isinstance(dtype, pd.ArrowDtype):
-        kind = dtype.pyarrow_dtype
-        return is_binary(kind)
+        return is_binary(dtype.pyarrow_dtype)
     return bool(dtype == np.dtype(object)) and any(isinstance(v, bytes) for v in column.head(20))
 
 

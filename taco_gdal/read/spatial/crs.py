@@ -110,8 +110,6 @@ def footprint_column(table: pa.Table) -> str | None:
         'stac:centroid'
     """
     for name in GEOMETRY_COLUMNS:
-        if name in table.column_names:
-            kind = table.schema.field(name).type
-            if is_binary(kind):
-                return name
+        if name in table.column_names and is_binary(table.schema.field(name).type):
+            return name
     return None

@@ -146,10 +146,6 @@ def _apply_rows(
     return apply_row_set(state, level, view, RowSet.of(np.sort(rows)), text)
 
 
-def _shown(value: float) -> str:
-    return f"{value:.6g}"
-
-
 def filter_box(
     state: QueryState,
     box: tuple[Any, Any, Any, Any],
@@ -166,7 +162,7 @@ def filter_box(
     rows = footprints.matches(query)
     if rows.size == 0:  # only then can the box miss the whole extent
         warn_outside_extent(footprints, query, f"filter_bbox{tuple(checked)}")
-    shown = ", ".join(_shown(v) for v in checked)
+    shown = ", ".join(f"{v:.6g}" for v in checked)
     where = "" if crs == WGS84 else f", crs={crs!r}"
     text = f"filter_bbox({shown}{where}, {column!r}, level={level})"
     return _apply_rows(state, level, rows, len(footprints), text)
@@ -184,7 +180,7 @@ def filter_shape(
     if rows.size == 0:  # only then can the shape miss the whole extent
         warn_outside_extent(footprints, query, "filter_geometry")
     kind = getattr(geometry, "geom_type", type(geometry).__name__)
-    bounds = ", ".join(_shown(v) for v in query.bounds)
+    bounds = ", ".join(f"{v:.6g}" for v in query.bounds)
     where = "" if crs == WGS84 else f", crs={crs!r}"
     text = f"filter_geometry({kind} within ({bounds}){where}, {column!r}, level={level})"
     return _apply_rows(state, level, rows, len(footprints), text)
