@@ -1,31 +1,8 @@
-"""A FOLDER's children as a frame, without the Arrow -> pandas round trip.
+"""A FOLDER's children as a frame, without the fixed cost of ``Table.to_pandas``.
 
-``to_frame`` converts Arrow rows with ``pyarrow.Table.to_pandas``, whose fixed
-cost (pandas metadata, block reconstruction) is several times what finding a
-FOLDER's few children costs.  Here each level gets, once per
-load and lazily, a :class:`LevelShape`: the frame's columns, index and dtypes
-are those ``to_frame`` gives for *no* rows of the level (so they are
-``to_frame``'s by construction), and every column gets a converter that takes
-rows by position:
-
-* ``numpy``: floats, naive timestamps and durations, and integers and booleans
-  without a null anywhere in the level, whose pandas form does not depend on
-  which rows are taken; taken from a numpy view of the Arrow buffer (no copy
-  of the level) or, for chunked or bit-packed columns, from the taken rows;
-* ``extension``: columns ``to_frame`` gives a pandas string or Arrow dtype
-  (text, WKB), built from the taken rows by the dtype's own ``__from_arrow__``
-  as ``to_pandas`` builds them;
-* ``object``: binary, text and list columns that ``to_frame`` leaves as Python
-  objects, an object array of the taken values;
-* ``arrow``: everything else (nullable integers and booleans, whose dtype
-  depends on the rows; dates, decimals, dictionaries, time zones, structs) goes
-  through ``Table.to_pandas`` of those columns only.
-
-``internal:gdal_vsi`` is built in Python from the same rule as
-:func:`~taco_gdal.read.query.sql.gdal_vsi_arrow` (tested equal); the footprints are
-computed on first use from the row ids and the WKB column, as ``to_frame``
-computes them.  A level whose schema carries pandas metadata (which
-``to_pandas`` would apply), or repeats a column name, takes ``to_frame``.
+A :class:`LevelShape` per level holds what ``to_frame`` gives for *no* rows (so
+the frame is ``to_frame``'s by construction) and a converter per column that
+takes rows by position.
 """
 
 from __future__ import annotations
@@ -40,7 +17,6 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from taco_gdal.format.names import (
     CURRENT_ID,
@@ -57,6 +33,7 @@ from taco_gdal.format.names import (
 )
 from taco_gdal.format.vsi import SUBFILE_PREFIX
 from taco_gdal.read._types import is_binary
+from taco_gdal.read.frames._children import rows_table, with_paths
 from taco_gdal.read.frames._geoframe import arrow_frame, footprints_of_rows
 from taco_gdal.read.query.sql import gdal_vsi_arrow, is_hidden
 from taco_gdal.read.spatial._lazygeom import LazyGeometryArray
@@ -127,10 +104,7 @@ def _view(column: pa.ChunkedArray, kind: Kind, dtype: Any) -> np.ndarray | None:
 
 @dataclass(frozen=True)
 class LevelShape:
-    """The frame ``to_frame`` makes from rows of one level, as converters by row position.
-
-    Built once per level, load and ``internal`` flag (:func:`level_shape`).
-    """
+    """The frame ``to_frame`` makes from rows of one level, as converters by row position."""
 
     level: int
     internal: bool
@@ -144,10 +118,7 @@ class LevelShape:
 
 
 def _without_padding(table: pa.Table, rows: np.ndarray) -> tuple[np.ndarray, pa.Array]:
-    """``rows`` without padding rows or null ids (as ``children_table`` drops them).
-
-    Looks at the ids of these rows only, so a call stays O(children).
-    """
+    """``rows`` without padding rows or null ids (looking at these rows' ids only)."""
     taken = pa.array(rows, pa.int64())
     ids = table.column(ID).take(taken).to_pylist()
     keep = [v is not None and not str(v).startswith(PADDING_PREFIX) for v in ids]
@@ -165,20 +136,12 @@ def _template(
     names = table.column_names
     if (table.schema.metadata or {}).get(b"pandas") is not None or len(set(names)) != len(names):
         return None
-    empty = table.slice(0, 0)
-    paths = gdal_vsi_arrow(state.base.rule, empty, f"level {level} of {state.path}")
-    if GDAL_VSI in names:
-        empty = empty.drop_columns([GDAL_VSI])
-    empty = empty.append_column(GDAL_VSI, paths)
+    empty = with_paths(state.base.rule, table.slice(0, 0), f"level {level} of {state.path}")
     return arrow_frame(empty, state, level, state.path, internal=internal), table
 
 
 def level_shape(state: QueryState, level: int, internal: bool) -> LevelShape | None:
-    """The :class:`LevelShape` of ``level`` (cached with the level tables), or None.
-
-    None means the level is converted by ``to_frame`` (pandas metadata in its
-    schema, or a repeated column name).
-    """
+    """The :class:`LevelShape` of ``level`` (cached), or None when ``to_frame`` must convert it."""
     base = state.base
     key = (level, internal)
     with _LOCK:
@@ -226,9 +189,6 @@ def _build_shape(state: QueryState, level: int, internal: bool) -> LevelShape | 
     )
 
 
-# --- internal:gdal_vsi in Python ------------------------------------------------------
-
-
 def _input(source: pa.ChunkedArray, name: str) -> _Column:
     """A column the GDAL path is built from (integers as numpy when that costs no copy)."""
     kind: Kind = "numpy" if pa.types.is_integer(source.type) and not source.null_count else "arrow"
@@ -264,15 +224,7 @@ def _python_ready(rule: VsiRule, table: pa.Table) -> bool:
 def gdal_vsi_python(rule: VsiRule, values: Mapping[str, Sequence[Any]]) -> list[str | None]:
     """:func:`~taco_gdal.read.query.sql.gdal_vsi_arrow` for a few rows, from Python values.
 
-    ``values`` maps the columns the rule reads to one value per row (None for
-    a null); a row with a null input gets None, as in Arrow.  Integers print
-    as Arrow casts them to strings.
-
-    Example:
-        >>> from taco_gdal.read.opening.containers.base import VsiRule
-        >>> rule = VsiRule("subfile", "/data/x.tacozip")
-        >>> gdal_vsi_python(rule, {"internal:offset": [10], "internal:size": [5]})
-        ['/vsisubfile/10_5,/data/x.tacozip']
+    ``values`` maps the columns the rule reads to one value per row; a null input gives None.
     """
     if rule.kind == "stored":
         return list(values[GDAL_VSI])
@@ -331,9 +283,6 @@ def _from_arrow(array: pa.Array | pa.ChunkedArray, dtype: Any) -> Any:
     return array.to_numpy(zero_copy_only=False)  # pragma: no cover - pandas without str dtype
 
 
-# --- the frame -------------------------------------------------------------------------
-
-
 def _block(values: Any, position: int) -> Block:
     where = np.array([position], dtype=np.intp)
     if isinstance(values, np.ndarray):
@@ -350,7 +299,7 @@ def _numpy(column: _Column, rows: np.ndarray, taken: pa.Array) -> np.ndarray:
 
 
 def _arrow_columns(table: pa.Table, columns: Sequence[_Column], taken: pa.Array) -> dict[str, Any]:
-    """Columns ``to_pandas`` converts in a way that depends on the rows: through ``to_pandas``."""
+    """Columns whose pandas form depends on the rows, through ``to_pandas``."""
     if not columns:
         return {}
     frame = table.select([c.name for c in columns]).take(taken).to_pandas()
@@ -375,31 +324,13 @@ def _assemble(arrays: list[Any], columns: pd.Index, index: pd.Index) -> pd.DataF
 def rows_frame(
     state: QueryState, level: int, rows: np.ndarray, *, internal: bool, what: str = "frame"
 ) -> pd.DataFrame:
-    """Rows of ``level`` (positions, padding dropped) as ``arrow_frame`` would make them.
-
-    Args:
-        state: the dataset's query state (the frame navigates with it).
-        level: the rows' level.
-        rows: row positions in the level table, in the order wanted.
-        internal: show every ``internal:*`` column (else as ``.data`` does).
-        what: names the operation in error messages.
-
-    Example:
-        >>> frame = rows_frame(tiles.state, 1, np.array([0, 1]), internal=False)
-        >>> frame.id.tolist(), frame.index.tolist()
-        (['b02', 'b03'], [0, 1])
-    """
+    """Rows of ``level`` (positions, padding dropped) as ``arrow_frame`` would make them."""
     shape = level_shape(state, level, internal)
     table = state.base.table(level)
     where = f"{what}: level {level} of {state.path}"
     if shape is None:
-        taken_table = table.take(pa.array(rows, pa.int64()))
-        paths = gdal_vsi_arrow(state.base.rule, taken_table, where)
-        if GDAL_VSI in taken_table.column_names:
-            taken_table = taken_table.drop_columns([GDAL_VSI])
-        taken_table = taken_table.append_column(GDAL_VSI, paths)
-        mask = pc.invert(pc.starts_with(taken_table.column(ID).cast(pa.string()), PADDING_PREFIX))
-        return arrow_frame(taken_table.filter(mask), state, level, state.path, internal=internal)
+        taken_table = rows_table(state, level, rows, where)
+        return arrow_frame(taken_table, state, level, state.path, internal=internal)
     rows, taken = _without_padding(table, np.array(rows, dtype=np.int64))  # a copy: see index
     later = [c for c in shape.made if c is not None and c.kind == "arrow"]
     converted = _arrow_columns(table, later, taken)
@@ -434,10 +365,7 @@ def _geo_frame(
     index: pd.Index,
     rows: np.ndarray,
 ) -> pd.DataFrame:
-    """As ``to_frame``: the plain columns, then the EPSG:4326 footprints as active geometry.
-
-    The footprints are computed on first use, as ``to_frame``'s are.
-    """
+    """As ``to_frame``: the plain columns, then the lazy EPSG:4326 footprints as geometry."""
     assert shape.geometry is not None and shape.footprints is not None
     position = list(shape.columns).index(shape.geometry)
     rest = arrays[:position] + arrays[position + 1 :]

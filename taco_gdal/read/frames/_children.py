@@ -1,21 +1,7 @@
 """The children of one FOLDER row, in O(its children): no scan of the level, no ``__meta__`` read.
 
-:func:`children_table` takes the rows of level ``k`` whose
-``internal:parent_id`` is the FOLDER's position from a
-:class:`~taco_gdal.read.query.prepared.ChildIndex` (built once per level and load),
-keeps those that survive the filters active at level ``k`` (the surviving
-positions are computed once per filtered view, then looked up with a binary
-search) and gives them their GDAL paths with
-:func:`~taco_gdal.read.query.sql.gdal_vsi_arrow`, the Arrow twin of the SQL
-expression that builds ``internal:gdal_vsi`` (a DuckDB query per call would
-cost more than the rows: registering a small table, running a query on it and
-unregistering it).
-
-The level tables already hold every child (``__meta__`` files repeat them;
-misplaced level-1+ offsets are repaired at load), so navigation reads nothing.
-
-Both caches hang off the :class:`~taco_gdal.read.query.state.LevelTables` object (weak
-keys): every dataset derived from one load shares them, and they go with it.
+Paths come from :func:`~taco_gdal.read.query.sql.gdal_vsi_arrow`: a DuckDB query per
+call would cost more than the rows.  Caches hang off the level tables (weak keys).
 """
 
 from __future__ import annotations
@@ -33,9 +19,10 @@ from taco_gdal.read.query.prepared import ChildIndex, child_index
 from taco_gdal.read.query.sql import gdal_vsi_arrow, not_padding_mask, quote_ident
 
 if TYPE_CHECKING:
+    from taco_gdal.read.opening.containers.base import VsiRule
     from taco_gdal.read.query.state import LevelTables, QueryState
 
-__all__ = ["child_rows", "children_table", "survivors"]
+__all__ = ["child_rows", "children_table", "rows_table", "survivors", "with_paths"]
 
 _LOCK = threading.Lock()
 _INDEXES: weakref.WeakKeyDictionary[LevelTables, dict[int, ChildIndex]] = (
@@ -58,10 +45,7 @@ def _index(base: LevelTables, level: int) -> ChildIndex:
 
 
 def survivors(state: QueryState, level: int, view: str) -> np.ndarray:
-    """Sorted positions (``internal:current_id``) of the rows of filtered ``view`` at ``level``.
-
-    Evaluated once per view (view names are unique) and kept with the level tables.
-    """
+    """Sorted positions (``internal:current_id``) of the rows of filtered ``view``, cached."""
     base = state.base
     with _LOCK:
         known = _SURVIVORS.setdefault(base, {})
@@ -81,7 +65,7 @@ def survivors(state: QueryState, level: int, view: str) -> np.ndarray:
 
 
 def _kept(rows: np.ndarray, alive: np.ndarray) -> np.ndarray:
-    """``rows`` that are in the sorted array ``alive`` (binary search: O(len(rows) log n))."""
+    """``rows`` that are in the sorted array ``alive`` (binary search)."""
     if not alive.size or not rows.size:
         return rows[:0]
     at = np.minimum(np.searchsorted(alive, rows), alive.size - 1)
@@ -90,13 +74,9 @@ def _kept(rows: np.ndarray, alive: np.ndarray) -> np.ndarray:
 
 
 def child_rows(state: QueryState, level: int, parent: int) -> np.ndarray:
-    """Positions in level ``level`` of the children of row ``parent`` that survive ``state``.
+    """Positions in ``level`` of the children of row ``parent`` that survive ``state``.
 
-    Stored order; padding rows included (frames and tables drop them).
-
-    Example:
-        >>> child_rows(tiles._state, 1, 1).tolist()
-        [3, 4, 5]
+    Stored order, padding rows included.
     """
     rows = _index(state.base, level).rows(parent)
     view = state.views.get(level)
@@ -108,25 +88,21 @@ def child_rows(state: QueryState, level: int, parent: int) -> np.ndarray:
 def children_table(state: QueryState, level: int, parent: int, *, what: str) -> pa.Table:
     """The children of row ``parent`` of level ``level - 1`` that survive ``state``, as Arrow.
 
-    Columns as in the ``level<k>`` view: the stored columns (padding rows
-    dropped), ``internal:gdal_vsi`` last; the reader's helper columns are kept
-    (``to_frame`` drops them).
-
-    Args:
-        state: the dataset's query state.
-        level: the children's level (1 .. max depth).
-        parent: the FOLDER's row position at ``level - 1``.
-        what: names the operation in error messages.
-
-    Example:
-        >>> children_table(tiles._state, 1, 0, what="read(0)").num_rows  # b02, b03, b04
-        3
+    Columns as in the ``level<k>`` view (padding dropped, ``internal:gdal_vsi`` last).
     """
-    base = state.base
     rows = child_rows(state, level, parent)
-    taken = base.table(level).take(pa.array(rows, pa.int64()))
-    where = f"{what}: level {level} of {state.path}"
-    paths = gdal_vsi_arrow(base.rule, taken, where)
-    if GDAL_VSI in taken.column_names:
-        taken = taken.drop_columns([GDAL_VSI])
-    return taken.append_column(GDAL_VSI, paths).filter(not_padding_mask(taken))
+    return rows_table(state, level, rows, f"{what}: level {level} of {state.path}")
+
+
+def rows_table(state: QueryState, level: int, rows: np.ndarray, where: str) -> pa.Table:
+    """Rows ``rows`` of ``level`` with their GDAL paths (last), padding dropped."""
+    taken = state.base.table(level).take(pa.array(rows, pa.int64()))
+    return with_paths(state.base.rule, taken, where).filter(not_padding_mask(taken))
+
+
+def with_paths(rule: VsiRule, table: pa.Table, where: str) -> pa.Table:
+    """``table`` with its ``internal:gdal_vsi`` computed by ``rule``, as the last column."""
+    paths = gdal_vsi_arrow(rule, table, where)
+    if GDAL_VSI in table.column_names:
+        table = table.drop_columns([GDAL_VSI])
+    return table.append_column(GDAL_VSI, paths)

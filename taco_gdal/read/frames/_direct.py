@@ -1,19 +1,8 @@
-"""The rows of a level no filter touched, straight from its Arrow table.
+"""The rows of a level only filters touched, straight from its Arrow table.
 
-``ds.data`` on a freshly loaded dataset asks DuckDB for ``SELECT * FROM
-level0``: the level table with padding hidden and ``internal:gdal_vsi``
-appended.  For a million rows that copy costs more than everything else
-``.data`` does, and the answer is already in memory.  :func:`level_rows`
-gives the same rows from the level table (:class:`DirectRows`: the stored
-columns, and a function giving the GDAL path of any of its rows, so that a
-frame computes paths only for the rows it shows), and says ``None`` when it
-cannot promise the same schema as DuckDB's, so the caller asks DuckDB as
-before.
-
-Example:
-    >>> rows = level_rows(ds.state, 0)
-    >>> rows.table.num_rows, rows.paths(np.array([0])).to_pylist()
-    (4, ['/vsisubfile/196_622,...dataset.tacozip'])
+DuckDB's copy of ``SELECT * FROM level0`` costs more than the rest of ``.data``
+while the answer is already in memory.  :func:`level_rows` says ``None`` when it
+cannot promise DuckDB's schema, and the caller asks DuckDB.
 """
 
 from __future__ import annotations
@@ -45,12 +34,7 @@ _lock = threading.Lock()
 
 @dataclass(frozen=True)
 class LazyColumn:
-    """A column a frame computes for the rows it shows: a deferred binary column.
-
-    ``compute(rows)`` gives its values at positions of the rows it belongs to
-    (``None``: all); it goes before the first of ``before`` present in the frame
-    (none: last, before ``internal:gdal_vsi``).
-    """
+    """A deferred column a frame computes for the rows it shows, placed before ``before``."""
 
     name: str
     type: pa.DataType
@@ -60,13 +44,7 @@ class LazyColumn:
 
 @dataclass(frozen=True)
 class DirectRows:
-    """Rows of a level taken from memory: the stored columns and their GDAL paths.
-
-    ``table`` has the columns of ``SELECT * FROM level<k>`` except
-    ``internal:gdal_vsi`` and the ``lazy`` ones (DuckDB's types, padding
-    hidden); ``paths(rows)`` gives ``internal:gdal_vsi`` for some of its rows
-    (``None``: all), as DuckDB would, and each of ``lazy`` its column.
-    """
+    """Rows of a level taken from memory: the stored columns, their GDAL paths, lazy columns."""
 
     table: pa.Table
     paths: RowStrings | None
@@ -87,11 +65,9 @@ class DirectRows:
 @dataclass(frozen=True)
 class _Level:
     every: pa.Table
-    """Every stored row (padding too): positions index it.  No ``internal:gdal_vsi``
-    column unless the paths are stored (rule ``stored``), then it is the last; no
-    column still deferred."""
+    """Every stored row (padding too); ``internal:gdal_vsi`` (last) only when stored."""
     shown: np.ndarray
-    """The stored positions of the rows ``level<k>`` shows (padding hidden), sorted."""
+    """Sorted stored positions of the rows ``level<k>`` shows."""
     rule: VsiRule
     where: str
     deferred: tuple[tuple[str, pa.DataType, tuple[str, ...]], ...] = ()
@@ -135,11 +111,7 @@ class _Level:
 
 
 def level_rows(state: QueryState, level: int) -> DirectRows | None:
-    """``SELECT * FROM level<k>`` without DuckDB, or ``None`` when it must be asked.
-
-    The level's table and positions are prepared once per loaded level
-    (datasets derived from one load share them); nothing here is mutable.
-    """
+    """``SELECT * FROM level<k>`` without DuckDB (prepared once per load), or ``None``."""
     rows = _level(state, level)
     return None if rows is None else rows.rows(None)
 
@@ -147,9 +119,7 @@ def level_rows(state: QueryState, level: int) -> DirectRows | None:
 def filtered_rows(state: QueryState) -> DirectRows | None:
     """The current level-0 view's rows when only filters made it, or ``None``.
 
-    Filters remove rows and change nothing else, so DuckDB is asked only for
-    the surviving row positions (one integer column, in the view's order) and
-    the rows are taken from the level table in memory.
+    DuckDB is asked at most for the surviving positions.
     """
     if state.view == level_view(0):
         return level_rows(state, 0)
@@ -171,7 +141,7 @@ def filtered_rows(state: QueryState) -> DirectRows | None:
 
 
 def _intersection(rows: _Level, decided: list[RowSet | None]) -> np.ndarray:
-    """Sorted stored positions kept by every row set and shown by the level (O(rows) flags)."""
+    """Sorted stored positions kept by every row set and shown by the level."""
     sets = sorted((r.positions() for r in decided if r is not None), key=len)
     kept = sets[0] if sets else rows.shown
     flags = np.zeros(rows.every.num_rows, dtype=bool)

@@ -1,19 +1,8 @@
 """How a level's Arrow rows become one-CRS (geo)pandas columns.
 
-A GeoDataFrame that geopandas can use has ONE active geometry column with one
-CRS.  TACO levels may store several WKB columns (``istac:geometry`` in each
-row's own CRS, ``stac:centroid`` / ``istac:centroid`` in EPSG:4326), so:
-
-* the active column ``geometry`` holds the EPSG:4326 footprint of the first of
-  ``istac:geometry``, ``stac:centroid``, ``istac:centroid`` (the footprints the
-  spatial filters use, reprojected and cut at the antimeridian);
-* every stored WKB column stays as it is stored, as plain bytes (decode with
-  ``shapely.from_wkb``; ``istac:geometry`` is in the CRS its row's
-  ``istac:crs`` names), so ``to_file`` sees a single geometry column;
-* ``internal:*`` columns are hidden unless asked for, except
-  ``internal:gdal_vsi`` (the sample's GDAL path) and ``internal:source_file``
-  (which TACOCAT part a row lives in); ``internal:current_id`` becomes the
-  frame's index, so ``read()`` still finds a FOLDER's children.
+geopandas wants ONE active geometry column with one CRS, while a level may store
+several WKB columns in several CRSs: ``geometry`` holds the EPSG:4326 footprints
+and every stored WKB column stays bytes.
 """
 
 from __future__ import annotations
@@ -27,7 +16,7 @@ import pandas as pd
 import pyarrow as pa
 
 from taco_gdal.errors import TacoFormatError, TacoQueryError
-from taco_gdal.format.names import CURRENT_ID, GDAL_VSI
+from taco_gdal.format.names import CURRENT_ID, GDAL_VSI, INTERNAL_PREFIX
 from taco_gdal.read._types import is_binary
 from taco_gdal.read.frames._lazyarrow import LazyArrowArray
 from taco_gdal.read.frames._lazystr import LazyStringArray, RowStrings, string_dtype
@@ -50,7 +39,6 @@ __all__ = [
 
 FOOTPRINT: Final = "geometry"
 """Name of the active geometry column (EPSG:4326 footprints)."""
-_INTERNAL: Final = "internal:"
 
 
 def footprints_for_rows(
@@ -58,15 +46,8 @@ def footprints_for_rows(
 ) -> np.ndarray:
     """EPSG:4326 footprints of ``table``'s rows, from the dataset's cache when it helps.
 
-    Rows that carry ids take their footprints from the level's cache when a
-    filter already filled it, or fill it when they are at least half of the
-    level; a few rows of a level not yet filtered are computed alone, so a
-    small frame never costs the whole level.
-
-    Example:
-        >>> table = tiles.to_arrow(0)
-        >>> footprints_for_rows(table, "istac:geometry", tiles.state, 0)[0]
-        <POLYGON ((-3.2 40.584, -3.084 40.584, -3.084 40.64, -3.2 40.64, -3.2 40.584))>
+    The level's cache is used when filled, or filled for at least half the level;
+    a few rows are computed alone, so a small frame never costs the whole level.
     """
     from taco_gdal.read.spatial.filters import cached_footprints, footprints_of
     from taco_gdal.read.spatial.footprints import compute_footprints
@@ -91,8 +72,7 @@ def footprints_for_rows(
 
 
 def _level_rows(state: QueryState, level: int, ids: np.ndarray, column: str) -> pa.Table:
-    """Rows ``ids`` of the stored level (its CRS columns too); of the columns still deferred,
-    only ``column`` is decoded."""
+    """Rows ``ids`` of the stored level; of the deferred columns only ``column`` is decoded."""
     taken = pa.array(ids, pa.int64())
     base = state.base
     if column not in base.pending(level):
@@ -102,24 +82,16 @@ def _level_rows(state: QueryState, level: int, ids: np.ndarray, column: str) -> 
 
 
 def hidden_internal(name: object) -> bool:
-    """Whether :func:`visible` hides column ``name`` (``internal:current_id`` becomes the index).
-
-    Example:
-        >>> hidden_internal("internal:offset"), hidden_internal("internal:gdal_vsi")
-        (True, False)
-    """
-    return str(name).startswith(_INTERNAL) and name not in VISIBLE_INTERNAL and name != CURRENT_ID
+    """Whether :func:`visible` hides column ``name`` (``internal:current_id`` becomes the index)."""
+    return (
+        str(name).startswith(INTERNAL_PREFIX)
+        and name not in VISIBLE_INTERNAL
+        and name != CURRENT_ID
+    )
 
 
 def visible(frame: pd.DataFrame, internal: bool) -> pd.DataFrame:
-    """``frame`` with ``internal:*`` hidden (unless ``internal``) and ids as the index.
-
-    Example:
-        >>> f = pd.DataFrame({"id": ["a"], "internal:offset": [1], "internal:current_id": [7]})
-        >>> shown = visible(f, internal=False)
-        >>> list(shown.columns), shown.index.name, int(shown.index[0])
-        (['id'], 'internal:current_id', 7)
-    """
+    """``frame`` with ``internal:*`` hidden (unless ``internal``) and ids as the index."""
     if internal:
         return frame
     hidden = [c for c in frame.columns if hidden_internal(c)]
@@ -131,16 +103,11 @@ def visible(frame: pd.DataFrame, internal: bool) -> pd.DataFrame:
 
 def _binary_as_arrow(kind: pa.DataType) -> pd.ArrowDtype | None:
     """Keep WKB (binary) columns in Arrow: no million Python ``bytes`` objects up front."""
-    if is_binary(kind):
-        return pd.ArrowDtype(kind)
-    return None
+    return pd.ArrowDtype(kind) if is_binary(kind) else None
 
 
 def _shown_positions(names: Sequence[str], index: pd.RangeIndex | None) -> list[int]:
-    """Positions of the columns :func:`visible` keeps (hidden ones are never converted).
-
-    With ``index``, ``internal:current_id`` is that index and is not converted either.
-    """
+    """Positions of the columns :func:`visible` keeps (and not ``index``'s column)."""
     return [
         i
         for i, name in enumerate(names)
@@ -149,11 +116,7 @@ def _shown_positions(names: Sequence[str], index: pd.RangeIndex | None) -> list[
 
 
 def _row_range_index(table: pa.Table) -> pd.RangeIndex | None:
-    """``internal:current_id`` as a ``RangeIndex`` when it is ``0..n-1`` (an unfiltered level).
-
-    The index :func:`visible`'s ``set_index`` gives too (pandas recognises the
-    range), without converting the column first: at 1M rows an 8 MB int64
-    array and the copy of the block it shares.
+    """``internal:current_id`` as a ``RangeIndex`` when it is ``0..n-1``, not converted.
 
     Example:
         >>> _row_range_index(pa.table({"internal:current_id": [0, 1, 2]}))
@@ -185,9 +148,7 @@ def footprints_of_rows(
 ) -> RowGeometries:
     """The function a :class:`LazyGeometryArray` calls: footprints of some rows of ``table``.
 
-    ``table`` needs the WKB ``column`` (or ``source`` computes it) and, to
-    reuse the level's cached footprints, ``internal:current_id``; a bad value
-    raises :class:`TacoFormatError` naming ``where`` when the footprint is first used.
+    A bad value raises :class:`TacoFormatError` naming ``where`` on first use.
     """
 
     def compute(rows: np.ndarray | None) -> np.ndarray:
@@ -214,18 +175,9 @@ def arrow_frame(
 ) -> pd.DataFrame:
     """Arrow result -> a pandas DataFrame, or a GeoDataFrame when there is geometry.
 
-    Helper columns are dropped; with a WKB geometry column the frame is a
-    GeoDataFrame whose one active column ``geometry`` holds EPSG:4326
-    footprints, the stored WKB columns staying as bytes; ``internal:*`` other
-    than ``internal:gdal_vsi`` / ``internal:source_file`` are hidden unless
-    ``internal`` (``internal:current_id`` becomes the index).  ``paths``, when
-    given, computes the ``internal:gdal_vsi`` column ``table`` lacks: it
-    becomes the last column, a :class:`LazyStringArray` (paths are built for
-    the rows that are looked at).  Each of ``lazy`` (a column ``table`` lacks,
-    still in the dataset's file) becomes a :class:`LazyArrowArray` in its
-    stored place.  ``state`` and ``level`` say where the rows' cached
-    footprints are; :func:`~taco_gdal.read.frames.dataframe.to_frame` makes the
-    result a TacoDataFrame.
+    ``paths`` computes the missing ``internal:gdal_vsi`` column lazily (last);
+    each of ``lazy`` becomes a lazy column in its stored place.  ``state`` and
+    ``level`` say where the rows' cached footprints are.
     """
     table = table.drop_columns([c for c in table.column_names if is_hidden(c)])
     lazy = [c for c in lazy if not is_hidden(c.name)]

@@ -1,24 +1,7 @@
 """Arrow-backed pandas columns computed on first use, a row at a time when only rows are asked.
 
-``.data`` of a million-row level holds columns nobody may look at: the GDAL
-path of every sample (a million strings to build) and the binary (WKB)
-columns a large level leaves in its file until asked (see
-:mod:`taco_gdal.read.opening.containers._deferred`).  :class:`LazyRows` makes an
-Arrow-backed pandas array whose values a function of row positions computes:
-
-* ``len``, the dtype and building the frame cost nothing;
-* taking rows (``head``, ``iloc``, masks, ``repr``, ``frame.read(i)``)
-  computes only those rows;
-* anything else (comparisons, ``.str``, ``tolist``, pickling) computes the
-  whole column once, under a lock, and from then on the array is an ordinary
-  Arrow-backed array.
-
-The arrays pandas derives from one (``type(self).__new__`` then
-``_pa_array = ...``, or ``type(self)(values)``) are eager: laziness is only
-what ``lazy`` builds.  The function must be pure (same positions, same
-values): copies share it.  :class:`LazyArrowArray` is the generic array
-(``pd.ArrowDtype``); :class:`~taco_gdal.read.frames._lazystr.LazyStringArray` is
-pandas' ``str`` array.
+Taking rows computes only those rows; anything else computes the whole column
+once, under a lock.  The function must be pure: copies share it.
 
 Example:
     >>> calls = []
@@ -87,9 +70,7 @@ RowNormaliser = Callable[[pa.Array | pa.ChunkedArray], pa.ChunkedArray]
 class LazyRows:
     """The laziness of an Arrow-backed pandas array; mixed in before the array class.
 
-    A subclass gives :meth:`_eager` (a plain array of the same dtype over
-    values) and :meth:`_normalise` (what the function returns, as the chunked
-    Arrow type the array stores).
+    A subclass gives :meth:`_eager` (a plain array over values) and :meth:`_normalise`.
     """
 
     _cell: _Cell | None = None
@@ -122,7 +103,6 @@ class LazyRows:
         array._cache = {}
         return array
 
-    # --- the one place the whole column is computed ---------------------------
     @property
     def _pa_array(self) -> pa.ChunkedArray:
         values: pa.ChunkedArray | None = self.__dict__.get("_values")
@@ -149,7 +129,6 @@ class LazyRows:
         assert self._cell is not None
         return self._eager(self._cell.rows(rows), self._dtype)
 
-    # --- what costs nothing ---------------------------------------------------
     def __len__(self) -> int:
         return len(self._pa_array) if self.computed else self._cell.length  # type: ignore[union-attr]
 
@@ -171,7 +150,6 @@ class LazyRows:
         # Pickles as the plain array it stands for (the function may not pickle).
         return (type(self)._eager, (self._pa_array, self._dtype))
 
-    # --- what computes only the rows asked for --------------------------------
     def __getitem__(self, item: Any) -> Any:
         if self.computed:
             return super().__getitem__(item)  # type: ignore[misc]

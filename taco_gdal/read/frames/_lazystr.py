@@ -1,26 +1,6 @@
 """A string column computed on first use: a million GDAL paths cost nothing until touched.
 
-``.data`` of a million-row level would otherwise build a million
-``/vsisubfile/<offset>_<size>,<container>`` strings before returning, even
-when the user only looks at ``head()`` or reads one sample.
-:class:`LazyStringArray` is pandas' own string array
-(:class:`pandas.arrays.ArrowStringArray`, the ``str`` dtype) made lazy by
-:class:`~taco_gdal.read.frames._lazyarrow.LazyRows`: rows are computed when taken,
-the whole column on any other use.
-
-Example:
-    >>> calls = []
-    >>> def names(rows):
-    ...     calls.append(None if rows is None else rows.tolist())
-    ...     every = np.arange(3) if rows is None else rows
-    ...     return pa.array([f"s{i}" for i in every])
-    >>> column = pd.Series(LazyStringArray.lazy(names, 3))
-    >>> len(column), calls
-    (3, [])
-    >>> column.iloc[2], calls
-    ('s2', [[2]])
-    >>> (column == "s1").tolist(), calls[-1]
-    ([False, True, False], None)
+pandas' own ``str`` array made lazy by :class:`~taco_gdal.read.frames._lazyarrow.LazyRows`.
 """
 
 from __future__ import annotations
@@ -40,11 +20,7 @@ RowStrings = RowArrays
 
 
 def string_dtype() -> pd.StringDtype | None:
-    """The dtype pandas gives an Arrow string column, if it is the Arrow-backed ``str``.
-
-    ``None`` under pandas options that convert strings to Python objects:
-    the lazy column is then not used (it would change the column's dtype).
-    """
+    """The dtype pandas gives an Arrow string column if Arrow-backed ``str``, else None."""
     dtype = pa.array([], pa.string()).to_pandas().dtype
     if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
         return dtype

@@ -1,14 +1,7 @@
 """A tacoreader user's habits: Arrow and Polars frames, protected columns, a typed PIT schema.
 
-* :func:`frame_to_arrow` / :func:`to_polars`: a :class:`TacoDataFrame` (pandas)
-  as a ``pyarrow.Table`` or a ``polars.DataFrame``.  The derived ``geometry``
-  column of a GeoDataFrame is written as WKB; everything else keeps its values.
-  Polars is an optional extra (``pip install 'taco_gdal[polars]'``).
-* :func:`check_assignment`: ``id``, ``type`` and ``internal:*`` columns hold what
-  navigation and GDAL paths are built from, so a frame refuses to overwrite
-  them (as tacoreader 2.x does), with a :class:`TacoQueryError` naming the column.
-* :class:`PitSchema`: ``taco:pit_schema`` as a small frozen value (root type,
-  children per level, max depth) that also reads like the stored dict.
+Frames refuse to overwrite ``id``, ``type`` and ``internal:*`` (navigation and
+GDAL paths are built from them), as tacoreader 2.x does.
 """
 
 from __future__ import annotations
@@ -68,8 +61,6 @@ def check_assignment(key: object, where: str = "TacoDataFrame") -> None:
 def assigned_columns(frame: pd.DataFrame, key: object, positional: bool) -> list[object]:
     """The column labels a ``.loc``/``.iloc``/``.at``/``.iat`` assignment with ``key`` writes.
 
-    A key without a column part (``frame.loc[3] = ...``) writes every column.
-
     Example:
         >>> import pandas as pd
         >>> f = pd.DataFrame({"id": ["a"], "x": [1]})
@@ -91,13 +82,7 @@ def assigned_columns(frame: pd.DataFrame, key: object, positional: bool) -> list
 
 
 class GuardedIndexer:
-    """A pandas indexer whose assignments refuse protected columns; reads pass through.
-
-    Args:
-        indexer: the frame's own ``.loc``, ``.iloc``, ``.at`` or ``.iat``.
-        frame: the frame it indexes.
-        positional: True for ``.iloc`` / ``.iat`` (column keys are positions).
-    """
+    """A pandas indexer whose assignments refuse protected columns; reads pass through."""
 
     def __init__(self, indexer: Any, frame: pd.DataFrame, positional: bool) -> None:
         self._indexer = indexer

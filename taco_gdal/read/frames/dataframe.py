@@ -1,21 +1,12 @@
 """TacoDataFrame: a materialised level, as pandas (or geopandas) with ``read()``.
 
-``TacoDataFrame`` is a :class:`pandas.DataFrame`; when the level has a WKB
-geometry column (``istac:geometry``, ``stac:centroid``, ``istac:centroid``)
-the frame is a :class:`TacoGeoDataFrame`, which is both a ``TacoDataFrame``
-and a :class:`geopandas.GeoDataFrame` with one active geometry column,
-``geometry``, in EPSG:4326 (the stored WKB columns stay bytes; see
-:mod:`taco_gdal.read.frames._geoframe`).  Slicing, filtering and column selection keep
-the class (and ``read()``), falling back from geo to plain when no geometry column is left.
-
-Frames pickle (pandas keeps ``_taco``, the :class:`FrameContext`, through
-``_metadata``): an unpickled frame, in another process too, still navigates
-with ``read()``.
+A level with a WKB geometry column gives a :class:`TacoGeoDataFrame`.  Frames
+pickle with their :class:`FrameContext`, so an unpickled frame still navigates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, cast
@@ -61,21 +52,10 @@ __all__ = [
 
 @dataclass(frozen=True)
 class FrameContext:
-    """Where a frame came from: the dataset's query state and the frame's level.
-
-    It holds the immutable :class:`~taco_gdal.read.query.state.QueryState` (never a
-    DuckDB connection), so a frame pickles with it and ``read(key)`` works in
-    the process that unpickles it; the level tables travel along (their size
-    is the cost of pickling a frame, however few rows it has).
-    """
+    """Where a frame came from: the dataset's (immutable, picklable) query state and level."""
 
     state: QueryState
     level: int
-
-    @property
-    def level_views(self) -> Mapping[int, str]:
-        """The current view of each filtered level below 0."""
-        return self.state.views
 
     @property
     def where(self) -> str:
@@ -113,17 +93,17 @@ class TacoDataFrame(pd.DataFrame):
 
     @property
     def iloc(self) -> Any:  # type: ignore[override]
-        """pandas' ``.iloc``; assignments to protected columns are refused."""
+        """pandas' ``.iloc``, guarded as ``.loc``."""
         return GuardedIndexer(super().iloc, self, positional=True)
 
     @property
     def at(self) -> Any:  # type: ignore[override]
-        """pandas' ``.at``; assignments to protected columns are refused."""
+        """pandas' ``.at``, guarded as ``.loc``."""
         return GuardedIndexer(super().at, self, positional=False)
 
     @property
     def iat(self) -> Any:  # type: ignore[override]
-        """pandas' ``.iat``; assignments to protected columns are refused."""
+        """pandas' ``.iat``, guarded as ``.loc``."""
         return GuardedIndexer(super().iat, self, positional=True)
 
     def to_arrow(self) -> pa.Table:
@@ -139,15 +119,11 @@ class TacoDataFrame(pd.DataFrame):
 
         Args:
             key: the row's position or id.
-            internal: show the children's ``internal:*`` columns; by default
-                children show what this frame shows (``.data`` hides them,
-                ``frame(internal=True)`` shows them).
+            internal: show the children's ``internal:*`` columns (default: as this frame).
 
         Returns:
-            The GDAL path of a FILE sample (opens with ``rasterio.open`` /
-            ``gdal.Open``), or the children of a FOLDER sample as a
-            TacoDataFrame, taken from the loaded level (no read) and
-            restricted to the children that survive the dataset's active filters.
+            The GDAL path of a FILE sample, or the children of a FOLDER sample
+            that survive the dataset's filters, as a TacoDataFrame.
 
         Raises:
             TacoNavigationError: no such position or id (the message lists what exists).
@@ -157,14 +133,10 @@ class TacoDataFrame(pd.DataFrame):
     def open(self, key: int | str, verify: bool = True) -> AbstractContextManager[DatasetReader]:
         """Open a FILE sample with rasterio under taco_gdal's read profile.
 
-        With ``verify`` (default) and a ``taco_gdal:checksum`` value on the row,
-        the sample's bytes are digested first; a mismatch raises
-        :class:`~taco_gdal.errors.TacoChecksumError`.
-
-        The profile (``GDAL_DISABLE_READDIR_ON_OPEN=EMPTY_DIR``,
-        ``GDAL_INGESTED_BYTES_AT_OPEN`` = the sample's size, retries) applies
-        around the open only; a remote sample up to 8 MB costs one GET, and a
-        container that changed since its metadata was read raises
+        With ``verify`` and a ``taco_gdal:checksum`` on the row, the bytes are
+        digested first (a mismatch raises
+        :class:`~taco_gdal.errors.TacoChecksumError`).  The profile applies around
+        the open only; a container changed since load raises
         :class:`~taco_gdal.errors.TacoChangedError`.
 
         Raises:
@@ -195,9 +167,7 @@ class TacoDataFrame(pd.DataFrame):
     def plot_sample(
         self, key: int | str, bands: Sequence[int] | None = None, ax: Axes | None = None
     ) -> Axes:
-        """A quick-look of one FILE sample (rasterio, 2-98 percent stretch, id and date title).
-
-        Reads at most 512 pixels a side (decimated) under the read profile.
+        """A quick-look of one FILE sample (at most 512 pixels a side, 2-98 percent stretch).
 
         Args:
             key: position or id, as in :meth:`read`.
@@ -249,11 +219,7 @@ class TacoGeoDataFrame(TacoDataFrame, gpd.GeoDataFrame):  # type: ignore[misc]
 
 
 def as_taco(frame: pd.DataFrame, context: FrameContext | None) -> TacoDataFrame:
-    """``frame`` (pandas, or geopandas with EPSG:4326 footprints) as a TacoDataFrame, in place.
-
-    The blocks stay as they are (no copy, no inference): only the class changes,
-    and the frame remembers ``context`` for :meth:`TacoDataFrame.read`.
-    """
+    """``frame`` as a TacoDataFrame, in place (only the class changes; no copy)."""
     frame.__class__ = TacoGeoDataFrame if isinstance(frame, gpd.GeoDataFrame) else TacoDataFrame
     object.__setattr__(frame, "_taco", context)
     return cast("TacoDataFrame", frame)
@@ -298,9 +264,6 @@ def child_frame(
 ) -> TacoDataFrame:
     """The children of row ``parent`` of level ``level - 1`` that survive ``state``, as a frame.
 
-    Equal (``pandas.testing.assert_frame_equal``) to ``to_frame`` of
-    :func:`~taco_gdal.read.frames._children.children_table`.
-
     Example:
         >>> child_frame(tiles.state, 1, 0, internal=False, what="read(0)").id.tolist()
         ['b02', 'b03', 'b04']
@@ -310,11 +273,7 @@ def child_frame(
 
 
 def read(frame: TacoDataFrame, key: int | str, internal: bool | None = None) -> str | TacoDataFrame:
-    """See :meth:`TacoDataFrame.read` (:mod:`~taco_gdal.read.frames.navigation` finds the row).
-
-    ``internal``: show every ``internal:*`` column of the children (default:
-    when ``frame`` shows them, see :func:`~taco_gdal.read.frames.navigation.shows_internal`).
-    """
+    """See :meth:`TacoDataFrame.read`."""
     target = navigation.locate(frame, key, internal)
     if isinstance(target, str):
         return target

@@ -1,29 +1,7 @@
 """``TacoDataFrame.read(key)``: from a row to its GDAL path or to where its children are.
 
-:func:`locate` finds the row and says where its children are; the frame is
-made by :mod:`taco_gdal.read.frames.dataframe`.  When the row carries its
-``internal:current_id`` (every frame from ``.data`` does), its children come
-from the level table already in memory, in O(children):
-:func:`taco_gdal.read.frames._children.child_rows` (a per-level index on
-``internal:parent_id``, surviving positions cached per filtered view; nothing
-is read, no level is scanned), made into a frame without a pass through
-``Table.to_pandas`` (:mod:`taco_gdal.read.frames._childframe`; the same frame
-as ``to_frame``, tested equal).
-
-Children frames show the columns their parent frame shows: ``internal:*`` is
-hidden as in ``.data`` (``internal:gdal_vsi`` and ``internal:source_file``
-stay, ``internal:current_id`` is the index), unless the parent frame shows
-them (``ds.frame(internal=True).read(k)``) or ``read(frame, key,
-internal=True)`` asks.
-
-Otherwise (a ``sql()`` result that dropped the id) a FOLDER row's
-``internal:gdal_vsi`` points at its ``__meta__`` parquet (a ``/vsisubfile/``
-range inside an archive, or a file in a folder), which holds the metadata of
-its direct children.  It is read with one range read through GDAL, and one
-DuckDB query gives the children their GDAL paths, their
-``internal:current_id`` / ``parent_id`` (matched by id among the rows of the
-next level whose parent is this row) and, when a filter was applied at that
-level, drops the children that did not survive it.
+A row with its ``internal:current_id`` finds its children in the level table in
+memory; otherwise (a ``sql()`` result) they come from its ``__meta__`` (one read).
 """
 
 from __future__ import annotations
@@ -110,10 +88,7 @@ def row_position(frame: TacoDataFrame, key: object) -> int:
 
 
 def shows_internal(frame: TacoDataFrame) -> bool:
-    """True when ``frame`` shows ``internal:*`` columns that ``.data`` hides.
-
-    Children follow the frame they come from: ``ds.data.read(k)`` hides them
-    as ``.data`` does, ``ds.frame(internal=True).read(k)`` shows them.
+    """True when ``frame`` shows ``internal:*`` columns that ``.data`` hides (children follow).
 
     Example:
         >>> shows_internal(ds.data), shows_internal(ds.frame(internal=True))
@@ -152,9 +127,7 @@ def _row_id(frame: TacoDataFrame, position: int) -> int | None:
 class Children:
     """Where the children of a FOLDER row are: rows of ``level`` below row ``parent``.
 
-    ``parent`` is the row's ``internal:current_id`` (the children are in the
-    level table); without it, ``row`` holds the row's values and the children
-    come from its ``__meta__`` (:func:`meta_children`).
+    Without ``parent``, ``row`` holds the row's values for :func:`meta_children`.
     """
 
     state: QueryState
@@ -166,11 +139,7 @@ class Children:
 
 
 def locate(frame: TacoDataFrame, key: int | str, internal: bool | None = None) -> str | Children:
-    """The GDAL path of sample ``key`` of ``frame`` (a FILE), or where its children are.
-
-    ``internal``: show every ``internal:*`` column of the children (default:
-    when ``frame`` shows them, see :func:`shows_internal`).
-    """
+    """The GDAL path of sample ``key`` of ``frame`` (a FILE), or where its children are."""
     missing = [c for c in (TYPE, GDAL_VSI) if c not in frame.columns]
     if missing:
         raise TacoQueryError(
@@ -208,10 +177,7 @@ def locate(frame: TacoDataFrame, key: int | str, internal: bool | None = None) -
 
 
 def read_meta(path: str, sample: str) -> tuple[pa.Table, VsiRule]:
-    """The ``__meta__`` table at a FOLDER row's GDAL path, and the rule for its children's paths.
-
-    One read: a ``/vsisubfile/`` range of the archive, or the ``__meta__`` file.
-    """
+    """The ``__meta__`` table at a FOLDER row's GDAL path (one read), and its children's rule."""
     where = f"{path} (__meta__ of sample {sample!r})"
     if path.startswith(vsi.SUBFILE_PREFIX):
         span = vsi.parse_subfile(path)

@@ -1,9 +1,6 @@
 """Text and HTML summaries of a TacoDataset (``repr`` and Jupyter's ``_repr_html_``).
 
-The text form is built from public properties only (COLLECTION metadata and
-the query state's step descriptions).  The HTML form also counts the current
-rows per level and draws their footprints: queries over the in-memory level
-tables, no I/O beyond what ``load`` read.
+Built from metadata ``load`` already holds: no I/O.
 """
 
 from __future__ import annotations
@@ -72,17 +69,13 @@ def _summary(ds: TacoDataset) -> list[tuple[str, str]]:
     return rows
 
 
-def _steps(ds: TacoDataset) -> list[str]:
-    return ds.state.descriptions
-
-
 def dataset_text(ds: TacoDataset) -> str:
     """Plain-text summary (``repr``)."""
     lines = [f"<TacoDataset {ds.id!r}>"]
     lines += [f"  {key}: {value}" for key, value in _summary(ds)]
     lines.append("  hierarchy:")
     lines += [f"    {line}" for line in hierarchy_lines(ds.pit_schema)]
-    steps = _steps(ds)
+    steps = ds.state.descriptions
     if steps:
         lines.append("  query (lazy, read .data to run):")
         lines += [f"    {i + 1}. {step}" for i, step in enumerate(steps)]
@@ -112,12 +105,7 @@ def _current(ds: TacoDataset) -> tuple[list[tuple[str, str]], str]:
 
 
 def dataset_html(ds: TacoDataset) -> str:
-    """Self-contained HTML summary for Jupyter (``_repr_html_``): no JavaScript.
-
-    Shows the COLLECTION facts, the rows per level after the current filters,
-    the filter steps, the rounded extent and time range of the current rows,
-    and a static SVG map of their footprints (see :mod:`taco_gdal.read.notebook._svg`).
-    """
+    """Self-contained HTML summary for Jupyter (``_repr_html_``), with a static SVG map."""
     esc = html.escape
     current, svg = _current(ds)
     rows = "".join(
@@ -126,7 +114,7 @@ def dataset_html(ds: TacoDataset) -> str:
     levels = "".join(
         f"<li><code>{esc(line)}</code></li>" for line in hierarchy_lines(ds.pit_schema)
     )
-    steps = _steps(ds)
+    steps = ds.state.descriptions
     query = ""
     if steps:
         items = "".join(f"<li><code>{esc(step)}</code></li>" for step in steps)

@@ -1,7 +1,6 @@
 """What an analyst sees in Jupyter: summaries, the footprint map, plots, quick-looks.
 
-Every function here reads metadata that ``load`` already holds (DuckDB over
-in-memory tables); only :func:`plot_sample` reads pixels (one sample).
+Only :func:`plot_sample` reads pixels; the rest uses metadata ``load`` already holds.
 """
 
 from __future__ import annotations
@@ -56,12 +55,7 @@ def rounded_extent(bounds: Sequence[float]) -> tuple[float, float, float, float]
     """
     west, south, east, north = (float(v) for v in bounds)
     digits = _decimals(max(east - west, north - south))
-    return (
-        round(west, digits),
-        round(south, digits),
-        round(east, digits),
-        round(north, digits),
-    )
+    return (round(west, digits), round(south, digits), round(east, digits), round(north, digits))
 
 
 @dataclass(frozen=True)
@@ -69,13 +63,11 @@ class Summary:
     """Facts an HTML repr shows, computed from the current (filtered) view."""
 
     rows: tuple[int, ...]
-    """Rows at each level after the current filters (padding hidden)."""
     extent: tuple[float, float, float, float] | None
     """Rounded EPSG:4326 bounds of the footprints shown on the map."""
     time: tuple[str, str] | None
     """First and last start time of the current level-0 rows."""
     svg: str | None
-    """The footprint map, or None when no level has geometry."""
 
 
 def _time_range(state: QueryState, fetch: Any, columns: Sequence[str]) -> tuple[str, str] | None:
@@ -94,8 +86,7 @@ def _time_range(state: QueryState, fetch: Any, columns: Sequence[str]) -> tuple[
 def summarise(state: QueryState, fetch: Any, columns_of: Any, *, map_width: int = 320) -> Summary:
     """Rows per level, extent, time range and the SVG map of the current view.
 
-    ``fetch(sql)`` runs a query in the dataset's session; ``columns_of``
-    lists a relation's columns.
+    ``fetch(sql)`` runs a query in the dataset's session; ``columns_of`` lists a relation's.
     """
     from taco_gdal.read.spatial.crs import footprint_column
     from taco_gdal.read.spatial.filters import footprints_of
@@ -133,12 +124,7 @@ def summarise(state: QueryState, fetch: Any, columns_of: Any, *, map_width: int 
 
 
 def _readable_table(frame: TacoDataFrame) -> tuple[str | None, list[str]]:
-    """pandas' HTML of ``frame`` for reading: WKB as ``<WKB n B>``, bookkeeping columns left out.
-
-    Returns the HTML (None when nothing needs changing) and the ``internal:*``
-    columns left out of the display (``internal:gdal_vsi`` and
-    ``internal:source_file`` stay: they say where the sample is).
-    """
+    """pandas' HTML of ``frame`` (None: unchanged) with WKB shortened, and the hidden columns."""
     hidden = [
         str(c)
         for c in frame.columns
@@ -172,8 +158,7 @@ def _holds_bytes(column: pd.Series) -> bool:
     """True for WKB-like columns: Arrow binary, or Python objects that are bytes."""
     dtype = column.dtype
     if isinstance(dtype, pd.ArrowDtype):
-        kind = dtype.pyarrow_dtype
-        return is_binary(kind)
+        return is_binary(dtype.pyarrow_dtype)
     return bool(dtype == np.dtype(object)) and any(isinstance(v, bytes) for v in column.head(20))
 
 
@@ -182,11 +167,7 @@ def _wkb_text(value: object) -> str:
 
 
 def frame_html(frame: TacoDataFrame, table_html: str) -> str:
-    """A frame's HTML: its footprint map (if it has geometry) beside a readable table.
-
-    The table leaves out the ``internal:*`` bookkeeping columns (they are
-    still in the frame: ``df.columns`` lists them) and shortens WKB bytes.
-    """
+    """A frame's HTML: its footprint map (if it has geometry) beside a readable table."""
     import geopandas as gpd
 
     readable, hidden = _readable_table(frame)
@@ -209,8 +190,7 @@ _MAP_SHAPES: Final = 2000
 
 
 def _frame_map(frame: TacoDataFrame) -> str:
-    """The frame's footprint map; a big frame whose footprints are not computed yet
-    draws an even sample of them (computing only those), so showing it stays cheap."""
+    """The frame's footprint map (an even sample when they are many and not computed yet)."""
     from taco_gdal.read.spatial._lazygeom import LazyGeometryArray
 
     values = frame.geometry.values
@@ -231,13 +211,7 @@ def plot_footprints(
     Raises:
         TacoQueryError: the frame has no geometry, or no such column.
     """
-    import geopandas as gpd
-
-    if not isinstance(frame, gpd.GeoDataFrame) or frame.active_geometry_name is None:
-        raise TacoQueryError(
-            "plot(): expected footprints (istac:geometry, stac:centroid or istac:centroid); "
-            f"the current view has columns {list(frame.columns)}"
-        )
+    _require_footprints(frame, "plot")
     if column is not None and column not in frame.columns:
         raise TacoQueryError(
             f"plot(column={column!r}): no such column; the view has {list(frame.columns)}"
@@ -255,6 +229,16 @@ def plot_footprints(
     axes.set_ylabel("latitude (°)")
     axes.grid(True, linewidth=0.3)
     return axes
+
+
+def _require_footprints(frame: TacoDataFrame, call: str) -> None:
+    import geopandas as gpd
+
+    if not isinstance(frame, gpd.GeoDataFrame) or frame.active_geometry_name is None:
+        raise TacoQueryError(
+            f"{call}(): expected footprints (istac:geometry, stac:centroid or istac:centroid); "
+            f"the current view has columns {list(frame.columns)}"
+        )
 
 
 def _stretch(band: np.ma.MaskedArray[Any, Any]) -> np.ndarray:
@@ -288,7 +272,6 @@ def plot_sample(
 ) -> Axes:
     """A quick-look of one FILE sample: up to 3 bands, 2-98 percent stretch, id and date.
 
-    Reads a decimated view (at most 512 pixels a side) through the read profile.
     ``position`` is row ``key`` of ``frame``, ``target`` what ``frame.read`` gave for it.
 
     Raises:
@@ -346,9 +329,8 @@ def _json_columns(frame: TacoDataFrame) -> list[str]:
 def explore(frame: TacoDataFrame, **kwargs: Any) -> Any:
     """An interactive folium map of the footprints (EPSG:4326), when folium is installed.
 
-    Text, number and time columns become the tooltip; ``kwargs`` go to
-    ``folium.Map`` (e.g. ``tiles=``).  Needs only folium (geopandas'
-    ``explore`` also needs mapclassify).
+    Text, number and time columns become the tooltip; ``kwargs`` go to ``folium.Map``.
+    Needs only folium (geopandas' ``explore`` also needs mapclassify).
 
     Raises:
         TacoError: folium is not installed (the message says how to get it).
@@ -365,11 +347,7 @@ def explore(frame: TacoDataFrame, **kwargs: Any) -> Any:
         )
     import folium
 
-    if not isinstance(frame, gpd.GeoDataFrame) or frame.active_geometry_name is None:
-        raise TacoQueryError(
-            "explore(): expected footprints (istac:geometry, stac:centroid or istac:centroid); "
-            f"the current view has columns {list(frame.columns)}"
-        )
+    _require_footprints(frame, "explore")
     fields = _json_columns(frame)
     shown = gpd.GeoDataFrame(frame[fields], geometry=frame.geometry, crs=frame.crs)
     for name in fields:

@@ -1,9 +1,7 @@
 """A small static SVG map of footprints (lon/lat), for Jupyter's HTML repr.
 
-No JavaScript, no tiles, no land outlines: a frame in EPSG:4326 (plate carrée,
-x stretched by ``1 / cos(mid latitude)`` so shapes keep their proportions), a
-graticule with a "nice" step and degree labels, then the footprints (polygons
-filled, points as dots).  Everything comes from metadata already in memory.
+No JavaScript, no tiles: plate carrée with x stretched by ``1 / cos(mid latitude)``,
+a labelled graticule, then the footprints.
 """
 
 from __future__ import annotations
@@ -43,13 +41,7 @@ class MapView:
 
 
 def map_view(bounds: tuple[float, float, float, float] | None, width: int, height: int) -> MapView:
-    """A window around ``bounds`` (5% margin) with the map's aspect ratio, inside the world.
-
-    Example:
-        >>> v = map_view((0.0, 0.0, 1.0, 1.0), 200, 200)
-        >>> round(v.east - v.west, 2) == round(v.north - v.south, 2)
-        True
-    """
+    """A window around ``bounds`` (5% margin) with the map's aspect ratio, inside the world."""
     if bounds is None or not all(math.isfinite(b) for b in bounds):
         return MapView(-180.0, -90.0, 180.0, 90.0)
     west, south, east, north = bounds
@@ -98,31 +90,27 @@ def _graticule(view: MapView, width: int, height: int) -> list[str]:
     return parts
 
 
-def _ring_path(coords: np.ndarray, view: MapView, width: int, height: int) -> str:
+def _pixels(geometry: Any, view: MapView, width: int, height: int) -> list[tuple[float, float]]:
+    coords = shapely.get_coordinates(geometry)
     xs, ys = view.x(coords[:, 0], width), view.y(coords[:, 1], height)
-    points = " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, ys, strict=True))
-    return f"M{points}Z"
+    return list(zip(xs, ys, strict=True))
+
+
+def _path(geometry: Any, view: MapView, width: int, height: int) -> str:
+    return "M" + " ".join(f"{x:.1f},{y:.1f}" for x, y in _pixels(geometry, view, width, height))
 
 
 def _shape(geometry: Any, view: MapView, width: int, height: int) -> str:
     if shapely.get_type_id(geometry) in (0, 4):  # Point, MultiPoint
-        coords = shapely.get_coordinates(geometry)
-        xs, ys = view.x(coords[:, 0], width), view.y(coords[:, 1], height)
-        return "".join(
-            f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5"/>' for x, y in zip(xs, ys, strict=True)
-        )
+        points = _pixels(geometry, view, width, height)
+        return "".join(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5"/>' for x, y in points)
     rings = []
     for part in shapely.get_parts(geometry):
         if shapely.get_type_id(part) == 3:  # Polygon
-            rings.append(_ring_path(shapely.get_coordinates(part.exterior), view, width, height))
-            rings.extend(
-                _ring_path(shapely.get_coordinates(hole), view, width, height)
-                for hole in part.interiors
-            )
+            for ring in (part.exterior, *part.interiors):
+                rings.append(_path(ring, view, width, height) + "Z")
         else:  # lines
-            coords = shapely.get_coordinates(part)
-            xs, ys = view.x(coords[:, 0], width), view.y(coords[:, 1], height)
-            rings.append("M" + " ".join(f"{x:.1f},{y:.1f}" for x, y in zip(xs, ys, strict=True)))
+            rings.append(_path(part, view, width, height))
     return f'<path fill-rule="evenodd" d="{"".join(rings)}"/>' if rings else ""
 
 
@@ -134,17 +122,7 @@ def footprint_svg(
     max_shapes: int = 2000,
     caption: str | None = None,
 ) -> str:
-    """An SVG map of EPSG:4326 shapely geometries (``None`` entries are skipped).
-
-    The window fits the geometries' bounds; at most ``max_shapes`` are drawn
-    (evenly spaced), and the caption says how many.
-
-    Example:
-        >>> import shapely
-        >>> svg = footprint_svg([shapely.box(-4, 40, -3, 41), shapely.Point(-3.5, 40.2)])
-        >>> svg.startswith("<svg") and "<path" in svg and "<circle" in svg
-        True
-    """
+    """An SVG map of EPSG:4326 shapely geometries (``None`` skipped, at most ``max_shapes``)."""
     shapes = np.asarray([g for g in geometries if g is not None and not g.is_empty], dtype=object)
     bounds = None
     if shapes.size:

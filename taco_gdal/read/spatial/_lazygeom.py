@@ -1,34 +1,8 @@
 """A geometry column computed on first use: footprints of a big frame cost nothing until touched.
 
-``.data`` of a million-row level would otherwise reproject and build a million
-shapely footprints before returning, even when the user only looks at
-``head()``, counts rows or reads a sample path.  :class:`LazyGeometryArray`
-is a :class:`geopandas.array.GeometryArray` whose shapely objects are computed
-by a function of row positions:
-
-* ``len``, dtype, CRS and building the frame cost nothing;
-* taking rows (``head``, ``iloc``, boolean masks, ``repr``) computes only those
-  rows' geometries;
-* anything that needs them all (``to_crs``, ``plot``, ``total_bounds``,
-  ``to_file``, pickling, setting a value) computes them once, under a lock,
-  and from then on the array is an ordinary ``GeometryArray``.
-
-The function must be pure (same positions, same geometries): copies share it.
-
-Example:
-    >>> import shapely
-    >>> calls = []
-    >>> def points(rows):
-    ...     calls.append(None if rows is None else rows.tolist())
-    ...     every = np.arange(4) if rows is None else rows
-    ...     return shapely.points(every, every)
-    >>> geoms = LazyGeometryArray(points, 4, crs="EPSG:4326")
-    >>> len(geoms), calls
-    (4, [])
-    >>> geoms.take([2])[0].x, calls
-    (2.0, [[2]])
-    >>> round(float(geoms.total_bounds[2]), 1), calls[-1]
-    (3.0, None)
+Taking rows (``head``, ``iloc``, masks, ``repr``) computes only those rows;
+anything needing them all computes them once, under a lock.  The function must
+be pure: copies share it.
 """
 
 from __future__ import annotations
@@ -60,7 +34,6 @@ class LazyGeometryArray(GeometryArray):  # type: ignore[misc]
         self.crs = crs
         self._sindex = None
 
-    # --- the one place geometries are all computed ---------------------------
     @property  # type: ignore[override]
     def _data(self) -> np.ndarray:
         geoms = self._geoms
@@ -92,7 +65,6 @@ class LazyGeometryArray(GeometryArray):  # type: ignore[misc]
             return GeometryArray(self._geoms[rows], crs=self.crs)
         return GeometryArray(np.asarray(self._compute(rows), dtype=object), crs=self.crs)
 
-    # --- what costs nothing ---------------------------------------------------
     @property
     def size(self) -> int:
         return self._length
@@ -113,7 +85,6 @@ class LazyGeometryArray(GeometryArray):  # type: ignore[misc]
             return super().copy(*args, **kwargs)
         return LazyGeometryArray(self._compute, self._length, crs=self.crs)
 
-    # --- what computes only the rows asked for --------------------------------
     def __getitem__(self, idx: Any) -> Any:
         if self._geoms is not None:
             return super().__getitem__(idx)

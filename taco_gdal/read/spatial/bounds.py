@@ -19,6 +19,7 @@ from taco_gdal.read.spatial.reproject import (
     Rings,
     fast_rings,
     reproject_worker,
+    run_bounds,
     to_wgs84,
     transform_xy,
 )
@@ -35,32 +36,17 @@ __all__ = [
 
 PAD_SAFETY: Final = 4.0
 """Factor on the measured curvature of a projection when padding vertex-only bounds."""
-
-
 PAD_LIMIT: Final = 1e-2
-"""Degrees: a ring whose pad would be larger (and larger than :data:`PAD_SHARE` of its
-extent) is reprojected in full at once instead."""
-
-
+"""Degrees: a larger pad (also over :data:`PAD_SHARE`) makes a ring reprojected at once."""
 PAD_SHARE: Final = 0.1
 """A pad up to this share of a ring's extent in degrees keeps its bounds a useful pre-filter."""
-
-
 _PAD_FLOOR: Final = 1e-9
 """Degrees added to every pad (rounding of the reprojected vertices)."""
-
-
 _CURVE_GRID: Final = 17
 """Nodes per side of the grid on which :func:`_curvature` measures a large CRS group."""
-
-
 _CURVE_GRID_SMALL: Final = 9
-"""The same for a group of fewer than :data:`_SMALL_GROUP` rings (a 9-point stencil per node)."""
-
-
+"""The same for a group of fewer than :data:`_SMALL_GROUP` rings."""
 _SMALL_GROUP: Final = 50_000
-
-
 _STENCIL: Final = np.array(
     [(0, 0), (1, 0), (-1, 0), (0, 1), (0, -1), (1, 1), (1, -1), (-1, 1), (-1, -1)], dtype=float
 )
@@ -69,14 +55,9 @@ _STENCIL: Final = np.array(
 def _curvature(
     transformer: Any, box: tuple[float, float, float, float], step: float, size: int
 ) -> np.ndarray:
-    """``(2, size, size)``: per grid node over ``box``, the largest second derivative of lon, lat.
+    """``(2, size, size)``: per grid node, the Hessian's spectral norm of lon and lat.
 
-    Second differences with step ``step`` (source units) at the nodes of a
-    ``size`` by ``size`` grid over ``box``; per node the Hessian's
-    spectral norm (the largest second derivative along a unit direction), in
-    degrees per source unit squared.  Infinite at a node without finite 4326
-    positions or where the stencil wraps at 180 degrees (a jump of 360 is no
-    curvature, but rings there are then reprojected in full).
+    Infinite where a position is not finite or the stencil wraps at 180 degrees.
     """
     if not step > 0.0:
         return np.zeros((2, size, size))
@@ -118,15 +99,7 @@ def _ring_curvature(
     edges: np.ndarray,
     spacing: float,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per ring, a bound on the second derivative of lon and of lat over the ring.
-
-    ``norms`` (:func:`_curvature`) covers the group's ``box``, cut into
-    cells.  Every point of a ring is at most half its perimeter (``edges *
-    longest / 2``) from its ``first`` vertex, and the interpolation cells of
-    its vertices reach ``spacing`` further: a ring reaching ``r`` cells
-    takes the largest value on the nodes of the ``2r + 1`` cells square
-    around its first vertex's cell.  Times :data:`PAD_SAFETY`.
-    """
+    """Per ring, the largest ``norms`` near its first vertex, times :data:`PAD_SAFETY`."""
     cells = norms.shape[1] - 1
     x0, y0, x1, y1 = box
     cell_x, cell_y = (x1 - x0) / cells, (y1 - y0) / cells
@@ -179,21 +152,14 @@ def outer_bounds(
 ) -> tuple[np.ndarray, np.ndarray]:
     """4326 bounds containing each ring's reprojected outline, from its vertices only.
 
-    An edge straight in ``crs`` is a curve in lon/lat that leaves the chord
-    between its reprojected ends by at most ``K * L**2 / 8``, ``L`` the
-    edge's length and ``K`` the largest second derivative of the projection
-    along it.  ``K`` is measured once per CRS group on a grid
-    (:func:`_ring_curvature`, times :data:`PAD_SAFETY`), so a ring costs its
-    vertices, not its vertices and edge midpoints, and the bounds of its
-    vertices padded by that margin contain its outline.  Many vertices are
-    interpolated on a reprojected grid (:func:`_lonlat_in_place`), whose
-    error at a vertex is at most ``K * (sx**2 + sy**2) / 8`` for cells of
-    ``sx`` by ``sy``, added to the pad.
+    A straight edge of length ``L`` leaves its reprojected chord by at most
+    ``K * L**2 / 8``, ``K`` the projection's largest second derivative (measured
+    once per CRS group); vertex bounds padded by that, plus the interpolation
+    error of :func:`_lonlat_in_place`, contain the outline.
 
-    Returns ``(bounds, wait)``: ``wait`` is False for rings to reproject in
-    full at once: a pad over :data:`PAD_LIMIT` and over :data:`PAD_SHARE` of
-    the ring's extent, or vertices more than 180 degrees apart in longitude
-    (perhaps across the antimeridian).
+    Returns ``(bounds, wait)``: ``wait`` is False for rings to reproject at once
+    (pad over :data:`PAD_LIMIT` and :data:`PAD_SHARE` of the extent, or vertices
+    more than 180 degrees apart in longitude).
     """
     transformer = transformer_for(crs, where)
     lengths = np.diff(starts)
@@ -224,12 +190,7 @@ def outer_bounds(
 
 @dataclass(frozen=True, eq=False)
 class _Vertices:
-    """The vertices of closed rings but their closing ones, as contiguous ``x`` and ``y``.
-
-    Rings of one size are ``(rings, size - 1)`` arrays (per-ring work goes by
-    column); others are flat, with ``starts`` into them.  ``longest`` is each
-    ring's longest edge.  ``x`` and ``y`` become lon and lat in place.
-    """
+    """Ring vertices without the closing ones, as contiguous ``x`` and ``y`` (2-D if one size)."""
 
     x: np.ndarray
     y: np.ndarray
@@ -257,15 +218,7 @@ class _Vertices:
     def bounds(self) -> np.ndarray:
         """``(rings, 4)`` xmin, ymin, xmax, ymax of the (reprojected) vertices."""
         if self.starts is not None:
-            head = self.starts[:-1]
-            return np.column_stack(
-                [
-                    np.minimum.reduceat(self.x, head),
-                    np.minimum.reduceat(self.y, head),
-                    np.maximum.reduceat(self.x, head),
-                    np.maximum.reduceat(self.y, head),
-                ]
-            )
+            return run_bounds(self.x, self.y, self.starts[:-1])
         bounds = np.empty((len(self.x), 4), dtype=np.float64)
         for column, (values, reduce) in enumerate(
             ((self.x, np.minimum), (self.y, np.minimum), (self.x, np.maximum), (self.y, np.maximum))
@@ -279,16 +232,10 @@ class _Vertices:
 
 INTERPOLATE_POINTS: Final = 2_000
 """From this many vertices in a CRS group on, vertices may be interpolated on a reprojected grid."""
-
-
 GRID_PAD: Final = 1e-3
 """Degrees (about 100 m) the interpolation may add to a ring's pad (bounds only)."""
-
-
 _NODES_PER_POINT: Final = 0.25
 """The grid is used when it has at most this many nodes per vertex."""
-
-
 _MAX_CELLS: Final = 2048
 """Cells per side of the grid, at most."""
 
@@ -296,13 +243,7 @@ _MAX_CELLS: Final = 2048
 def _grid_spacing(
     norms: np.ndarray, box: tuple[float, float, float, float], count: int
 ) -> tuple[float, ...]:
-    """Cell size ``(sx, sy)`` of the interpolation grid for ``count`` vertices, or ``()``.
-
-    Cells are as large as keeps the interpolation's error bound, with the
-    group's largest curvature, within :data:`GRID_PAD`; no grid (``()``)
-    for fewer than :data:`INTERPOLATE_POINTS` vertices, a grid of more than
-    :data:`_NODES_PER_POINT` nodes per vertex, or a curvature not measured.
-    """
+    """Cell size ``(sx, sy)`` keeping the interpolation error within :data:`GRID_PAD`, or ``()``."""
     x0, y0, x1, y1 = box
     width, height = x1 - x0, y1 - y0
     curve = PAD_SAFETY * float(norms.max()) if norms.size else math.inf
@@ -327,8 +268,7 @@ class _Grid:
     nx: int
     ny: int
     coefficients: np.ndarray
-    """``(8, ny * nx)``: per cell, ``a, b, c, d`` of lon then of lat, the value at
-    ``(u, v)`` in the cell (both in [0, 1]) being ``a + b u + (c + d u) v``."""
+    """``(8, ny * nx)``: per cell ``a, b, c, d`` of lon, then lat: ``a + b u + (c + d u) v``."""
 
     def interpolate(self, x: np.ndarray, y: np.ndarray) -> None:
         """Contiguous ``x`` and ``y`` inside the grid become lon and lat, in place."""
@@ -362,18 +302,9 @@ def _lonlat_in_place(
     crs: str,
     where: str,
 ) -> tuple[float, float]:
-    """Contiguous 1-D ``x``, ``y`` in ``crs`` (inside ``box``) become lon and lat, in place.
+    """``x``, ``y`` in ``crs`` become lon and lat in place, interpolated on a grid if ``spacing``.
 
-    With a grid ``spacing`` (:func:`_grid_spacing`), pyproj reprojects only
-    the grid's nodes and vertices are interpolated bilinearly on its cells,
-    as GDAL's approximate transformer does; the caller pads bounds by the
-    interpolation's error, so these values serve bounds only (footprints are
-    reprojected exactly).  Without one, or when a node falls outside the
-    CRS's area of use or the grid crosses the antimeridian, pyproj
-    reprojects every vertex.
-
-    Returns the cell size ``(sx, sy)`` used, ``(0, 0)`` when pyproj
-    reprojected every vertex.
+    Returns the cell size used, ``(0, 0)`` when every vertex was reprojected.
     """
     if not spacing:
         transform_xy(transformer, x, y, crs, where)
@@ -414,13 +345,7 @@ def _lonlat_in_place(
 
 @dataclass(frozen=True, eq=False)
 class Waiting:
-    """Simple polygons of one CRS not reprojected yet: only their outer bounds are known.
-
-    :meth:`Footprints.take` reprojects the rings it is asked for exactly as
-    :func:`compute_footprints` would have at once: vertices and edge
-    midpoints (:func:`fast_rings`), or the shapely path (:func:`to_wgs84`)
-    for rings that bend or cross the antimeridian.
-    """
+    """Simple polygons of one CRS not reprojected yet: only their outer bounds are known."""
 
     crs: str
     where: str
@@ -430,11 +355,7 @@ class Waiting:
     """The number of this group's first ring among all waiting rings of its footprints."""
 
     def touches(self, which: np.ndarray, query: Any) -> np.ndarray:
-        """Per ring numbered ``which``: has it a vertex in the (prepared) ``query``?
-
-        The vertices are reprojected exactly (pyproj): a vertex lies on the
-        footprint's outline, so such a ring's footprint meets ``query``.
-        """
+        """Per ring numbered ``which``: has it a vertex (on its outline) in ``query``?"""
         part = self.rings.pick(which)
         body = np.ones(len(part.coords), dtype=bool)
         body[part.starts[1:] - 1] = False  # the closing vertex repeats the first

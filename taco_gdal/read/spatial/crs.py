@@ -1,7 +1,4 @@
-"""Geometry columns: which one gives a level's footprints, and which CRS it is in.
-
-The CRS comes from ``istac:crs`` per row, GeoParquet metadata, or is EPSG:4326.
-"""
+"""Geometry columns: which one gives a level's footprints, and which CRS it is in."""
 
 from __future__ import annotations
 
@@ -34,8 +31,6 @@ __all__ = [
 ]
 
 WGS84: Final = "EPSG:4326"
-
-
 LONLAT_POINTS: Final = (STAC_CENTROID, ISTAC_CENTROID)
 """Point columns the spec stores in EPSG:4326."""
 
@@ -77,11 +72,9 @@ def column_crs(
 ) -> tuple[str | None, str | None]:
     """Where the CRS of ``column`` comes from: ``(crs_column, fixed_crs)``.
 
-    In order: ``istac:crs`` for ``istac:geometry`` (or ``<prefix>:crs`` for
-    ``<prefix>:<name>``), EPSG:4326 for ``stac:centroid`` / ``istac:centroid``,
-    the GeoParquet ``geo`` metadata of the table, then ``field_crs`` (a CRS
-    the caller found, e.g. in ``taco:field_schema``).  ``(None, None)`` when
-    nothing says.
+    In order: a ``<prefix>:crs`` sibling column, EPSG:4326 for the centroid
+    columns, GeoParquet ``geo`` metadata, then ``field_crs``; ``(None, None)``
+    when nothing says.
 
     Example:
         >>> import pyarrow as pa
@@ -117,8 +110,6 @@ def footprint_column(table: pa.Table) -> str | None:
         'stac:centroid'
     """
     for name in GEOMETRY_COLUMNS:
-        if name in table.column_names:
-            kind = table.schema.field(name).type
-            if is_binary(kind):
-                return name
+        if name in table.column_names and is_binary(table.schema.field(name).type):
+            return name
     return None

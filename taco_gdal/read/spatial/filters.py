@@ -1,18 +1,8 @@
 """CRS-correct ``filter_bbox`` / ``filter_geometry``: footprints once per dataset, then row sets.
 
-The first spatial filter on a level computes that level's EPSG:4326 footprints
-(:func:`~taco_gdal.read.spatial.footprints.compute_footprints`) over the whole level
-table and caches them with the dataset's :class:`~taco_gdal.read.query.state.LevelTables`
-(shared by every dataset derived from one load; rebuilt lazily after
-unpickling; inherited by a forked child, which gets a new lock).  Rings stored
-in a projected CRS cost only their vertices there (padded bounds); a filter
-then tests the query against the cached bounds, keeps rows whose bounds lie
-inside a query box, and makes (and keeps) the exact footprints of the other
-candidates only, in numpy/shapely.  The matching row positions enter the lazy
-query as a :class:`~taco_gdal.read.query.state.RowSet` step that DuckDB semi-joins
-(:func:`taco_gdal.read.query.filters.apply_row_set`); the step is plain values, so
-the state still pickles, and DuckDB never needs the spatial extension for
-these filters.
+Footprints are cached with the dataset's level tables; matching rows enter the
+query as a plain-values :class:`~taco_gdal.read.query.state.RowSet` step, so the
+state still pickles and DuckDB never needs its spatial extension.
 """
 
 from __future__ import annotations
@@ -56,7 +46,7 @@ _LOCK = threading.Lock()
 
 
 def _new_lock_after_fork() -> None:
-    """A fork can happen while another thread holds the lock: the child gets a fresh one."""
+    """A fork may happen while another thread holds the lock."""
     global _LOCK
     _LOCK = threading.Lock()
 
@@ -66,8 +56,6 @@ os.register_at_fork(after_in_child=_new_lock_after_fork)
 
 def geometry_column(state: QueryState, level: int, requested: str) -> str:
     """The stored WKB column a spatial filter uses at ``level`` (``"auto"``: the first found).
-
-    The column must be in the level's current view and stored in the level table.
 
     Raises:
         TacoQueryError: no such column, or not WKB (binary).
@@ -158,10 +146,6 @@ def _apply_rows(
     return apply_row_set(state, level, view, RowSet.of(np.sort(rows)), text)
 
 
-def _shown(value: float) -> str:
-    return f"{value:.6g}"
-
-
 def filter_box(
     state: QueryState,
     box: tuple[Any, Any, Any, Any],
@@ -178,7 +162,7 @@ def filter_box(
     rows = footprints.matches(query)
     if rows.size == 0:  # only then can the box miss the whole extent
         warn_outside_extent(footprints, query, f"filter_bbox{tuple(checked)}")
-    shown = ", ".join(_shown(v) for v in checked)
+    shown = ", ".join(f"{v:.6g}" for v in checked)
     where = "" if crs == WGS84 else f", crs={crs!r}"
     text = f"filter_bbox({shown}{where}, {column!r}, level={level})"
     return _apply_rows(state, level, rows, len(footprints), text)
@@ -196,7 +180,7 @@ def filter_shape(
     if rows.size == 0:  # only then can the shape miss the whole extent
         warn_outside_extent(footprints, query, "filter_geometry")
     kind = getattr(geometry, "geom_type", type(geometry).__name__)
-    bounds = ", ".join(_shown(v) for v in query.bounds)
+    bounds = ", ".join(f"{v:.6g}" for v in query.bounds)
     where = "" if crs == WGS84 else f", crs={crs!r}"
     text = f"filter_geometry({kind} within ({bounds}){where}, {column!r}, level={level})"
     return _apply_rows(state, level, rows, len(footprints), text)

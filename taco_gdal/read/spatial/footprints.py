@@ -1,33 +1,8 @@
-"""Footprints in EPSG:4326 for CRS-correct spatial filters (pure functions, no DuckDB).
+"""EPSG:4326 footprints of a level's geometry column, for CRS-correct spatial filters.
 
-The spec stores ``istac:geometry`` in each sample's own CRS (``istac:crs``
-beside it), so a lon/lat box cannot be compared with the stored coordinates.
-This module turns a level's geometry column into one 4326 footprint per row:
-
-* rows are grouped by CRS (``pyarrow`` dictionary encoding), so each CRS costs
-  one pyproj call over all its coordinates;
-* a straight edge in UTM is a curve in lon/lat: edges are split at their
-  midpoints, and polygons whose halves still bend more than
-  :data:`STRAIGHT_TOLERANCE` are densified (``shapely.segmentize``,
-  :data:`EDGE_SEGMENTS` segments per edge of the bounding box);
-* a footprint that crosses the antimeridian (a jump of more than 180 degrees
-  between consecutive vertices after reprojection, or longitudes past 180) is
-  cut at 180 into a MultiPolygon whose parts lie in [-180, 180];
-* simple polygons in a projected CRS first cost only their vertices: the
-  bounds of the reprojected vertices, padded by the largest bulge an edge of
-  that length can have there (the projection's second derivatives measured
-  on a grid over the group, times :data:`PAD_SAFETY`), contain the curved
-  outline; the full footprint is made when a filter's exact test or a frame
-  asks for that row (:meth:`Footprints.take`);
-* ``bounds`` (xmin, ymin, xmax, ymax per row) is the cheap pre-filter:
-  :meth:`Footprints.matches` drops rows whose bounds miss the query's, keeps
-  rows whose bounds lie inside a query box, and tests the exact geometry
-  only on the rest.
-
-Query geometries (a box, or any shapely geometry) go through the same path
-(:func:`query_geometry`), so both sides are compared in EPSG:4326.  Polygons
-that contain a pole are not handled (no EO footprint in the spec's use cases
-does).
+``istac:geometry`` is stored in each sample's own CRS, so rows are reprojected per
+CRS group; per-row bounds are the pre-filter.  Polygons containing a pole are not
+handled.
 """
 
 from __future__ import annotations
@@ -57,14 +32,9 @@ __all__ = [
 class Footprints:
     """One EPSG:4326 footprint per row of a level (``None`` where the row has no geometry).
 
-    ``bounds`` is an ``(n, 4)`` float array (xmin, ymin, xmax, ymax; NaN for
-    missing rows), the pre-filter of :meth:`matches`: it contains each
-    footprint, exactly except for rows still ``waiting`` (reprojected from
-    their vertices only, padded by at most :data:`PAD_LIMIT` degrees).
-    ``stored`` holds the shapely footprints; for lon/lat points it is None
-    and points are made from ``bounds`` only for the rows asked for
-    (:meth:`take`), so a level of centroids never becomes a million shapely
-    objects.
+    ``bounds`` (xmin, ymin, xmax, ymax; NaN when missing) contains each footprint,
+    padded for rows still ``waiting``.  ``stored`` is None for lon/lat points, which
+    are made from ``bounds`` only for the rows asked for.
     """
 
     column: str
@@ -81,7 +51,7 @@ class Footprints:
 
     @classmethod
     def of_points(cls, column: str, x: np.ndarray, y: np.ndarray) -> Footprints:
-        """Footprints of lon/lat points given as coordinate arrays (NaN = no point).
+        """Footprints of lon/lat points (NaN = no point).
 
         Example:
             >>> import numpy as np
@@ -142,11 +112,7 @@ class Footprints:
 
     @functools.cached_property
     def extent(self) -> tuple[float, float, float, float] | None:
-        """``(xmin, ymin, xmax, ymax)`` over all footprints, or None when there is none.
-
-        Exact: the few padded rows (``waiting`` at first) that could hold an
-        edge of the extent are reprojected for it.
-        """
+        """``(xmin, ymin, xmax, ymax)`` over all footprints (exact), or None when there is none."""
         b = self.bounds
         if not np.isfinite(b).any():
             return None
@@ -160,12 +126,7 @@ class Footprints:
         )
 
     def _exact_edges(self) -> np.ndarray:
-        """``bounds``, exact on the padded rows that could hold an edge of the extent.
-
-        A padded bound is at most :data:`PAD_LIMIT` beyond the exact one, so a
-        row whose padded bound is further than that inside the padded extent
-        cannot hold the exact extent's edge.
-        """
+        """``bounds``, exact on the padded rows within :data:`PAD_LIMIT` of an extent edge."""
         b = self.bounds.copy()
         padded = self.padded
         if padded is None:
@@ -183,27 +144,26 @@ class Footprints:
 
     def candidates(self, query: Any) -> np.ndarray:
         """Rows whose bounds meet the bounds of a part of ``query`` (a bool mask)."""
-        mask = np.zeros(len(self), dtype=bool)
-        b = self.bounds
-        for part in shapely.get_parts(query):
-            qx0, qy0, qx1, qy1 = shapely.bounds(part)
-            with np.errstate(invalid="ignore"):
-                mask |= (b[:, 0] <= qx1) & (b[:, 2] >= qx0) & (b[:, 1] <= qy1) & (b[:, 3] >= qy0)
-        return mask
+        return self._per_part(query, inside=False)
 
     def inside(self, query: Any) -> np.ndarray:
         """Rows whose bounds lie inside the bounds of a part of ``query`` (a bool mask)."""
+        return self._per_part(query, inside=True)
+
+    def _per_part(self, query: Any, inside: bool) -> np.ndarray:
         mask = np.zeros(len(self), dtype=bool)
-        b = self.bounds
+        x0, y0, x1, y1 = self.bounds.T
         for part in shapely.get_parts(query):
             qx0, qy0, qx1, qy1 = shapely.bounds(part)
             with np.errstate(invalid="ignore"):
-                mask |= (b[:, 0] >= qx0) & (b[:, 2] <= qx1) & (b[:, 1] >= qy0) & (b[:, 3] <= qy1)
+                if inside:
+                    mask |= (x0 >= qx0) & (x1 <= qx1) & (y0 >= qy0) & (y1 <= qy1)
+                else:
+                    mask |= (x0 <= qx1) & (x1 >= qx0) & (y0 <= qy1) & (y1 >= qy0)
         return mask
 
     def _decide_by_vertices(self, query: Any, rows: np.ndarray, hits: np.ndarray) -> np.ndarray:
-        """Of ``rows``, those still to test exactly: waiting rows with a vertex in ``query`` are
-        hits (4 pyproj points for a tile instead of its whole outline)."""
+        """Of ``rows``, those still to test: waiting rows with a vertex in ``query`` are hits."""
         if self.waiting is None:
             return rows
         number = self.waiting[rows]
@@ -218,8 +178,8 @@ class Footprints:
         return rows[~touched]
 
     def _decide_by_bounds(self, query: Any, rows: np.ndarray, hits: np.ndarray) -> np.ndarray:
-        """Of ``rows``, those still to test exactly: waiting rows whose bounds box lies
-        inside the (prepared) ``query`` are hits, those whose box misses it are out."""
+        """Of ``rows``, those still to test: waiting rows whose box is inside ``query`` are hits,
+        those whose box misses it are out."""
         waiting = self.waiting is not None and self.waiting[rows] >= 0
         if not np.any(waiting):
             return rows
@@ -233,13 +193,8 @@ class Footprints:
     def matches(self, query: Any) -> np.ndarray:
         """Row positions whose footprint intersects ``query`` (a 4326 shapely geometry).
 
-        Rows whose bounds miss ``query``'s are out; when ``query`` is made of
-        axis-aligned boxes, rows whose bounds lie inside one are in (a
-        footprint lies inside its bounds); for another shape, rows still
-        waiting are decided by their bounds' box when it lies inside
-        ``query`` or misses it; a waiting row with a vertex (reprojected
-        exactly) in ``query`` is in.  Only the others are tested exactly, and
-        only their footprints are made (or reprojected).
+        Bounds decide what they can; only the remaining rows' footprints are made
+        and tested exactly.
 
         Example:
             >>> import numpy as np, pyarrow as pa, shapely
@@ -266,12 +221,7 @@ class Footprints:
 
 
 def _rectangles(query: Any) -> bool:
-    """True when every part of ``query`` is the axis-aligned box of its own bounds.
-
-    Example:
-        >>> _rectangles(shapely.box(0, 0, 1, 1)), _rectangles(shapely.Point(0, 0).buffer(1))
-        (True, False)
-    """
+    """True when every part of ``query`` is the axis-aligned box of its own bounds."""
     parts = shapely.get_parts(query)
     if parts.size == 0:
         return False
@@ -284,21 +234,12 @@ def compute_footprints(
 ) -> Footprints:
     """EPSG:4326 footprints of ``table[column]`` (WKB), reprojected per row's CRS.
 
-    The CRS comes from :func:`column_crs`; rows of one CRS are reprojected
-    together.  A column with no CRS anywhere is taken as EPSG:4326 when its
-    coordinates fit in [-180, 180] x [-90, 90].
-
-    Simple polygons (one ring, little-endian 2D WKB) are read from the Arrow
-    buffer with numpy.  Those in a CRS other than 4326 get bounds from their
-    reprojected vertices only, padded by the projection's measured curvature
-    (:func:`outer_bounds`), and wait in their own CRS until
-    :meth:`Footprints.take` asks for them (a filter's exact test, a frame);
-    4326 ones stay coordinates until then; only the other rows become
-    shapely objects here.
+    A column with no CRS anywhere is taken as EPSG:4326 when its coordinates fit.
+    Projected simple polygons are reprojected only when :meth:`Footprints.take`
+    asks for them.
 
     Raises:
-        TacoQueryError: invalid WKB, an unknown CRS, or a column without a CRS
-            whose coordinates are not lon/lat (the message names the column).
+        TacoQueryError: invalid WKB, an unknown CRS, or no CRS and not lon/lat.
 
     Example:
         >>> import pyarrow as pa, shapely
@@ -322,7 +263,7 @@ def compute_footprints(
 def _crs_groups(
     table: pa.Table, column: str, field_crs: str | None, builder: _Builder
 ) -> list[tuple[np.ndarray, str, str]]:
-    """``(rows, crs, where)`` per CRS of ``column`` (see :func:`compute_footprints`)."""
+    """``(rows, crs, where)`` per CRS of ``column``."""
     size, where = len(builder.out), builder.where
     crs_column, fixed = column_crs(table, column, field_crs)
     if crs_column is None:
@@ -395,27 +336,19 @@ class _Builder:
         bounds[present] = shapely.bounds(out[present])
         parts = self.fast_parts + self.slow_parts
         waiting = self.waiting if self.sources else None
-        if not parts:
-            if waiting is None:
-                return Footprints(self.column, bounds, out)
-            return Footprints(
-                self.column, bounds, out, None, None, waiting, tuple(self.sources), _padded(waiting)
-            )
-        lazy = np.full(len(out), -1, dtype=np.int64)
-        held = 0
-        for owners, part in parts:
-            lazy[owners] = held + np.arange(len(part))
-            held += len(part)
-        joined = parts[0][1] if len(parts) == 1 else Rings.join([p for _, p in parts])
-        made = lazy >= 0
-        bounds[made] = joined.bounds()[lazy[made]]
-        return Footprints(
-            self.column, bounds, out, lazy, joined, waiting, tuple(self.sources), _padded(waiting)
-        )
-
-
-def _padded(waiting: np.ndarray | None) -> np.ndarray | None:
-    return None if waiting is None else waiting >= 0
+        padded = None if waiting is None else waiting >= 0
+        lazy, joined = None, None
+        if parts:
+            lazy = np.full(len(out), -1, dtype=np.int64)
+            held = 0
+            for owners, part in parts:
+                lazy[owners] = held + np.arange(len(part))
+                held += len(part)
+            joined = parts[0][1] if len(parts) == 1 else Rings.join([p for _, p in parts])
+            made = lazy >= 0
+            bounds[made] = joined.bounds()[lazy[made]]
+        sources = tuple(self.sources)
+        return Footprints(self.column, bounds, out, lazy, joined, waiting, sources, padded)
 
 
 def _all_bounds(wkb: WkbColumn, decoded: np.ndarray) -> np.ndarray:

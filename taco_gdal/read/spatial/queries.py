@@ -1,7 +1,4 @@
-"""Query geometries of the spatial filters (a box, any shapely geometry) in EPSG:4326.
-
-Also the warning when a query misses the dataset's extent.
-"""
+"""Query geometries of the spatial filters in EPSG:4326, and the warning when one misses."""
 
 from __future__ import annotations
 
@@ -24,13 +21,10 @@ __all__ = ["box_geometry", "check_box", "query_geometry", "warn_outside_extent"]
 def check_box(box: Sequence[Any], crs: str) -> tuple[float, float, float, float]:
     """Validate a ``(minx, miny, maxx, maxy)`` box given in ``crs``.
 
-    In EPSG:4326 ``minx > maxx`` is a box crossing the antimeridian (the STAC
-    convention); in any other CRS it is an error.
+    In EPSG:4326 ``minx > maxx`` crosses the antimeridian (STAC); elsewhere it is an error.
 
     Raises:
-        TacoQueryError: not four finite numbers, ``miny > maxy``, latitudes
-            outside [-90, 90] or longitudes outside [-180, 180] (EPSG:4326);
-            the message shows the box and the expected order.
+        TacoQueryError: not four finite numbers, ``miny > maxy``, or lon/lat out of range.
 
     Example:
         >>> check_box((-4, 40, -3, 41), "EPSG:4326")
@@ -69,8 +63,6 @@ def check_box(box: Sequence[Any], crs: str) -> tuple[float, float, float, float]
 
 def query_geometry(geometry: Any, crs: str = WGS84, *, what: str = "filter_geometry") -> Any:
     """A query geometry in EPSG:4326 (densified, cut at the antimeridian).
-
-    A 4326 box whose ``minx > maxx`` should be passed to :func:`box_geometry`.
 
     Raises:
         TacoQueryError: not a shapely geometry, empty, or a CRS pyproj rejects.

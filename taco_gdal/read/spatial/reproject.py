@@ -1,7 +1,8 @@
 """Reprojection of footprints to EPSG:4326.
 
-Edges that bend more than :data:`STRAIGHT_TOLERANCE` are densified; a large
-group is reprojected by two threads (pyproj releases the GIL).
+Edges that bend more than :data:`STRAIGHT_TOLERANCE` are densified, footprints
+crossing the antimeridian are cut there, and a large group is reprojected by two
+threads (pyproj releases the GIL).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ __all__ = [
     "bent_rows",
     "fast_rings",
     "reproject_worker",
+    "run_bounds",
     "to_wgs84",
     "to_wgs84_parts",
     "transform_coords",
@@ -38,8 +40,6 @@ __all__ = [
 
 EDGE_SEGMENTS: Final = 8
 """Segments per edge (of the geometry's bounding box) added before reprojecting."""
-
-
 STRAIGHT_TOLERANCE: Final = 1e-5
 """Degrees (about 1 m) a reprojected footprint may be off the exact curve of its edges."""
 
@@ -56,11 +56,7 @@ def _densify(geoms: np.ndarray) -> np.ndarray:
 
 PARALLEL_POINTS: Final = 20_000
 """From this many points on, two threads reproject a half each (pyproj releases the GIL)."""
-
-
 _POOL: ThreadPoolExecutor | None = None
-
-
 _POOL_LOCK = threading.Lock()
 
 
@@ -84,13 +80,7 @@ os.register_at_fork(after_in_child=_forget_worker_after_fork)
 
 
 def _in_halves(transformer: Any, crs: str, count: int, step: Callable[[Any, slice], Any]) -> None:
-    """``step(transformer, rows)`` over rows ``[0, count)``, in two halves at once when large.
-
-    From :data:`PARALLEL_POINTS` on, the second half runs on the process's
-    helper thread with that thread's own transformer (:func:`wgs84_transformer`
-    keeps one per thread, so the helper builds it once per CRS): the same
-    numbers, in about half the time on two cores.
-    """
+    """``step(transformer, rows)`` over rows ``[0, count)``, in two threads when large."""
     mine = wgs84_transformer(crs) if transformer is None else transformer
     if count < PARALLEL_POINTS:
         step(mine, slice(0, count))
@@ -110,7 +100,7 @@ def _check_finite(finite: bool, crs: str, where: str) -> None:
 
 
 def transform_coords(transformer: Any, coords: np.ndarray, crs: str, where: str) -> np.ndarray:
-    """``(n, 2)`` lon/lat of ``(n, 2)`` coordinates in ``crs`` (see :func:`_in_halves`)."""
+    """``(n, 2)`` lon/lat of ``(n, 2)`` coordinates in ``crs``."""
     out = np.empty((len(coords), 2), dtype=np.float64)
 
     def step(used: Any, rows: slice) -> None:
@@ -132,8 +122,7 @@ def transform_xy(transformer: Any, x: np.ndarray, y: np.ndarray, crs: str, where
 def bent_rows(moved: np.ndarray, mids: np.ndarray, index: np.ndarray, count: int) -> np.ndarray:
     """Per geometry: are edges split once at their midpoints still off by more than allowed?
 
-    A smooth curve's distance to its chord scales with the square of the chord's
-    length, so halving an edge leaves a quarter of the midpoint's offset.
+    Halving an edge leaves a quarter of the midpoint's offset from the chord.
     """
     same = index[1:] == index[:-1]
     chord = ((moved[:-1] + moved[1:]) / 2.0)[same]
@@ -143,6 +132,18 @@ def bent_rows(moved: np.ndarray, mids: np.ndarray, index: np.ndarray, count: int
     np.maximum.at(worst, index[1:][same], gap)
     bent: np.ndarray = worst > STRAIGHT_TOLERANCE
     return bent
+
+
+def run_bounds(x: np.ndarray, y: np.ndarray, head: np.ndarray) -> np.ndarray:
+    """``(runs, 4)`` xmin, ymin, xmax, ymax of the runs of ``x``, ``y`` starting at ``head``."""
+    return np.column_stack(
+        [
+            np.minimum.reduceat(x, head),
+            np.minimum.reduceat(y, head),
+            np.maximum.reduceat(x, head),
+            np.maximum.reduceat(y, head),
+        ]
+    )
 
 
 @dataclass(frozen=True, eq=False)
@@ -184,16 +185,7 @@ class Rings:
 
     def bounds(self) -> np.ndarray:
         """``(rings, 4)`` xmin, ymin, xmax, ymax."""
-        head = self.starts[:-1]
-        x, y = self.coords[:, 0], self.coords[:, 1]
-        return np.column_stack(
-            [
-                np.minimum.reduceat(x, head),
-                np.minimum.reduceat(y, head),
-                np.maximum.reduceat(x, head),
-                np.maximum.reduceat(y, head),
-            ]
-        )
+        return run_bounds(self.coords[:, 0], self.coords[:, 1], self.starts[:-1])
 
     def subset(self, keep: np.ndarray) -> Rings | None:
         """The rings where ``keep`` is True, in order (None when none is)."""
@@ -244,14 +236,8 @@ def _reproject(
 ) -> tuple[np.ndarray, np.ndarray, Rings | None]:
     """Reproject, densifying only geometries whose edges bend in lon/lat.
 
-    Vertices and edge midpoints go through pyproj together.  A one-ring
-    polygon whose edges, split once at their midpoints, stay within
-    :data:`STRAIGHT_TOLERANCE` degrees of the true curve keeps those points
-    (a 10 km UTM tile); any other bent geometry is densified
-    (:data:`EDGE_SEGMENTS` per edge) and reprojected again.
-
-    Returns the reprojected geometries (None where ``halved``), the ``halved``
-    mask, and those geometries' rings (polygons made on demand).
+    Returns the geometries (None where ``halved``: one-ring polygons kept as
+    vertices and midpoints), the ``halved`` mask, and those geometries' rings.
     """
     coords, index = shapely.get_coordinates(geoms, return_index=True)
     same = index[1:] == index[:-1]
@@ -305,11 +291,8 @@ def to_wgs84_parts(
 def to_wgs84(geoms: np.ndarray, crs: str, where: str = "") -> np.ndarray:
     """Shapely geometries in ``crs`` -> EPSG:4326, densified, cut at the antimeridian.
 
-    One pyproj call for all coordinates.  ``None`` entries stay ``None``.
-
     Raises:
-        TacoQueryError: pyproj cannot interpret ``crs``, or a coordinate has no
-            finite 4326 position (``where`` names the column).
+        TacoQueryError: an unknown ``crs``, or a coordinate without a finite 4326 position.
 
     Example:
         >>> import numpy as np, shapely
@@ -317,18 +300,9 @@ def to_wgs84(geoms: np.ndarray, crs: str, where: str = "") -> np.ndarray:
         >>> [round(v, 3) for v in to_wgs84(box, "EPSG:32630")[0].bounds]
         [-3.0, 0.0, -2.91, 0.09]
     """
-    out = np.array(geoms, dtype=object)
-    present = np.flatnonzero(~shapely.is_missing(out))
-    if present.size == 0:
-        return out
-    if is_wgs84(crs):
-        fix_antimeridian(out, np.empty(0, dtype=np.int64))
-        return out
-    transformer = transformer_for(crs, where)
-    moved, halved, rings = _reproject(out[present], transformer, crs, where)
+    out, halved, rings = to_wgs84_parts(geoms, crs, where)
     if rings is not None:
-        moved[halved] = rings.polygons(np.arange(len(rings)))
-    out[present] = moved
+        out[halved] = rings.polygons(np.arange(len(rings)))
     return out
 
 
@@ -337,12 +311,8 @@ def fast_rings(
 ) -> tuple[Rings | None, np.ndarray]:
     """4326 rings of simple polygons that need no shapely work, and which ones they are.
 
-    The same decisions as :func:`_reproject` on coordinates only: a polygon
-    whose edges, split at their midpoints, stay within
-    :data:`STRAIGHT_TOLERANCE` of the curve and that does not cross the
-    antimeridian keeps its vertices and midpoints (in EPSG:4326: its
-    vertices, when they lie within [-180, 180]).  The others (``False`` in
-    the mask) are left to the shapely path.
+    :func:`_reproject`'s decisions on coordinates only; the others (``False``
+    in the mask) are left to the shapely path.
     """
     count = len(starts) - 1
     if is_wgs84(crs):

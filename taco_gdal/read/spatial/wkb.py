@@ -21,11 +21,8 @@ _WKB_HEADER: Final = 13
 class WkbColumn:
     """A WKB column's raw bytes, with the rows that are simple polygons found by numpy.
 
-    A *simple* row is a little-endian 2D WKB Polygon of one closed ring of at
-    least four points: its coordinates are read straight from the Arrow
-    buffer, so such rows never become shapely objects before reprojection.
-    Any other row (points, multi-part, holes, Z, big-endian, EWKB, nulls,
-    invalid bytes) goes through ``shapely.from_wkb`` as before.
+    A *simple* row (little-endian 2D Polygon, one closed ring of 4+ points) is read
+    straight from the Arrow buffer; any other row goes through ``shapely.from_wkb``.
     """
 
     array: pa.Array
