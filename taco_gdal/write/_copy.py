@@ -1,18 +1,11 @@
 """Copy one sample's bytes in one pass, its checksums computed on the buffers written.
 
-:func:`copy_blocks` is the one copy loop of the writers: read a block, update
-the ZIP CRC-32 and the per-sample digest with it, write it.  For a large
-sample one worker thread takes the checksums and the write of block N while
-this thread reads block N + 1 (the checksum libraries release the GIL), so a
-slow digest or a slow source costs less of the copy; small samples run inline.
-:func:`copy_sample` copies a sample to a new file (the FOLDER writer); without
-a digest a local file or ``/vsisubfile/`` range is copied by the kernel.
-
-:func:`read_small_files` reads the small local files of a ZIP write ahead of the
-writer, by the kernel: it opens the files a window ahead of the one being
-written and calls ``posix_fadvise(WILLNEED)`` on each, which starts reading
-their pages without waiting, so by a file's turn ``pread`` usually returns at
-once, and no other thread takes the GIL from the writing thread.
+:func:`copy_blocks` is the writers' one copy loop; for a large sample a worker
+thread checksums and writes block N while this thread reads block N + 1 (the
+checksum libraries release the GIL). :func:`copy_sample` copies to a new file,
+by the kernel when no digest is asked. :func:`read_small_files` opens small
+local files a window ahead and advises ``WILLNEED``, so their pages are read
+while the writer works and ``pread`` usually returns at once.
 """
 
 from __future__ import annotations
@@ -62,14 +55,7 @@ Writer = Callable[[memoryview], object]
 
 
 class Checksums:
-    """The ZIP CRC-32 (when ``zip_crc``) and the digest (when ``digest``) of a stream.
-
-    Example:
-        >>> sums = Checksums("crc32c", zip_crc=True)
-        >>> sums.update(memoryview(b"123456789"))
-        >>> hex(sums.crc), sums.stored()
-        ('0xcbf43926', 'crc32c:e3069283')
-    """
+    """The ZIP CRC-32 (when ``zip_crc``) and the digest (when ``digest``) of a stream."""
 
     def __init__(self, digest: str | None, zip_crc: bool) -> None:
         self.crc = 0
@@ -88,11 +74,7 @@ class Checksums:
 
 
 def copy_blocks(read: Reader, size: int, write: Writer, sums: Checksums, block: int) -> None:
-    """Copy ``size`` bytes from ``read`` to ``write`` in blocks, updating ``sums`` on each.
-
-    From :data:`THREADED_MIN` bytes, one worker thread updates ``sums`` and writes
-    block N while this thread reads block N + 1 into the other of two buffers.
-    """
+    """Copy ``size`` bytes from ``read`` to ``write`` in blocks, updating ``sums`` on each."""
     if size < THREADED_MIN:
         buffer = memoryview(bytearray(min(block, size)))
         for offset in range(0, size, block):
@@ -160,12 +142,7 @@ class Copied:
 
 
 def source_size(source: str | None) -> int:
-    """Size in bytes of a sample source (0 for a zero-byte sample given as None).
-
-    Example:
-        >>> source_size(None)
-        0
-    """
+    """Size in bytes of a sample source (0 for a zero-byte sample given as None)."""
     if source is None:
         return 0
     path = to_vsi(source)
@@ -225,20 +202,7 @@ def _copy(path: str, dest: Path, sums: Checksums | None) -> int:
 
 
 def copy_sample(source: str | None, dest: Path, digest: str | None = None) -> Copied:
-    """Copy ``source`` to the new file ``dest``; None gives an empty file (and its digest).
-
-    Args:
-        source: a local path or any GDAL path (``/vsisubfile/`` ranges of a local
-            container are copied in the kernel when no digest is asked).
-        dest: the file to create (must not exist).
-        digest: ``"crc32c"``, ``"xxh3"`` or ``"sha256"``: also return the digest of
-            the copied bytes, computed from the buffers that were written.
-
-    Example:
-        >>> Path("out").mkdir()
-        >>> copy_sample("src/s000.tif", Path("out/a.tif"), digest="xxh3")
-        Copied(size=622, digest='xxh3:...')
-    """
+    """Copy ``source`` to the new file ``dest`` (None: an empty file), with its ``digest``."""
     sums = None if check_algorithm(digest) is None else Checksums(digest, zip_crc=False)
     try:
         if source is None:
@@ -268,12 +232,7 @@ _TOO_MANY_FILES = frozenset({errno.EMFILE, errno.ENFILE})
 
 
 def is_local(source: str | None) -> bool:
-    """True for a local file path (not a GDAL ``/vsi...`` path, not None).
-
-    Example:
-        >>> is_local("/data/a.tif"), is_local("/vsis3/b/a.tif"), is_local(None)
-        (True, False, False)
-    """
+    """True for a local file path (not a GDAL ``/vsi...`` path, not None)."""
     return source is not None and source[:1] == "/" and source[:4] != "/vsi"
 
 
@@ -337,19 +296,10 @@ def _open_now(path: str) -> tuple[int, int]:
 
 
 def read_small_files(sources: Sequence[str | None], limit: int) -> Iterator[Prefetched]:
-    """One item per source, in order: the bytes of a local file of at most ``limit``
-    bytes, the error reading it raised, or None (not local, or larger than ``limit``).
+    """Per source, in order: a small local file's bytes, the error reading it, or None.
 
-    The next files are opened and advised ahead (see module doc); descriptors
-    still open when the iterator is closed early are closed.  A file larger
-    than ``limit`` is closed when it is opened ahead.
-
-    Example:
-        >>> with open("a.bin", "wb") as f:
-        ...     f.write(b"abc")
-        3
-        >>> list(read_small_files([os.path.abspath("a.bin"), None, "/vsis3/b/k"], 1024))
-        [b'abc', None, None]
+    None for a non-local source or one larger than ``limit``; descriptors left open
+    when the iterator is closed early are closed.
     """
     window = _window()
     opened: deque[_Opened] = deque(_open_ahead(s, limit) for s in sources[:window])

@@ -1,16 +1,11 @@
 """Where every sample of a :class:`MetadataPackage` goes inside a container.
 
-The level tables of a package are grouped by parent (the children of level k
-row 0 come first in level k+1, then those of row 1, ...), so the children of a
-row are one contiguous slice of the next level.  ``Layout`` computes those
-slices once, with NumPy, and answers the questions every writer asks: the path
-of a sample under ``DATA/``, the depth-first order of FILE samples, and the
-children of a FOLDER.
-
-Everything per row stays columnar: paths and sources are the tables' own Arrow
-string arrays, kinds are NumPy booleans, and writers take Python strings a
-batch at a time (:meth:`Layout.file_batches`).  A list of Python strings per
-column cost about 300 bytes per row (300 MB for a million samples).
+Level tables are grouped by parent, so a row's children are one contiguous slice
+of the next level. ``Layout`` computes those slices once with NumPy and answers
+what every writer asks: a sample's path under ``DATA/``, the depth-first order of
+FILE samples, a FOLDER's children. Per-row data stays columnar (Arrow strings,
+NumPy booleans) and writers take Python strings a batch at a time, so memory
+stays small for millions of samples.
 """
 
 from __future__ import annotations
@@ -73,8 +68,6 @@ class FileBatch:
 
 def check_relative_path(path: str, where: str) -> str:
     """``path`` if it is a safe relative path under ``DATA/``, else TacoFormatError.
-
-    Refused: empty, absolute, backslashes, NUL, empty / ``.`` / ``..`` components.
 
     Example:
         >>> check_relative_path("tile0/s1/b0", "level2 row 0")
@@ -244,13 +237,8 @@ class Layout:
     def check_unique_members(self) -> None:
         """Raise TacoFormatError if two samples would get the same container member.
 
-        Member names are ``DATA/<path>`` for a FILE and ``DATA/<path>__meta__`` for
-        a FOLDER; checked once, so a writer need not keep a set of names.  Each
-        name is reduced to a 64-bit hash, a batch of Python strings at a time,
-        and only names whose hashes repeat are compared: 8 bytes per row.  A hash
-        count of 420k names (``count_distinct``) took about 100 MB; sorting the
-        names took a sorted copy of them (15 MB on the 20k/80k/320k cascade,
-        about 100 MB with 40-character ids).
+        Names are reduced to 64-bit hashes a batch at a time and only repeated hashes
+        are compared, so no set or sorted copy of every name is kept.
         """
         hashes = np.empty(self.sample_count, dtype=np.int64)
         first = np.cumsum([0, *self.counts_per_level])
@@ -281,20 +269,14 @@ class Layout:
 
     # -- dropping what is written ---------------------------------------------
     def drop_sources(self) -> None:
-        """Forget the ``path`` columns once every FILE is copied.
-
-        The tables in :attr:`levels` are replaced by copies without ``path`` (no
-        data is copied): the list is changed in place, so only a list of one's
-        own may be dropped from (``create()`` gives each write its own).
-        """
+        """Forget the ``path`` columns once every FILE is copied (in place in :attr:`levels`)."""
         self.sources = [None] * len(self.levels)
         for level, table in enumerate(self.levels):
             if PATH in table.column_names:
                 self.levels[level] = table.drop_columns([PATH])
 
     def drop_level(self, level: int) -> None:
-        """Forget ``level``'s rows once written: its table (emptied in place in
-        :attr:`levels`, schema kept), relative paths, sources, kinds and child slices."""
+        """Forget ``level``'s rows once written (its table is emptied in place, schema kept)."""
         table = self.levels[level]
         self.levels[level] = pa.Table.from_batches([], schema=table.schema)  # no pandas import
         self.rel[level] = string_array([])
@@ -334,12 +316,9 @@ class Layout:
     def file_order(self) -> tuple[IntArray, IntArray]:
         """``(levels, rows)`` of every FILE sample, depth first (the ZIP data member order).
 
-        Computed with NumPy, without walking the tree: each row's FILE descendants
-        (itself, for a FILE) fill one block of the depth-first order; block sizes
-        are summed bottom-up over the contiguous child slices, and a row's block
-        starts where its parent's does plus the blocks of its earlier siblings.
-        A few int64 arrays per level (sorting the rows' ancestor keys took about
-        30 MB for 420k rows).
+        Computed with NumPy, without walking the tree: block sizes of FILE descendants
+        are summed bottom-up over the child slices, and a row's block starts where its
+        parent's does plus its earlier siblings' blocks.
 
         Example:
             >>> levels, rows = Layout(taco.metadata()).file_order()
@@ -426,15 +405,6 @@ class Layout:
         """Path under ``DATA/``: ``tile0/s1/b0`` (FILE) or ``tile0/s1/`` (FOLDER)."""
         return str(self.rel[ref.level][ref.row].as_py())
 
-    def member_name(self, ref: SampleRef) -> str:
-        """Container member that holds the sample: its file, or a FOLDER's ``__meta__``."""
-        path = f"{DATA_DIR}/{self.data_path(ref)}"
-        return path + LOCAL_META if self.is_folder(ref) else path
-
-    def file_member(self, level: int, row: int) -> str:
-        """Container member of FILE sample ``levels[level][row]``: ``DATA/<its path>``."""
-        return f"{DATA_DIR}/{self.rel[level][row].as_py()}"
-
     def source(self, ref: SampleRef) -> str | None:
         """Where a FILE sample's bytes come from; None for a zero-byte (padding) sample."""
         column = self.sources[ref.level]
@@ -446,11 +416,7 @@ class Layout:
         return [None] * self.rows(level) if column is None else column.to_pylist()
 
     def local_tables(self) -> Iterator[tuple[SampleRef, pa.Table]]:
-        """Every FOLDER, deepest level first, with its ``__meta__`` table.
-
-        The table holds the FOLDER's children, restricted to ``id``, ``type`` and
-        the user columns (:func:`~taco_gdal.write._tables.local_columns`).
-        """
+        """Every FOLDER, deepest level first, with its ``__meta__`` table of children."""
         columns = [local_columns(t.column_names) for t in self.levels]
         for ref in self.folders_bottom_up():
             rows = self.children(ref)
