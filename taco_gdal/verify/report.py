@@ -1,14 +1,8 @@
 """What :func:`~taco_gdal.verify` and :func:`~taco_gdal.validate` return: a frozen report.
 
-A :class:`Report` lists :class:`Failure` values, each with a stable ``code``
-(``HASH_MISMATCH``, ``INVALID_OFFSET``, ...: see :mod:`taco_gdal.verify.codes`),
-a message, the member and the row concerned, and what was expected and found.
-``to_dict()`` gives JSON-able data for ``taco verify --json``.
-
-A failure is an ``error`` unless it is a known defect of an older writer
-generation that readers work around (``severity="warning"``, e.g. the extent
-tacotoolbox 0.18 copied from one part into a TACOCAT): a report with only
-warnings is ``ok``, and lists them.
+Each :class:`Failure` has a stable ``code`` (:mod:`taco_gdal.verify.codes`). A
+known defect of an older writer that readers work around is a ``warning``: a
+report with only warnings is ``ok`` and lists them.
 """
 
 from __future__ import annotations

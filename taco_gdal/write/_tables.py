@@ -1,9 +1,7 @@
 """The tables a container stores: level tables and ``__meta__`` tables, columns in order.
 
-Stored column order (reference writer): ``id``, ``type``, the user and extension
-columns, then ``internal:current_id``, ``internal:parent_id``,
-``internal:offset``, ``internal:size``, ``internal:relative_path``.  The
-source ``path`` column is never stored.
+Stored order (reference writer): ``id``, ``type``, user and extension columns,
+then the ``internal:`` columns. The source ``path`` column is never stored.
 """
 
 from __future__ import annotations
@@ -59,25 +57,14 @@ def _ordered(names: Sequence[str]) -> list[str]:
 
 
 def local_columns(names: Sequence[str]) -> list[str]:
-    """Columns of a ``__meta__`` table: id, type and the user columns of the children.
-
-    Example:
-        >>> local_columns(["id", "type", "cloud", "internal:parent_id", "path"])
-        ['id', 'type', 'cloud']
-    """
+    """Columns of a ``__meta__`` table: id, type and the user columns of the children."""
     return _user_columns(names)
 
 
 def with_checksums(table: pa.Table, checksums: Sequence[str | None] | pa.Array | None) -> pa.Table:
     """``table`` with its ``taco_gdal:checksum`` column set from ``checksums`` (None: unchanged).
 
-    A column already present (a dataset exported from one written with digests)
-    is replaced, so the stored digests are always those computed while copying.
-
-    Example:
-        >>> t = pa.table({"id": ["a", "b"], "type": ["FILE", "FOLDER"]})
-        >>> with_checksums(t, ["xxh3:00", None]).column("taco_gdal:checksum").to_pylist()
-        ['xxh3:00', None]
+    A column already present is replaced by the digests computed while copying.
     """
     if checksums is None:
         return table
@@ -94,12 +81,9 @@ def with_offsets(
     checksums: Sequence[str | None] | pa.Array | None = None,
     copy: bool = True,
 ) -> pa.Table:
-    """``table`` plus ``internal:offset`` / ``internal:size`` (int64), in stored order.
+    """``table`` plus ``internal:offset`` / ``internal:size`` and optional ``checksums``.
 
-    ``checksums`` (one ``"<algorithm>:<hex>"`` or None per row, or a ``string``
-    array of them) adds the digest column.
-    ``copy=False`` shares ``offsets`` and ``sizes`` (int64 arrays no one changes
-    any more; 16 MB at a million rows) instead of copying them.
+    ``copy=False`` shares ``offsets`` and ``sizes`` instead of copying them.
     """
     extra = with_checksums(table, checksums)
     as_int64 = np.array if copy else np.asarray
@@ -109,14 +93,7 @@ def with_offsets(
 
 
 def stored_level(table: pa.Table) -> pa.Table:
-    """A package level table as stored: ``path`` dropped, columns in stored order.
-
-    Example:
-        >>> t = pa.table({"internal:parent_id": [0], "id": ["a"], "type": ["FILE"],
-        ...               "path": ["/x"], "internal:current_id": [0]})
-        >>> stored_level(t).column_names
-        ['id', 'type', 'internal:current_id', 'internal:parent_id']
-    """
+    """A package level table as stored: ``path`` dropped, columns in stored order."""
     return table.select(_ordered([n for n in table.column_names if n != PATH]))
 
 
@@ -128,10 +105,8 @@ _CHECK_ROWS = 65_536
 class Rebuilt:
     """Columns of a stored level rebuilt a slice at a time instead of held whole.
 
-    ``type`` is FOLDER/FILE from the kinds, ``internal:current_id`` the row
-    number, ``internal:relative_path`` the parent's path, the id and ``/`` for
-    a FOLDER: the values :func:`~taco_gdal.model._levels.build_tables` made.
-    A level Parquet written from the rebuilt slices has the same bytes.
+    The values are those :func:`~taco_gdal.model._levels.build_tables` made, so the
+    level Parquet has the same bytes.
     """
 
     schema: pa.Schema
@@ -186,10 +161,9 @@ def rebuild_columns(
 ) -> tuple[pa.Table, Rebuilt]:
     """``table`` without the columns :class:`Rebuilt` can make again, and what makes them.
 
-    Only what compares equal, row for row, is dropped: a package built by the
-    model always qualifies; tables read back by export or a converter keep any
-    column that differs.  ``folder``: the level's FOLDER rows; ``parent_paths``:
-    the relative paths of the level above (None at level 0).
+    Only columns equal row for row are dropped (tables read back by export keep
+    any that differ). ``folder``: the level's FOLDER rows; ``parent_paths``: the
+    relative paths of the level above (None at level 0).
 
     Example:
         >>> t = pa.table({"id": ["a"], "type": ["FILE"], "internal:current_id": [0],
