@@ -1,27 +1,16 @@
 """Atomic, no-clobber outputs.
 
-A ZIP or TACOCAT file is written to an *unnamed* file in the target folder
-(``O_TMPFILE``) and linked to its final name only when complete: a crash or a
-``kill -9`` mid-write leaves neither a file at the target path nor a stray
-temporary file, because the kernel drops the unnamed inode.  Where ``O_TMPFILE``
-is not available, a dot-named temporary in the same folder is used and removed
-on any exception.  Linking refuses an existing target, so an output is never
-clobbered unless ``overwrite=True`` was asked for.
+A ZIP or TACOCAT file is written to an unnamed file (``O_TMPFILE``) in the
+target folder and linked to its name only when complete, so a crash leaves
+nothing behind; without ``O_TMPFILE``, a dot-named temporary is removed on any
+exception. Linking refuses an existing target unless ``overwrite=True``.
 
-Folder outputs are built under a dot-named sibling directory and moved into
-place so that at every instant the target name holds one complete dataset (the
-old or the new) or, on systems without an atomic exchange, a state the next
-write completes:
-
-* new target: ``renameat2(RENAME_NOREPLACE)`` (or ``rename``) of the staging folder;
-* overwrite on Linux: ``renameat2(RENAME_EXCHANGE)`` swaps staging and target in
-  one step; the old dataset, now under the staging name, is then removed;
-* overwrite elsewhere: target -> ``.taco-tmp-{pid}-old-{name}``, then staging ->
-  target.  A kill between the two leaves no target; the next write into the
-  folder renames the old dataset back before anything else.
-
-Leftovers of a killed process are recognised by their (dead) PID and removed,
-or restored as just said, by the next write into the same folder.
+Folder outputs are built in a dot-named sibling and moved into place, so the
+target name always holds one complete dataset or a state the next write
+completes: ``RENAME_NOREPLACE`` for a new target, ``RENAME_EXCHANGE`` to
+overwrite on Linux, elsewhere target -> ``.taco-tmp-{pid}-old-{name}`` then
+staging -> target (a kill in between is undone by the next write). Leftovers of
+dead processes are recognised by their PID and cleaned by the next write.
 """
 
 from __future__ import annotations
@@ -71,11 +60,7 @@ def _linkat() -> Callable[[int, bytes, int, bytes, int], int] | None:
 
 
 def _link_fd(fd: int, dest: Path) -> None:
-    """Give the unnamed (``O_TMPFILE``) file ``fd`` the name ``dest``; never replaces.
-
-    ``linkat(fd, "", AT_EMPTY_PATH)`` first (needs CAP_DAC_READ_SEARCH), then the
-    ``/proc/self/fd`` link, then a copy into a named temporary as a last resort.
-    """
+    """Name the unnamed file ``fd`` ``dest`` (never replaces): ``linkat``, ``/proc``, or a copy."""
     linkat = _linkat()
     if linkat is not None:
         if linkat(fd, b"", _AT_FDCWD, os.fsencode(dest), _AT_EMPTY_PATH) == 0:

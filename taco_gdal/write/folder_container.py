@@ -103,8 +103,7 @@ def write_folder(
     """Write ``package`` as a TACO FOLDER at ``output``, atomically.
 
     Args:
-        package: the dataset's metadata; FILE rows carry their source in ``path``
-            (local path or any GDAL VSI path).
+        package: the dataset's metadata; FILE rows carry their source in ``path``.
         output: the folder to create (its name must not be DATA, METADATA or .tacocat).
         overwrite: replace an existing ``output`` (otherwise TacoExistsError).
         quiet: no progress bar.
