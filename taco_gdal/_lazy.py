@@ -14,9 +14,8 @@ def lazy_exports(
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for ``package`` whose names ``lazy`` maps to modules.
 
-    A name is the module itself when it is the module's last component
-    (``"extensions": "taco_gdal.extensions"``), else the module's attribute of that
-    name; the first access stores it in ``namespace`` (the package's ``globals()``).
+    A name equal to the module's last component is the module itself, else the
+    module's attribute; the first access stores it in ``namespace``.
 
     Example:
         >>> ns: dict[str, Any] = {}
