@@ -95,7 +95,6 @@ class IndexResult:
     gti: list[Path] = field(default_factory=list)
 
 
-# --- geometry ------------------------------------------------------------------------
 def _to_lonlat(geometries: np.ndarray, crs: str, where: str) -> np.ndarray:
     from pyproj import CRS, Transformer
     from pyproj.exceptions import CRSError
@@ -181,7 +180,6 @@ def level_footprints(table: pa.Table, where: str) -> np.ndarray:
     return _first(candidates, table.num_rows)
 
 
-# --- attributes ----------------------------------------------------------------------
 def _is_scalar(data_type: pa.DataType) -> bool:
     return bool(
         pa.types.is_string(data_type)
@@ -355,7 +353,6 @@ def footprints(ds: TacoDataset, *, probe: bool = False) -> gpd.GeoDataFrame:
     return result
 
 
-# --- writing --------------------------------------------------------------------------
 def _layer_name(ds: TacoDataset, out: Path) -> str:
     return re.sub(r"[^A-Za-z0-9_]+", "_", ds.id or out.stem).strip("_") or "footprints"
 
@@ -426,7 +423,6 @@ def index(
     return result
 
 
-# --- mosaics ---------------------------------------------------------------------------
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")
 

@@ -86,11 +86,7 @@ def _blocks(path: str, regions: list[tuple[int, int]], block: int) -> Iterator[t
 
 
 def stream_spans(path: str, spans: Sequence[Span], block: int = BLOCK) -> int:
-    """Feed every span's bytes to its sink; return the number of bytes read.
-
-    Raises:
-        TacoIOError: the file cannot be read, or ends before a span does.
-    """
+    """Feed every span's bytes to its sink; return the bytes read (TacoIOError if short)."""
     if not spans:
         return 0
     ordered = sorted(spans, key=lambda s: s.start)

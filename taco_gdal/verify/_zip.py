@@ -302,10 +302,6 @@ def _crc_sink(member: Member, results: dict[str, int]) -> Callable[[memoryview],
     return sink
 
 
-def _hash_sink(hasher: Hasher) -> Callable[[memoryview], None]:
-    return hasher.update
-
-
 def digest_spans(rows: Sequence[Row], out: Collector) -> list[tuple[Row, str, Hasher, Span]]:
     """A hashing span for every row with a ``taco_gdal:checksum`` value."""
     spans: list[tuple[Row, str, Hasher, Span]] = []
@@ -318,7 +314,7 @@ def digest_spans(rows: Sequence[Row], out: Collector) -> list[tuple[Row, str, Ha
             out.add(codes.BAD_CHECKSUM_VALUE, str(exc), member=row.member, row=row)
             continue
         hasher = new_hasher(digest.algorithm)
-        span = Span(row.offset, row.offset + row.size, _hash_sink(hasher))
+        span = Span(row.offset, row.offset + row.size, hasher.update)
         spans.append((row, str(digest), hasher, span))
     return spans
 

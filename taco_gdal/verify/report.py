@@ -21,13 +21,12 @@ class Failure:
 
     Attributes:
         code: stable identifier (``CRC_MISMATCH``, ``INVALID_OFFSET``, ...).
-        message: a sentence saying what was expected, what was found, where.
-        member: the archive member or file concerned, when there is one.
+        message: what was expected, what was found, where.
+        member: the archive member or file concerned, if any.
         row_id: ``"level{L}:{row}"`` (or ``"level{L}:{row} ({id})"``) when a row is concerned.
         expected: the value the format or the metadata requires.
         found: the value on disk.
-        severity: ``"error"``, or ``"warning"`` for a known defect of an older
-            writer generation (the report stays ``ok``).
+        severity: ``"error"``, or ``"warning"`` for a known defect of an older writer.
 
     Example:
         >>> Failure("CRC_MISMATCH", "bad CRC", member="DATA/a", expected="0x1", found="0x2").code

@@ -286,7 +286,6 @@ def _read_opened(opened: _Opened, limit: int) -> Prefetched:
 
 
 def _open_now(path: str) -> tuple[int, int]:
-    """``path`` opened, and its size."""
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
         return fd, os.fstat(fd).st_size

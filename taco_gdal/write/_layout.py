@@ -101,13 +101,8 @@ def _check_relative_paths(paths: pa.Array, level: int) -> None:
             pc.match_substring_regex(trimmed, r"//|(^|/)\.\.?(/|$)"),
         ),
     )
-    for row in np.flatnonzero(_flags(suspect)).tolist():
+    for row in np.flatnonzero(flags(suspect)).tolist():
         check_relative_path(paths[row].as_py(), f"level{level} row {row}")
-
-
-def _flags(mask: pa.Array | pa.ChunkedArray) -> BoolArray:
-    """A boolean Arrow column as NumPy (null is False)."""
-    return flags(mask)
 
 
 def _strings(table: pa.Table, name: str) -> pa.Array:
@@ -157,7 +152,7 @@ class Layout:
         self.counts_per_level: list[int] = [t.num_rows for t in self.levels]
         types = [_strings(t, TYPE) for t in self.levels]
         folder = string_scalar(FOLDER)
-        self.folder: list[BoolArray] = [_flags(pc.equal(t, folder)) for t in types]
+        self.folder: list[BoolArray] = [flags(pc.equal(t, folder)) for t in types]
         """Per level, True where the row is a FOLDER."""
         self.rel: list[pa.Array] = [self._relative_paths(k) for k in range(len(self.levels))]
         """Per level, each row's path under ``DATA/`` (FOLDERs end with ``/``)."""
@@ -184,7 +179,6 @@ class Layout:
         return sum(self.counts_per_level)
 
     def rows(self, level: int) -> int:
-        """Number of rows of ``level``."""
         return self.counts_per_level[level]
 
     def _relative_paths(self, level: int) -> pa.Array:
@@ -205,15 +199,15 @@ class Layout:
         else:
             raise TacoValidationError(f"level{level} has no {RELATIVE_PATH} column")
         if paths.null_count:
-            row = int(np.flatnonzero(_flags(pc.is_null(paths)))[0])
+            row = int(np.flatnonzero(flags(pc.is_null(paths)))[0])
             raise TacoFormatError(f"level{level} row {row}: expected a relative path, found null")
         _check_relative_paths(paths, level)
         return paths
 
     def _check_types(self, types: list[pa.Array]) -> None:
         for k, kinds in enumerate(types):
-            known = _flags(pc.is_in(kinds, value_set=string_array([FILE, FOLDER])))
-            is_dir = _flags(pc.ends_with(self.rel[k], "/"))
+            known = flags(pc.is_in(kinds, value_set=string_array([FILE, FOLDER])))
+            is_dir = flags(pc.ends_with(self.rel[k], "/"))
             bad = ~known | (is_dir != self.folder[k])
             if k == self.depth:
                 bad |= self.folder[k]
@@ -267,7 +261,6 @@ class Layout:
         path = str(self.rel[level][row].as_py())
         return path + LOCAL_META if self.folder[level][row] else path
 
-    # -- dropping what is written ---------------------------------------------
     def drop_sources(self) -> None:
         """Forget the ``path`` columns once every FILE is copied (in place in :attr:`levels`)."""
         self.sources = [None] * len(self.levels)
@@ -285,7 +278,6 @@ class Layout:
         if level < len(self.starts):
             self.starts[level] = self.counts[level] = np.zeros(0, dtype=np.int64)
 
-    # -- relations -------------------------------------------------------------
     def children(self, ref: SampleRef) -> range:
         """Rows of level ``ref.level + 1`` that are the children of ``ref``."""
         start = int(self.starts[ref.level][ref.row])
@@ -300,11 +292,11 @@ class Layout:
         if sources is None:
             no_source = np.ones(self.rows(level), dtype=np.bool_)
         else:
-            no_source = _flags(pc.is_null(sources))
+            no_source = flags(pc.is_null(sources))
         if not no_source.any():
             return no_source
         ids = _strings(self.levels[level], ID)
-        return no_source & _flags(pc.starts_with(ids, PADDING_PREFIX))
+        return no_source & flags(pc.starts_with(ids, PADDING_PREFIX))
 
     def is_padding(self, ref: SampleRef) -> bool:
         """True for a ``__TACOPAD__N`` row without source (no bytes, no digest)."""
@@ -388,11 +380,9 @@ class Layout:
             yield SampleRef(level, row)
 
     def folder_rows(self, level: int) -> IntArray:
-        """Rows of the FOLDER samples of one level, in order."""
         return np.flatnonzero(self.folder[level]).astype(np.int64)
 
     def folders(self, level: int) -> list[SampleRef]:
-        """The FOLDER samples of one level, in row order."""
         return [SampleRef(level, row) for row in self.folder_rows(level).tolist()]
 
     def folders_bottom_up(self) -> Iterator[SampleRef]:
@@ -400,7 +390,6 @@ class Layout:
         for level in reversed(range(self.depth)):
             yield from self.folders(level)
 
-    # -- paths -------------------------------------------------------------------
     def data_path(self, ref: SampleRef) -> str:
         """Path under ``DATA/``: ``tile0/s1/b0`` (FILE) or ``tile0/s1/`` (FOLDER)."""
         return str(self.rel[ref.level][ref.row].as_py())

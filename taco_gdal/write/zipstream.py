@@ -205,7 +205,6 @@ class ZipWriter:
     def position(self) -> int:
         return self._f.tell()
 
-    # -- members ---------------------------------------------------------------
     def _begin(self, name: str, size: int, crc: int = 0) -> tuple[zipfmt.LocalFileHeader, int]:
         if self._closed:
             raise TacoError("ZipWriter is closed")
@@ -358,7 +357,6 @@ class ZipWriter:
                 return self.add_bytes(name, src.read_exact(0, real, "sample data"), digest)
             return self._copy(name, vsi_reader(src), real, digest, BLOCK_SIZE, sparse=True)
 
-    # -- TACO header -------------------------------------------------------------
     def add_taco_header(self) -> MemberInfo:
         """Write the ``TACO_HEADER`` member (empty entries) as the very first member."""
         if self._count or self._f.tell() != 0:
@@ -386,7 +384,6 @@ class ZipWriter:
         self._central.write(struct.pack("<I", crc))
         self._central.seek(central_end)
 
-    # -- finish ------------------------------------------------------------------
     def close(self) -> None:
         """Write the central directory and the end records."""
         if self._closed:
