@@ -181,8 +181,6 @@ def to_taco(
         output: the ``.tacozip`` (or ``.zip``) to write.
         label: what the source is, for the derived description.
         dataset_id: the COLLECTION id (default: from the source's file name).
-        overwrite: replace an existing output.
-        quiet: no progress bar.
 
     Raises:
         TacoValidationError: a member name cannot be a sample id, or two names map

@@ -24,7 +24,6 @@ log = logging.getLogger(__name__)
 
 V1_FORMATS: Final = frozenset({"taco_v1"})
 V3_FORMATS: Final = frozenset({"taco3", "taco3cat"})
-V2_FORMATS: Final = frozenset({"zip", "folder", "tacocat"})
 
 
 @dataclass(frozen=True)
@@ -109,8 +108,6 @@ def convert(
     Args:
         source: anything :func:`taco_gdal.load` opens.
         output: ``*.tacozip`` / ``*.zip`` for a ZIP, anything else for a FOLDER.
-        overwrite: replace an existing output.
-        quiet: no progress bar.
 
     Raises:
         TacoExistsError: ``output`` exists and ``overwrite`` is False.

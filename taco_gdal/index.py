@@ -78,15 +78,7 @@ _DENSIFY: Final = 16
 
 @dataclass(frozen=True)
 class IndexResult:
-    """What :func:`index` wrote.
-
-    Attributes:
-        path: the footprint layer.
-        layer: its layer name.
-        features: number of features (FILE samples).
-        vrts: the VRT mosaics, one per (role, CRS) group.
-        gti: the GTI descriptions (GDAL >= 3.9 only; empty otherwise).
-    """
+    """What :func:`index` wrote: the layer's path, name and feature count, VRTs and GTI files."""
 
     path: Path
     layer: str
@@ -395,7 +387,6 @@ def index(
         ds: a loaded dataset, possibly filtered (only its current samples are indexed).
         out: ``.gpkg``, ``.fgb``, ``.geojson``, or ``.parquet`` (GeoParquet).
         layer: layer name (default: the dataset id).
-        overwrite: replace existing outputs.
         vrt_dir: also write one VRT mosaic per (role, CRS) group there.
         probe: open the rasters whose metadata give no footprint.
 

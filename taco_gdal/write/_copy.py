@@ -105,7 +105,6 @@ def copy_blocks(read: Reader, size: int, write: Writer, sums: Checksums, block: 
 
 
 def pread_full(fd: int, where: str) -> Reader:
-    """A :data:`Reader` of a local descriptor by ``pread``."""
 
     def read(view: memoryview, offset: int) -> memoryview:
         got = 0
@@ -123,7 +122,6 @@ def pread_full(fd: int, where: str) -> Reader:
 
 
 def vsi_reader(src: VSIFile) -> Reader:
-    """A :data:`Reader` of an open GDAL VSI file."""
 
     def read(view: memoryview, offset: int) -> memoryview:
         data = src.read_exact(offset, len(view), "sample data")

@@ -43,7 +43,6 @@ class DatasetMetadata:
 
 
 def is_zip_path(path: str | os.PathLike[str]) -> bool:
-    """True for a ``.zip`` / ``.tacozip`` name (case-insensitive)."""
     return os.fspath(path).lower().endswith(ZIP_SUFFIXES)
 
 
@@ -125,5 +124,4 @@ def read_folder_metadata(path: str | os.PathLike[str]) -> DatasetMetadata:
 
 
 def read_metadata(path: str | os.PathLike[str]) -> DatasetMetadata:
-    """Metadata of a ZIP (by extension) or FOLDER dataset."""
     return read_zip_metadata(path) if is_zip_path(path) else read_folder_metadata(path)

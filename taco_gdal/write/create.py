@@ -110,8 +110,6 @@ def create(
         group_by: level-0 column(s): one dataset per distinct value,
             ``{stem}_{value}{ext}`` (``_partNNNN`` added if a group exceeds split_size).
         consolidate: when several ZIPs result, also write their TACOCAT next to them.
-        overwrite: replace existing outputs instead of raising TacoExistsError.
-        quiet: no progress bars.
         checksum: ``"crc32c"``, ``"xxh3"`` or ``"sha256"``: store a digest of every
             FILE sample in ``taco_gdal:checksum``, computed in the same pass as the
             ZIP CRC-32. ``"crc32c"`` costs least; ``"sha256"`` resists deliberate
@@ -123,9 +121,6 @@ def create(
         retries: with ``client``, how many times Dask re-runs a failed part task.
         **parquet_kwargs: parquet writer overrides (compression, compression_level,
             row_group_size, ...).
-
-    Returns:
-        The datasets written (one path per part).
 
     Raises:
         TacoExistsError: an output exists and ``overwrite`` is False (checked

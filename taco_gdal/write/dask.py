@@ -130,17 +130,8 @@ def write_parts_dask(
 ) -> list[Path]:
     """Write ``parts`` as Dask tasks, commit them, then write their TACOCAT.
 
-    Args:
-        client: a ``dask.distributed.Client``.
-        package: the whole dataset's metadata.
-        layout: its :class:`Layout`.
-        parts: the planned parts.
-        options: how each part is written.
-        consolidating: also write the TACOCAT of the parts.
-        retries: Dask retries per part task (a killed worker counts as a failure).
-
-    Returns:
-        The committed parts, in part order.
+    ``retries`` is per part task (a killed worker counts as a failure); returns
+    the committed parts in part order.
 
     Example:
         >>> from dask.distributed import Client, LocalCluster

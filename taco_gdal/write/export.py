@@ -199,12 +199,9 @@ def export(
             ``filter_bbox()`` or ``filter_datetime()``.
         output: ``*.tacozip`` / ``*.zip`` for a ZIP, anything else for a FOLDER.
         output_format: ``"auto"``, ``"zip"`` or ``"folder"``.
-        overwrite: replace an existing output.
-        quiet: no progress bar.
         checksum: ``"crc32c"``, ``"xxh3"`` or ``"sha256"``: store every FILE
             sample's digest computed while copying. None keeps the source's
             stored digests (the bytes are unchanged, so they still hold).
-        **parquet_kwargs: parquet writer overrides.
 
     Example:
         >>> ds = taco_gdal.load("tiles.tacozip").filter_bbox(-3.3, 40.5, -3.1, 40.7)

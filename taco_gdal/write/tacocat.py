@@ -122,8 +122,6 @@ def create_tacocat(
         output: folder receiving both forms; by default the folder holding all inputs.
         validate_schema: refuse inputs whose level schemas, PIT structure or field
             schema differ from the first input's (TacoSchemaError lists each difference).
-        overwrite: replace an existing ``.tacocat/`` / ``__TACOCAT__``.
-        quiet: no progress bar.
         **parquet_kwargs: overrides of the parquet settings (zstd level 19 by default).
 
     Returns:

@@ -29,7 +29,6 @@ def create_tacollection(
         output: the folder that receives ``TACOLLECTION.json`` (created if missing).
         validate_schema: refuse inputs whose PIT structure or field schema differs
             from the first one's (TacoSchemaError listing each difference).
-        overwrite: replace an existing TACOLLECTION.json.
 
     Example:
         >>> create_tacollection(["a.tacozip", "b.tacozip"], "out/")

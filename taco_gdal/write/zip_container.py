@@ -286,14 +286,8 @@ def write_zip(
     Args:
         package: the dataset's metadata; FILE rows carry their source in ``path``.
         output: the ``.tacozip`` / ``.zip`` file to create.
-        overwrite: replace an existing ``output`` (otherwise TacoExistsError).
-        quiet: no progress bar.
-        parquet_kwargs: overrides of the parquet writer settings.
         checksum: ``"crc32c"``, ``"xxh3"`` or ``"sha256"``: store a per-sample digest
             (``taco_gdal:checksum``) computed while copying; None stores none.
-
-    Returns:
-        The absolute path written.
 
     Example:
         >>> write_zip(taco.metadata(), "new.tacozip")
