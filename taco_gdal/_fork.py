@@ -1,15 +1,9 @@
 """What a forked child must not inherit from its parent, reset in one place.
 
-After ``os.fork()`` (multiprocessing, DataLoader workers on Linux) the child
-calls ``gdal.VSICurlClearCache()``, since the curl handles would otherwise
-share the parent's sockets and receive each other's bytes; pins stay, as they
-describe files, not connections. DuckDB state registers its own reset here:
-the parent's databases are never used nor closed in the child.
-
-Still unsafe: a GDAL or rasterio handle opened before the fork, or a fork while
-another thread is inside a GDAL network read. Fork from a quiet point, or use
-``spawn``/``forkserver``. Handlers are registered when :mod:`taco_gdal.env` is
-imported; no GDAL option is set.
+The child clears GDAL's curl state (the parent's sockets would otherwise be
+shared) and runs the resets other modules register (DuckDB). A GDAL or rasterio
+handle opened before the fork stays unsafe in the child: fork from a quiet
+point, or use ``spawn``/``forkserver``.
 """
 
 from __future__ import annotations
@@ -27,22 +21,13 @@ _forks = 0
 
 
 def after_fork_in_child(callback: Callable[[], None]) -> None:
-    """Run ``callback`` in every child forked from now on (after the GDAL reset).
-
-    Example:
-        >>> after_fork_in_child(lambda: None)
-    """
+    """Run ``callback`` in every child forked from now on (after the GDAL reset)."""
     with _lock:
         _callbacks.append(callback)
 
 
 def forks_seen() -> int:
-    """How many forks this process descends from since taco_gdal was imported.
-
-    Example:
-        >>> forks_seen() >= 0
-        True
-    """
+    """How many forks this process descends from since taco_gdal was imported."""
     return _forks
 
 

@@ -32,11 +32,7 @@ def _malloc_trim() -> Callable[[int], int] | None:
 
 
 def release_memory() -> None:
-    """Return free pages of Arrow's pool and of the C heap to the system.
-
-    Example:
-        >>> release_memory()
-    """
+    """Return free pages of Arrow's pool and of the C heap to the system."""
     pa.default_memory_pool().release_unused()
     trim = _malloc_trim()
     if trim is not None:

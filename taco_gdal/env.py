@@ -1,17 +1,10 @@
-"""Scoped GDAL configuration.
+"""Scoped GDAL configuration: ``Env`` sets options thread-locally for a ``with`` block.
 
-taco_gdal never sets a GDAL option process-wide. ``Env`` sets options
-thread-locally for the span of a ``with`` block and restores the previous values
-on exit, like ``rasterio.Env``; the osgeo bindings, rasterio and pyogrio share one
-libgdal, so ``rasterio.open`` and ``gdal.Open`` inside the block see them.
-
-``Env()`` without options applies the read profile (:func:`env_profile`);
-``Env(**options)`` sets exactly ``options``; ``Env(read_profile=True, **options)``
-sets both, ``options`` winning. Options the user already set win over the
-profile, except the per-sample ``GDAL_INGESTED_BYTES_AT_OPEN``.
+Like ``rasterio.Env``, and seen by rasterio and ``gdal.Open`` (one shared libgdal);
+nothing is ever set process-wide. ``Env()`` without options applies the read
+profile (:func:`env_profile`), where options the user already set win.
 ``CPL_VSIL_CURL_USE_HEAD`` is never touched: on GDAL 3.6 ``NO`` downloads whole
-containers. Importing this module registers the after-fork handler
-(:mod:`taco_gdal._fork`).
+containers. Importing this module registers the after-fork handler.
 """
 
 from __future__ import annotations

@@ -1,16 +1,9 @@
 """Footprint index of a dataset: one EPSG:4326 feature per FILE sample, for QGIS and GDAL.
 
-:func:`index` writes a vector layer (GeoPackage, FlatGeobuf, GeoJSON or
-GeoParquet) with one feature per FILE sample at every level of the dataset's
-current state. ``location`` is the sample's GDAL path, which QGIS, rasterio and
-GDAL's GTI driver open as it is; ``key``, ``id``, ``level``, ``parent``, ``role``,
-``crs``, ``time_start`` and every scalar metadata column come along.
-
-The footprint is the first of: ``istac:geometry``; the grid outline from
-``stac:geotransform``/``stac:tensor_shape``; the centroid; the nearest
-ancestor's footprint (edges densified before reprojection). With ``vrt_dir``,
-one VRT mosaic (and a GTI description on GDAL >= 3.9) is built per (role, CRS)
-group, so bands of different meaning are never stacked.
+Each feature's ``location`` is the sample's GDAL path (what QGIS and GDAL's GTI
+driver open). The footprint is the first of ``istac:geometry``, the STAC grid
+outline, the centroid and the nearest ancestor's footprint. VRT mosaics are
+built per (role, CRS) group, so bands of different meaning are never stacked.
 """
 
 from __future__ import annotations

@@ -1,17 +1,11 @@
 """Pin remote containers: remember size and ETag, refuse to read a changed file.
 
-Offsets in TACO metadata are valid only for the bytes they were computed from;
-if the file behind a URL is replaced, ``/vsisubfile/`` reads would silently
-return bytes from the wrong place. So the first touch of a remote container
-records a :class:`Pin` (size, ETag or Last-Modified) and every later touch
-compares: from GDAL's stat cache when it still knows the size (no request),
-otherwise with one HEAD (:func:`fetch_pin`). GDAL never re-validates blocks it
-cached, so fetches inside :func:`conditions` carry ``If-Match`` (or
-``If-Unmodified-Since``); a changed file answers 412 and
-:func:`raise_if_changed` raises :class:`TacoChangedError`.
-
-Local files are not pinned. Without ETag or Last-Modified only a size change is
-caught; a same-size change is caught by the per-sample digest.
+Stored offsets are valid only for the bytes they were computed from. The first
+touch of a remote container records a :class:`Pin`; later touches compare it
+with GDAL's cached size (no request) or one HEAD, and fetches inside
+:func:`conditions` carry ``If-Match``/``If-Unmodified-Since`` so a replaced file
+answers 412 instead of wrong bytes. Without ETag or Last-Modified only a size
+change is caught; the per-sample digest catches the rest.
 
 Example:
     >>> from taco_gdal.io import pinning

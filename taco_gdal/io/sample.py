@@ -1,13 +1,9 @@
 """Open one sample with the read profile: one GET, verified bytes, pinned container.
 
-:func:`open_sample` checks the container against its pin
-(:mod:`taco_gdal.io.pinning`), fetches a small remote sample whole with one
-ranged GET into GDAL's cache, compares its digest with ``checksum=`` when given,
-then opens it under :func:`~taco_gdal.io.profile.sample_env` so GDAL's own open
-reads from that cache. The profile is active around the open only.
-:func:`read_sample` makes the same checks and reads with GDAL alone
-(:func:`read_bands`): without a rasterio dataset a small sample costs about a
-third of the CPU, which bounds DataLoader workers on few cores.
+:func:`open_sample` checks the pin, fetches a small remote sample whole into
+GDAL's cache, compares ``checksum=`` when given, and opens it under the profile
+(active around the open only). :func:`read_sample` does the same but reads with
+GDAL alone, about a third of the CPU for a small sample.
 """
 
 from __future__ import annotations

@@ -1,12 +1,9 @@
 """Requests and bytes per remote file, from GDAL's own network statistics.
 
-:func:`network_stats` reports what a block cost per file, from the difference of
-GDAL's counters (``CPL_VSIL_NETWORK_STATS_ENABLED``); ``/vsisubfile/`` reads
-count against their container. GDAL 3.6 reads the option once, at the first
-request after ``NetworkStatsReset()`` and on that request's thread, so the
-outermost block resets with the option set thread-locally and resets again on
-exit with it unset. Blocks may nest; a process that set the option globally is
-left alone.
+GDAL 3.6 reads ``CPL_VSIL_NETWORK_STATS_ENABLED`` once, at the first request
+after ``NetworkStatsReset()``, so the outermost block resets with it set and
+again on exit with it unset. Blocks may nest; ``/vsisubfile/`` reads count
+against their container.
 
 Example:
     >>> from osgeo import gdal

@@ -1,16 +1,11 @@
 """Atomic, no-clobber outputs.
 
-A ZIP or TACOCAT file is written to an unnamed file (``O_TMPFILE``) in the
-target folder and linked to its name only when complete, so a crash leaves
-nothing behind; without ``O_TMPFILE``, a dot-named temporary is removed on any
-exception. Linking refuses an existing target unless ``overwrite=True``.
-
-Folder outputs are built in a dot-named sibling and moved into place, so the
-target name always holds one complete dataset or a state the next write
-completes: ``RENAME_NOREPLACE`` for a new target, ``RENAME_EXCHANGE`` to
-overwrite on Linux, elsewhere target -> ``.taco-tmp-{pid}-old-{name}`` then
-staging -> target (a kill in between is undone by the next write). Leftovers of
-dead processes are recognised by their PID and cleaned by the next write.
+Files are written unnamed (``O_TMPFILE``, else a dot-named temporary) and linked
+to their name only when complete, never over an existing target unless
+``overwrite=True``. Folders are built in a dot-named sibling and renamed into
+place (``RENAME_EXCHANGE`` to overwrite on Linux; elsewhere the old dataset is
+moved aside first and a kill in between is undone by the next write, which
+also cleans what dead writers left).
 """
 
 from __future__ import annotations

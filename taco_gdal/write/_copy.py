@@ -1,11 +1,8 @@
 """Copy one sample's bytes in one pass, its checksums computed on the buffers written.
 
-:func:`copy_blocks` is the writers' one copy loop; for a large sample a worker
-thread checksums and writes block N while this thread reads block N + 1 (the
-checksum libraries release the GIL). :func:`copy_sample` copies to a new file,
-by the kernel when no digest is asked. :func:`read_small_files` opens small
-local files a window ahead and advises ``WILLNEED``, so their pages are read
-while the writer works and ``pread`` usually returns at once.
+Large samples are checksummed and written on a worker thread while the next block
+is read; small local files of a ZIP write are opened and advised ``WILLNEED``
+a window ahead, so their reads rarely wait.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 """Parquet settings of every table a writer produces, and serialisation to bytes.
 
-Defaults follow the reference writer: zstd, statistics, and content-defined
-chunking when pyarrow offers it, so a rewritten metadata file shares most pages
-with its previous version on deduplicating storage. ``__meta__`` tables skip CDC
-and dictionaries, and small ones compression and statistics too, which only
-slow their serialisation. ``create()``'s parquet keyword arguments override the
-defaults of every table of that call.
+Defaults follow the reference writer (zstd, statistics, content-defined chunking
+for page reuse on deduplicating storage); small ``__meta__`` tables skip what
+only slows them down. ``create()``'s parquet keyword arguments override them.
 """
 
 from __future__ import annotations

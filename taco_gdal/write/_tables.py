@@ -45,7 +45,8 @@ IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 
-def _user_columns(names: Sequence[str]) -> list[str]:
+def local_columns(names: Sequence[str]) -> list[str]:
+    """Columns of a ``__meta__`` table: id, type and the user columns of the children."""
     rest = [n for n in names if n not in (ID, TYPE, PATH) and not n.startswith(INTERNAL_PREFIX)]
     return [ID, TYPE, *rest]
 
@@ -53,12 +54,7 @@ def _user_columns(names: Sequence[str]) -> list[str]:
 def _ordered(names: Sequence[str]) -> list[str]:
     internal = [n for n in INTERNAL_COLUMN_ORDER if n in names]
     other = [n for n in names if n.startswith(INTERNAL_PREFIX) and n not in INTERNAL_COLUMN_ORDER]
-    return [*_user_columns(names), *internal, *other]
-
-
-def local_columns(names: Sequence[str]) -> list[str]:
-    """Columns of a ``__meta__`` table: id, type and the user columns of the children."""
-    return _user_columns(names)
+    return [*local_columns(names), *internal, *other]
 
 
 def with_checksums(table: pa.Table, checksums: Sequence[str | None] | pa.Array | None) -> pa.Table:

@@ -1,17 +1,9 @@
 """Write a dataset's parts as Dask tasks, then commit them and the TACOCAT from the client.
 
-``create(taco, out, client=client, partitions=n)`` plans the parts on the client
-as a sequential ``create()`` does and submits one task per part. Each task reads
-its sources through GDAL's VSI layer and writes its part atomically to a
-temporary name beside the target, returning the part's metadata; Dask re-runs
-failed tasks, and a killed run leaves nothing behind. Only once every task
-succeeded does the client rename the parts into place and write the TACOCAT from
-the returned metadata; if any task fails for good, the temporary parts are
-removed and nothing is committed. The output folder must have the same path on
-the client and the workers.
-
-:func:`samples_on_workers` builds samples on the workers, so extensions that
-read pixels run where the data is read.
+Each task writes its part atomically under a temporary name beside the target
+and returns its metadata; Dask re-runs failed tasks. Only when all succeeded
+does the client rename the parts into place and write the TACOCAT, so a failure
+commits nothing. The output folder must have the same path on client and workers.
 """
 
 from __future__ import annotations

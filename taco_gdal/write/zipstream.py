@@ -1,11 +1,9 @@
 """A streaming STORE ZIP writer that measures what it writes.
 
-Members are appended one after another, each copied in one pass with its CRC-32
-(and optional per-sample digest) computed on the way, then patched into the local
-header: no data descriptors, so every reader sees real sizes and CRCs. Data
-offsets are measured (``tell()``), never predicted; ZIP64 records appear only
-when needed. A TACO ZIP starts with :meth:`ZipWriter.add_taco_header`, and
-:meth:`ZipWriter.set_header_entries` fills it once the metadata offsets are known.
+Each member is copied in one pass with its CRC-32 (and digest) computed on the
+way and patched into the local header, so readers see real sizes and CRCs
+without data descriptors; offsets are measured, never predicted, and ZIP64
+appears only when needed.
 """
 
 from __future__ import annotations
