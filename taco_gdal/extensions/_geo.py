@@ -35,7 +35,11 @@ __all__ = [
 _local = threading.local()  # pyproj transformers are not thread-safe: one cache per thread
 
 
-def _to_wgs84(crs: str) -> Transformer:
+def wgs84_transformer(crs: str) -> Transformer:
+    """A cached ``crs`` -> EPSG:4326 transformer (lon, lat), one per thread.
+
+    Raises TacoValidationError when pyproj cannot interpret ``crs``.
+    """
     cache: dict[str, Transformer] | None = getattr(_local, "transformers", None)
     if cache is None:
         cache = {}
@@ -51,17 +55,9 @@ def _to_wgs84(crs: str) -> Transformer:
     return transformer
 
 
-def wgs84_transformer(crs: str) -> Transformer:
-    """A cached ``crs`` -> EPSG:4326 transformer (lon, lat), one per thread.
-
-    Raises TacoValidationError when pyproj cannot interpret ``crs``.
-    """
-    return _to_wgs84(crs)
-
-
 def lonlat_of(crs: str, x: float, y: float, where: str) -> tuple[float, float]:
     """``(lon, lat)`` in EPSG:4326 of point ``(x, y)`` in ``crs``; raises if not finite/in range."""
-    lon, lat = _to_wgs84(crs).transform(x, y)
+    lon, lat = wgs84_transformer(crs).transform(x, y)
     if not (math.isfinite(lon) and math.isfinite(lat)):
         raise TacoValidationError(
             f"{where}: centroid ({x}, {y}) in {crs} has no finite WGS84 position ({lon}, {lat})"
@@ -127,12 +123,8 @@ TIME_TAGS: Final = (
     ("IMD", "ACQUISITIONDATETIME"),
     ("", "TIFFTAG_DATETIME"),
 )
-"""``(metadata domain, key)`` pairs ``raster_time`` reads, in this order.
-
-The acquisition time (GDAL's ``IMAGERY`` domain, or an ``IMD`` domain carrying
-one) comes first: ``TIFFTAG_DATETIME`` is the time the file was made, used only
-when nothing better is there.
-"""
+"""``(domain, key)`` pairs ``raster_time`` reads, in order: ``TIFFTAG_DATETIME`` (when the
+file was made) only when no acquisition time is tagged."""
 TIME_TAG_NAMES: Final = " / ".join(
     f"{domain}:{key}" if domain else key for domain, key in TIME_TAGS
 )
