@@ -16,12 +16,6 @@ def lazy_exports(
 
     A name equal to the module's last component is the module itself, else the
     module's attribute; the first access stores it in ``namespace``.
-
-    Example:
-        >>> ns: dict[str, Any] = {}
-        >>> getattr_, dir_ = lazy_exports("pkg", ns, {"dumps": "json"})
-        >>> getattr_("dumps").__name__, "dumps" in ns, dir_()
-        ('dumps', True, ['dumps'])
     """
 
     def __getattr__(name: str) -> Any:

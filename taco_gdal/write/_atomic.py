@@ -213,15 +213,7 @@ def _fsync_directory(folder: Path) -> None:
 
 @contextlib.contextmanager
 def atomic_file(target: str | os.PathLike[str], overwrite: bool = False) -> Iterator[BinaryIO]:
-    """Yield a binary file that appears at ``target`` only if the block succeeds.
-
-    Example:
-        >>> with atomic_file("out.bin") as f:
-        ...     f.write(b"complete or absent")
-        18
-        >>> Path("out.bin").read_bytes()
-        b'complete or absent'
-    """
+    """Yield a binary file that appears at ``target`` only if the block succeeds."""
     path = Path(target).absolute()
     check_target(path, overwrite)
     _remove_stale(path.parent)

@@ -67,12 +67,7 @@ class FileBatch:
 
 
 def check_relative_path(path: str, where: str) -> str:
-    """``path`` if it is a safe relative path under ``DATA/``, else TacoFormatError.
-
-    Example:
-        >>> check_relative_path("tile0/s1/b0", "level2 row 0")
-        'tile0/s1/b0'
-    """
+    """``path`` if it is a safe relative path under ``DATA/``, else TacoFormatError."""
     inner = "/" + path.rstrip("/") + "/"
     bad = (
         not path
@@ -137,13 +132,7 @@ def _child_slices(parent_ids: IntArray, n_parents: int, level: int) -> tuple[Int
 
 
 class Layout:
-    """Row relations and container paths of a package's level tables.
-
-    Example:
-        >>> layout = Layout(taco.metadata())  # taco: 4 FILE samples s000 .. s003
-        >>> [layout.data_path(ref) for ref in layout.files_depth_first()]
-        ['s000', 's001', 's002', 's003']
-    """
+    """Row relations and container paths of a package's level tables."""
 
     def __init__(self, package: MetadataPackage) -> None:
         if not package.levels or package.levels[0].num_rows == 0:
@@ -308,14 +297,7 @@ class Layout:
     def file_order(self) -> tuple[IntArray, IntArray]:
         """``(levels, rows)`` of every FILE sample, depth first (the ZIP data member order).
 
-        Computed with NumPy, without walking the tree: block sizes of FILE descendants
-        are summed bottom-up over the child slices, and a row's block starts where its
-        parent's does plus its earlier siblings' blocks.
-
-        Example:
-            >>> levels, rows = Layout(taco.metadata()).file_order()
-            >>> levels.tolist(), rows.tolist()
-            ([0, 0, 0, 0], [0, 1, 2, 3])
+        Computed with NumPy from block sizes of FILE descendants, without walking the tree.
         """
         weights: list[IntArray] = [np.ones(self.rows(self.depth), dtype=np.int64)]
         for k in range(self.depth - 1, -1, -1):
@@ -338,13 +320,7 @@ class Layout:
         return levels, rows
 
     def file_batches(self, size: int = BATCH) -> Iterator[FileBatch]:
-        """The FILE samples in depth-first order, ``size`` at a time, as Python values.
-
-        Example:
-            >>> batch = next(Layout(taco.metadata()).file_batches())
-            >>> batch.paths
-            ['s000', 's001', 's002', 's003']
-        """
+        """The FILE samples in depth-first order, ``size`` at a time, as Python values."""
         levels, rows = self.file_order()
         padding = [self.padding_rows(k) for k in range(len(self.levels))]
         for start in range(0, levels.size, size):

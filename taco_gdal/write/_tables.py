@@ -58,10 +58,7 @@ def _ordered(names: Sequence[str]) -> list[str]:
 
 
 def with_checksums(table: pa.Table, checksums: Sequence[str | None] | pa.Array | None) -> pa.Table:
-    """``table`` with its ``taco_gdal:checksum`` column set from ``checksums`` (None: unchanged).
-
-    A column already present is replaced by the digests computed while copying.
-    """
+    """``table`` with its ``taco_gdal:checksum`` column set to ``checksums`` (None: unchanged)."""
     if checksums is None:
         return table
     if CHECKSUM in table.column_names:
@@ -77,10 +74,7 @@ def with_offsets(
     checksums: Sequence[str | None] | pa.Array | None = None,
     copy: bool = True,
 ) -> pa.Table:
-    """``table`` plus ``internal:offset`` / ``internal:size`` and optional ``checksums``.
-
-    ``copy=False`` shares ``offsets`` and ``sizes`` instead of copying them.
-    """
+    """``table`` plus offsets, sizes and ``checksums``; ``copy=False`` shares the arrays."""
     extra = with_checksums(table, checksums)
     as_int64 = np.array if copy else np.asarray
     extra = extra.append_column(OFFSET, from_numpy(as_int64(offsets, dtype=np.int64)))
@@ -157,18 +151,8 @@ def rebuild_columns(
 ) -> tuple[pa.Table, Rebuilt]:
     """``table`` without the columns :class:`Rebuilt` can make again, and what makes them.
 
-    Only columns equal row for row are dropped (tables read back by export keep
-    any that differ). ``folder``: the level's FOLDER rows; ``parent_paths``: the
-    relative paths of the level above (None at level 0).
-
-    Example:
-        >>> t = pa.table({"id": ["a"], "type": ["FILE"], "internal:current_id": [0],
-        ...               "internal:parent_id": [0]})
-        >>> compact, rebuilt = rebuild_columns(t, np.zeros(1, np.bool_), None)
-        >>> compact.column_names, sorted(rebuilt.columns)
-        (['id', 'internal:parent_id'], ['internal:current_id', 'type'])
-        >>> rebuilt.complete(compact, 0).equals(t)
-        True
+    Only columns equal row for row are dropped (tables read back by export keep any
+    that differ).
     """
     rebuilt = Rebuilt(table.schema, frozenset(), folder, parent_paths)
     candidates = [TYPE, CURRENT_ID]
