@@ -329,7 +329,7 @@ class Layout:
             paths: list[str] = [""] * n
             sources: list[str | None] = [None] * n
             pads: list[bool] = [False] * n
-            # not np.unique: its first call imports numpy.ma (7.5 ms of every create())
+            # not np.unique: its first call imports numpy.ma
             for k in np.flatnonzero(np.bincount(batch_levels)).tolist():
                 where = np.flatnonzero(batch_levels == k)
                 chosen = batch_rows[where]

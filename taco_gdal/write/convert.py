@@ -80,7 +80,7 @@ def folder2zip(
         >>> folder2zip("tiles", "from_folder.tacozip")
         PosixPath('/.../from_folder.tacozip')
     """
-    # imported here: importing the reader (pandas, DuckDB) costs writers 70 MB and 1 s
+    # imported here: the reader (pandas, DuckDB) is heavy for writers
     from taco_gdal.read.opening.containers._paths import check_folder_paths
 
     meta = read_folder_metadata(input)

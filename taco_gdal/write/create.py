@@ -166,7 +166,6 @@ def _create(
 ) -> list[Path]:
     """:func:`create` once its arguments are checked."""
     # a list of tables of our own, which a single write may empty as it goes
-    # (the caller's package, if one was given, keeps its tables)
     given = _package(taco)
     package = replace(given, levels=list(given.levels))
     del given

@@ -115,7 +115,7 @@ def _package_table(
         None if kind != FILE or size == 0 else str(path)
         for kind, path, size in zip(kinds, vsi, sizes, strict=True)
     ]
-    # imported here: importing the reader (pandas, DuckDB) costs writers 70 MB and 1 s
+    # imported here: the reader (pandas, DuckDB) is heavy for writers
     from taco_gdal.read.opening.containers._paths import check_sample_source
 
     for path in paths:

@@ -196,7 +196,7 @@ def _write_local_meta(
             starts: IntArray = starts,
             counts: IntArray = counts,
         ) -> bytes:
-            # sliced here, a batch at a time: 80k table slices held at once took 160 MB
+            # sliced here, a batch at a time: all slices held at once cost much memory
             n = int(counts[i])
             table = children.slice(int(starts[i]), n)
             return parquet_bytes(table, options.for_rows(n))

@@ -48,8 +48,7 @@ LOCAL_BLOCK = 256 * 1024
 _LFH_CRC_OFFSET = 14
 _CD_CRC_OFFSET = 16
 CENTRAL_IN_MEMORY = 4 * 1024 * 1024
-"""Central directory bytes kept in memory; past that it is spooled to a temporary file
-(a million members make about 60 MB of directory, written only when the archive closes)."""
+"""Central directory bytes kept in memory; past that it is spooled to a temporary file."""
 _HOLE_MIN = 64 * 1024
 WRITEBACK_EVERY = 16 * 1024 * 1024
 """Bytes written between two write-back requests."""
