@@ -14,15 +14,8 @@ def lazy_exports(
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``__getattr__`` and ``__dir__`` for ``package`` whose names ``lazy`` maps to modules.
 
-    A name is the module itself when it is the module's last component
-    (``"extensions": "taco_gdal.extensions"``), else the module's attribute of that
-    name; the first access stores it in ``namespace`` (the package's ``globals()``).
-
-    Example:
-        >>> ns: dict[str, Any] = {}
-        >>> getattr_, dir_ = lazy_exports("pkg", ns, {"dumps": "json"})
-        >>> getattr_("dumps").__name__, "dumps" in ns, dir_()
-        ('dumps', True, ['dumps'])
+    A name equal to the module's last component is the module itself, else the
+    module's attribute; the first access stores it in ``namespace``.
     """
 
     def __getattr__(name: str) -> Any:

@@ -13,10 +13,7 @@ __all__ = ["moved_module", "moved_names"]
 
 
 def moved_module(old: str, new: str) -> ModuleType:
-    """Make ``old`` the module ``new`` (same object, no second copy) and warn that it moved.
-
-    Called from the body of the tiny module left at the old path, with ``__name__``.
-    """
+    """Make ``old`` the module ``new`` (same object) and warn that it moved."""
     warnings.warn(
         f"{old} is deprecated: it moved to {new}; import it from there",
         DeprecationWarning,
@@ -28,11 +25,7 @@ def moved_module(old: str, new: str) -> ModuleType:
 
 
 def moved_names(old: str, new: str, names: Iterable[str]) -> Callable[[str], Any]:
-    """A package ``__getattr__`` giving ``names``, once of the module ``old``, from ``new``.
-
-    For a module path that became a package: ``taco_gdal.read.query.quote_ident``
-    still resolves, with a DeprecationWarning.
-    """
+    """A package ``__getattr__`` giving ``names`` of module ``old`` from ``new``, with a warning."""
     known = frozenset(names)
 
     def __getattr__(name: str) -> Any:

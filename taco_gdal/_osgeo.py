@@ -1,10 +1,8 @@
 """GDAL's Python module, imported when first used rather than with taco_gdal.
 
 ``from osgeo import gdal`` is a sizeable part of a cold start, and loading a
-local dataset and building ``.data`` never call GDAL (local metadata is read
-with the operating system; samples are opened by GDAL later).  The modules on that
-path take ``gdal`` from here: an object that imports ``osgeo.gdal`` on its
-first attribute access and forwards every access to it.
+local dataset never calls GDAL; ``gdal`` here imports it on first attribute
+access and forwards every access to it.
 
 Example:
     >>> from taco_gdal._osgeo import gdal

@@ -1,10 +1,8 @@
 """The end-to-end story, runnable on its own: ``python -m taco_gdal.demo [OUTPUT_DIR]``.
 
-It makes a small but real Earth-observation dataset (Sentinel-2-like GeoTIFFs in
-UTM with geotransforms and acquisition times, organised as tiles -> dates),
-writes it as a ``.tacozip``, loads it back, filters it in space and time, and
-reads one sample with rasterio through its ``/vsisubfile/`` path.  Every step
-prints what it did.
+It makes a small Sentinel-2-like dataset (tiles -> dates), writes a ``.tacozip``,
+loads it back, filters it in space and time, and reads one sample with rasterio,
+printing each step.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """What a container without TACO metadata derives: a COLLECTION and a TACO ZIP.
 
-Formats such as CAF or TARIDX list members and byte ranges and nothing else,
-so a plugin *derives* what the reader needs: a COLLECTION
-(:func:`derived_collection`) and, for conversion, a
-:class:`~taco_gdal.model.Taco` written as a TACO ZIP (:func:`to_taco`).
-Plugins reach these through :mod:`taco_gdal.containers`.
+Formats such as CAF or TARIDX list members and byte ranges only, so a plugin
+derives a COLLECTION (:func:`derived_collection`) and, for conversion, a TACO ZIP
+(:func:`to_taco`). Plugins reach these through :mod:`taco_gdal.containers`.
 """
 
 from __future__ import annotations
@@ -56,9 +54,7 @@ def dataset_id(path: str) -> str:
 def core_fields(path: str, label: str) -> dict[str, Any]:
     """The COLLECTION fields a user would normally supply, derived from ``path``.
 
-    Args:
-        path: the container's path (its file name gives the id).
-        label: what the container is, for the description (``"CAF archive"``).
+    ``label`` says what the container is, for the description (``"CAF archive"``).
 
     Example:
         >>> core_fields("/data/x.caf", "CAF archive")["licenses"]
@@ -83,10 +79,8 @@ def derived_collection(
 ) -> dict[str, Any]:
     """COLLECTION.json content for a flat container described by ``level0``.
 
-    Includes ``taco:pit_schema`` and ``taco:field_schema`` computed from the
-    table, so the reader treats it like any stored COLLECTION.  ``descriptions``
-    name the container's own columns and may reword internal ones (e.g. what
-    ``internal:source_file`` names in this format).
+    Includes ``taco:pit_schema`` and ``taco:field_schema`` computed from the table;
+    ``descriptions`` name the container's columns and may reword internal ones.
 
     Example:
         >>> table = pa.table({"id": ["a"], "type": ["FILE"]})
@@ -112,11 +106,8 @@ def described_collection(
 ) -> dict[str, Any]:
     """A TACO 2 COLLECTION for level tables read from another generation (v1, v3).
 
-    ``core`` gives the required keys (id, dataset_version, description,
-    licenses, providers, tasks; missing ones are ``None``), ``extras`` any
-    other keys to carry, and ``taco:pit_schema`` / ``taco:field_schema`` are
-    computed from ``levels`` (each with ``id`` and ``type``; deeper ones with
-    ``internal:parent_id``).
+    ``core`` gives the required keys (missing ones are ``None``), ``extras`` other
+    keys to carry; the PIT and field schemas are computed from ``levels``.
 
     Example:
         >>> table = pa.table({"id": ["a"], "type": ["FILE"]})
@@ -181,23 +172,19 @@ def to_taco(
 ) -> Path:
     """Write the samples of a flat derived container as one TACO ZIP.
 
-    Every level-0 row becomes a FILE :class:`~taco_gdal.model.Sample` whose
-    path is the row's ``/vsisubfile/`` range; the ZIP writer copies those bytes
-    through GDAL's VSI layer.  Sample ids are the member names made valid
-    (:func:`sample_id`); the names themselves are kept in ``member``, next to
-    the container's own non-internal columns.
+    Each level-0 row becomes a FILE sample whose path is its ``/vsisubfile/``
+    range; ids are the member names made valid (:func:`sample_id`), the names kept
+    in ``member`` beside the container's own non-internal columns.
 
     Args:
         container: an opened container (e.g. ``CafContainer.open(probe)``).
         output: the ``.tacozip`` (or ``.zip``) to write.
         label: what the source is, for the derived description.
         dataset_id: the COLLECTION id (default: from the source's file name).
-        overwrite: replace an existing output.
-        quiet: no progress bar.
 
     Raises:
-        TacoValidationError: a member name cannot be a sample id (e.g. it starts
-            with ``__``), or two names map to the same id.
+        TacoValidationError: a member name cannot be a sample id, or two names map
+            to the same id.
         TacoExistsError: ``output`` exists and ``overwrite`` is False.
 
     Example:

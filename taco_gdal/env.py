@@ -1,45 +1,10 @@
-"""Scoped GDAL configuration.
+"""Scoped GDAL configuration: ``Env`` sets options thread-locally for a ``with`` block.
 
-taco_gdal never sets a GDAL configuration option process-wide.  ``Env`` sets
-options *thread-locally* (``CPLSetThreadLocalConfigOption``) for the duration of
-a ``with`` block and restores the previous thread-local values on exit, the way
-``rasterio.Env`` does.  Because the osgeo bindings, rasterio and pyogrio share
-one libgdal (see ``scripts/setup.sh``), options set here are seen by
-``rasterio.open`` and ``gdal.Open`` called inside the block on the same thread.
-
-``Env()`` without options carries taco_gdal's read profile, so a user's own
-``rasterio.open(path)`` of a sample path inside the block costs one GET for a
-sample of up to 8 MB (see :func:`env_profile`).
-``Env(**options)`` sets exactly ``options`` (how taco_gdal itself uses it);
-``Env(read_profile=True, **options)`` sets both, ``options`` winning.
-
-The read profile, applied thread-locally through ``Env``:
-
-* :func:`network_options` for every read, metadata included: retries with
-  exponential back-off on HTTP 429/500/502/503/504 (``GDAL_HTTP_MAX_RETRY``,
-  ``GDAL_HTTP_RETRY_DELAY``; ``GDAL_HTTP_RETRY_CODES`` only exists from GDAL
-  3.10 and is set only there), an abort for stalled transfers
-  (``GDAL_HTTP_CONNECTTIMEOUT``, ``GDAL_HTTP_LOW_SPEED_TIME``/``_LIMIT``), no
-  directory listing on open (``GDAL_DISABLE_READDIR_ON_OPEN=EMPTY_DIR``), and
-  the TACO file names appended to ``CPL_VSIL_CURL_ALLOWED_EXTENSIONS`` when the
-  user restricted it (otherwise GDAL reports every container as missing).
-* :func:`read_profile` for opening one sample: the above plus
-  ``GDAL_INGESTED_BYTES_AT_OPEN`` = the sample's size when it is at most
-  :data:`INGEST_LIMIT`, so GDAL fetches the whole sample with one GET instead of
-  a 16 KiB header read followed by growing read-ahead requests.
-* :func:`env_profile` for a user's ``with taco_gdal.Env():`` block, where the
-  sizes are unknown: the network options plus ``GDAL_INGESTED_BYTES_AT_OPEN`` =
-  :data:`INGEST_LIMIT`.  GDAL reads ``min(that, file size)`` at open, and a
-  ``/vsisubfile/`` path is exactly as large as its sample, so a plain
-  ``rasterio.open(path)`` of a sample of up to 8 MB is one GET.
-
-Options the user already set (process-wide or in an enclosing ``Env``) win,
-except ``GDAL_INGESTED_BYTES_AT_OPEN``, which is per sample by nature.
+Like ``rasterio.Env``, and seen by rasterio and ``gdal.Open`` (one shared libgdal);
+nothing is ever set process-wide. ``Env()`` without options applies the read
+profile (:func:`env_profile`), where options the user already set win.
 ``CPL_VSIL_CURL_USE_HEAD`` is never touched: on GDAL 3.6 ``NO`` downloads whole
-containers.
-
-Importing this module registers taco_gdal's after-fork handler
-(:mod:`taco_gdal._fork`); it sets no GDAL option.
+containers. Importing this module registers the after-fork handler.
 """
 
 from __future__ import annotations
@@ -91,19 +56,13 @@ class Env:
     """Thread-local GDAL configuration options for the span of a ``with`` block.
 
     Args:
-        read_profile: apply taco_gdal's read profile
-            (:func:`env_profile`: no directory listing on
-            open, retries, and ``GDAL_INGESTED_BYTES_AT_OPEN`` = 8 MB so that a
-            sample of up to 8 MB opens with one GET).  Default: only when no
-            option is given.  Options already set by the user (process-wide or
-            in an enclosing block) win over the profile, explicit ``options``
-            win over everything.  In a profiled block *every* dataset GDAL
-            opens reads up to 8 MB at open (a whole small file, the first 8 MB
-            of a large COG): right for samples, wasteful for a big remote
-            raster read a tile at a time; open those outside the block or with
-            ``Env(GDAL_INGESTED_BYTES_AT_OPEN=None)`` nested inside it.
-        options: GDAL config options, e.g. ``GDAL_HTTP_MAX_RETRY=3``.  ``True`` and
-            ``False`` become ``YES``/``NO``; ``None`` unsets an option for the block.
+        read_profile: apply :func:`env_profile` (retries, no directory listing,
+            ``GDAL_INGESTED_BYTES_AT_OPEN`` = 8 MB so a small sample opens with one
+            GET). Default: only when no option is given. Every dataset opened in a
+            profiled block reads up to 8 MB at open; open a big tiled raster outside
+            it or with ``Env(GDAL_INGESTED_BYTES_AT_OPEN=None)`` nested inside.
+        options: GDAL config options; ``True``/``False`` become ``YES``/``NO``,
+            ``None`` unsets an option for the block.
 
     Example:
         >>> import taco_gdal
@@ -157,10 +116,10 @@ def config_options(options: Mapping[str, object]) -> Iterator[None]:
 
 
 def thread_options() -> dict[str, str | None]:
-    """The options that the ``Env`` blocks open on this thread applied (innermost wins).
+    """The options the ``Env`` blocks open on this thread applied (innermost wins).
 
-    Another thread sees none of them: a worker thread that must read as this
-    thread reads enters ``config_options(thread_options())`` taken here.
+    A worker thread that must read as this thread reads enters
+    ``config_options(thread_options())`` taken here.
 
     Example:
         >>> with Env(GDAL_HTTP_MAX_RETRY=3):
@@ -219,9 +178,8 @@ def network_options(suffixes: Iterable[str] = ZIP_SUFFIXES) -> dict[str, str]:
     """Retry, timeout and listing options for any remote read, minus what the user set.
 
     Args:
-        suffixes: file-name endings to allow when ``CPL_VSIL_CURL_ALLOWED_EXTENSIONS``
-            is restricted (containers by default; :data:`METADATA_SUFFIXES` for
-            metadata reads).
+        suffixes: endings appended to ``CPL_VSIL_CURL_ALLOWED_EXTENSIONS`` when the
+            user restricted it (otherwise GDAL reports every container missing).
 
     Example:
         >>> network_options()["GDAL_DISABLE_READDIR_ON_OPEN"]
@@ -239,9 +197,8 @@ def network_options(suffixes: Iterable[str] = ZIP_SUFFIXES) -> dict[str, str]:
 def read_profile(size: int | None = None) -> dict[str, str]:
     """GDAL options for opening one sample of ``size`` bytes.
 
-    Args:
-        size: the sample's size in bytes (``internal:size``); ``None`` or a size
-            above :data:`INGEST_LIMIT` leaves GDAL's header-first reading alone.
+    Up to :data:`INGEST_LIMIT`, ``GDAL_INGESTED_BYTES_AT_OPEN`` = ``size`` makes
+    GDAL fetch the whole sample with one GET.
 
     Example:
         >>> read_profile(400_000)["GDAL_INGESTED_BYTES_AT_OPEN"]
@@ -258,10 +215,8 @@ def read_profile(size: int | None = None) -> dict[str, str]:
 def env_profile() -> dict[str, str]:
     """GDAL options ``taco_gdal.Env()`` applies: :func:`network_options` and an 8 MB ingest.
 
-    ``GDAL_INGESTED_BYTES_AT_OPEN`` = :data:`INGEST_LIMIT` unless the user set
-    it: every open in the block reads up to 8 MB at once, which is the whole of
-    a sample up to that size (one GET) but also the first 8 MB of any larger
-    file opened there.
+    Sizes are unknown here, but a ``/vsisubfile/`` path is as large as its sample,
+    so GDAL reads ``min(8 MB, size)`` at open: one GET for a small sample.
 
     Example:
         >>> env_profile()["GDAL_INGESTED_BYTES_AT_OPEN"]

@@ -1,10 +1,8 @@
 """The taco_gdal exception taxonomy.
 
-Every error taco_gdal raises on purpose is a :class:`TacoError`.  Each subclass
-also inherits the builtin exception a caller would naturally catch, so
-``except ValueError`` or ``except OSError`` keep working for code that does not
-know about taco_gdal.  Messages say what was expected, what was found, and where
-(file, offset, column, sample path).
+Every error taco_gdal raises on purpose is a :class:`TacoError`; each subclass
+also inherits the builtin a caller would catch (``ValueError``, ``OSError``...).
+Messages say what was expected, what was found, and where.
 """
 
 from __future__ import annotations
@@ -31,11 +29,7 @@ class TacoError(Exception):
 
 
 class TacoFormatError(TacoError, ValueError):
-    """Bytes on disk or on a server do not have the layout the format requires.
-
-    Raised for a wrong signature, a truncated file, a header that points past
-    the end of its container, a member that is not STORE, and the like.
-    """
+    """Bytes on disk or on a server do not have the layout the format requires."""
 
 
 class TacoIOError(TacoError, OSError):
@@ -47,10 +41,7 @@ class TacoChangedError(TacoIOError):
 
 
 class TacoChecksumError(TacoIOError):
-    """A sample's bytes do not match the digest stored for it in the metadata.
-
-    The message names the sample, the container and both digests.
-    """
+    """A sample's bytes do not match the digest stored for it (names sample, container, digests)."""
 
 
 class TacoDependencyError(TacoError, ImportError):

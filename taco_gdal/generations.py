@@ -1,18 +1,11 @@
 """Converting TACO v1 and TACO 3 datasets to TACO 2, by byte copy, with a report.
 
-:func:`convert` loads any dataset :func:`taco_gdal.load` opens (a v1 ``.taco`` /
-``.tortilla``, a TACO 3 CoZIP archive or ``.tacocat``, a CoZIP flat archive, or
-TACO 2 itself) and writes it as a TACO 2 ZIP or FOLDER with
-:func:`taco_gdal.export`: every sample's bytes are copied through GDAL's VSI
-layer from its ``/vsisubfile/`` range, never decoded, so every payload is
-byte-identical; every metadata column and COLLECTION key is carried.  What TACO
-2 cannot express is listed in the returned :class:`ConversionReport` and
-logged as warnings.
-
-TACO 2 -> TACO 3 is refused: the TACO 3 specification asks that only its own
-package (taco-eo) writes TACO 3, and a TACO 3 dataset needs a contract (the
-sample structure and a typed metadata schema) that a TACO 2 dataset does not
-state.  ``docs/compatibility.md`` explains how to make one with taco-eo.
+:func:`convert` loads anything :func:`taco_gdal.load` opens and writes it as a
+TACO 2 ZIP or FOLDER through :func:`taco_gdal.export`: payloads are copied from
+their ``/vsisubfile/`` ranges, never decoded, and every metadata column and
+COLLECTION key is carried; what TACO 2 cannot express is reported and logged.
+TACO 2 -> TACO 3 is refused: the TACO 3 specification reserves writing to
+taco-eo (see ``docs/compatibility.md``).
 """
 
 from __future__ import annotations
@@ -31,7 +24,6 @@ log = logging.getLogger(__name__)
 
 V1_FORMATS: Final = frozenset({"taco_v1"})
 V3_FORMATS: Final = frozenset({"taco3", "taco3cat"})
-V2_FORMATS: Final = frozenset({"zip", "folder", "tacocat"})
 
 
 @dataclass(frozen=True)
@@ -116,11 +108,6 @@ def convert(
     Args:
         source: anything :func:`taco_gdal.load` opens.
         output: ``*.tacozip`` / ``*.zip`` for a ZIP, anything else for a FOLDER.
-        overwrite: replace an existing output.
-        quiet: no progress bar.
-
-    Returns:
-        What was written and what TACO 2 could not carry (also logged).
 
     Raises:
         TacoExistsError: ``output`` exists and ``overwrite`` is False.
@@ -174,10 +161,7 @@ def convert_command(
     overwrite: bool = False,
     quiet: bool = False,
 ) -> Path:
-    """``taco convert`` for v1 and TACO 3 sources (the ``taco_gdal.converters`` signature).
-
-    Raises:
-        TacoValidationError: ``dataset_id`` was given (the source's own id is kept).
+    """``taco convert`` for v1 and TACO 3 sources; ``dataset_id`` raises TacoValidationError.
 
     Example:
         >>> convert_command("old.taco", "old.tacozip")

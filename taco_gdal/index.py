@@ -1,30 +1,9 @@
 """Footprint index of a dataset: one EPSG:4326 feature per FILE sample, for QGIS and GDAL.
 
-:func:`index` writes a vector layer (GeoPackage, FlatGeobuf, GeoJSON or
-GeoParquet) with one feature per FILE sample of the dataset's current state
-(filters included), at every level: FILE samples under FOLDERs too.  Each
-feature carries:
-
-* ``location``: the sample's GDAL path (``/vsisubfile/...``), which
-  ``gdalinfo``, rasterio and QGIS open as it is, and which is the field GDAL's
-  GTI driver (GDAL >= 3.9) reads tiles from;
-* ``key`` (ids from level 0 down, joined with ``/``, what ``taco open``
-  takes), ``id``, ``level``, ``parent`` (the parent's key), ``role`` (the key
-  below the level-0 sample: ``B04``, ``before/rgb``; empty for level-0 files),
-  ``crs`` (the sample's own CRS), ``time_start``;
-* every scalar metadata column (strings, numbers, booleans, times).
-
-The footprint is, in this order: ``istac:geometry`` reprojected from
-``istac:crs``; the raster's grid outline from ``stac:geotransform`` and
-``stac:tensor_shape`` reprojected from ``stac:crs``; the centroid point
-(``stac:centroid`` / ``istac:centroid``, already EPSG:4326); the footprint of
-the nearest ancestor that has one; none.  Edges are densified before
-reprojection so that outlines stay close to the true shape.
-
-With ``vrt_dir``, one VRT mosaic per (role, CRS) group is built with
-``gdal.BuildVRT`` over the sample paths (each role is one kind of raster, so
-bands of different meaning are never stacked into one mosaic); with GDAL >=
-3.9 a GTI description per group is written beside them.
+Each feature's ``location`` is the sample's GDAL path (what QGIS and GDAL's GTI
+driver open). The footprint is the first of ``istac:geometry``, the STAC grid
+outline, the centroid and the nearest ancestor's footprint. VRT mosaics are
+built per (role, CRS) group, so bands of different meaning are never stacked.
 """
 
 from __future__ import annotations
@@ -92,15 +71,7 @@ _DENSIFY: Final = 16
 
 @dataclass(frozen=True)
 class IndexResult:
-    """What :func:`index` wrote.
-
-    Attributes:
-        path: the footprint layer.
-        layer: its layer name.
-        features: number of features (FILE samples).
-        vrts: the VRT mosaics, one per (role, CRS) group.
-        gti: the GTI descriptions (GDAL >= 3.9 only; empty otherwise).
-    """
+    """What :func:`index` wrote: the layer's path, name and feature count, VRTs and GTI files."""
 
     path: Path
     layer: str
@@ -109,7 +80,6 @@ class IndexResult:
     gti: list[Path] = field(default_factory=list)
 
 
-# --- geometry ------------------------------------------------------------------------
 def _to_lonlat(geometries: np.ndarray, crs: str, where: str) -> np.ndarray:
     from pyproj import CRS, Transformer
     from pyproj.exceptions import CRSError
@@ -195,7 +165,6 @@ def level_footprints(table: pa.Table, where: str) -> np.ndarray:
     return _first(candidates, table.num_rows)
 
 
-# --- attributes ----------------------------------------------------------------------
 def _is_scalar(data_type: pa.DataType) -> bool:
     return bool(
         pa.types.is_string(data_type)
@@ -317,9 +286,8 @@ def _raster_outline(location: str) -> tuple[Any, str] | None:
 def probe_missing(frame: gpd.GeoDataFrame, where: str) -> int:
     """Fill the footprint and CRS of rows without one by opening their rasters with GDAL.
 
-    One open per such sample (for remote datasets, one or more requests each),
-    which is why :func:`index` does it only when asked.  Returns how many
-    footprints were filled.
+    One open (remote: one or more requests) per such sample, which is why
+    :func:`index` does it only when asked. Returns how many footprints were filled.
 
     Example:
         >>> probe_missing(footprints(taco_gdal.load("tiles.caf")), "tiles.caf")
@@ -345,9 +313,7 @@ def footprints(ds: TacoDataset, *, probe: bool = False) -> gpd.GeoDataFrame:
 
     Args:
         ds: a loaded dataset, possibly filtered.
-        probe: for samples whose metadata give no footprint (CAF, TARIDX,
-            datasets without STAC/ISTAC), open the raster with GDAL and use
-            its grid outline and CRS (see :func:`probe_missing`).
+        probe: open rasters whose metadata give no footprint (:func:`probe_missing`).
 
     Example:
         >>> footprints(taco_gdal.load("tiles.tacozip")).location.iloc[0]
@@ -372,7 +338,6 @@ def footprints(ds: TacoDataset, *, probe: bool = False) -> gpd.GeoDataFrame:
     return result
 
 
-# --- writing --------------------------------------------------------------------------
 def _layer_name(ds: TacoDataset, out: Path) -> str:
     return re.sub(r"[^A-Za-z0-9_]+", "_", ds.id or out.stem).strip("_") or "footprints"
 
@@ -415,13 +380,8 @@ def index(
         ds: a loaded dataset, possibly filtered (only its current samples are indexed).
         out: ``.gpkg``, ``.fgb``, ``.geojson``, or ``.parquet`` (GeoParquet).
         layer: layer name (default: the dataset id).
-        overwrite: replace existing outputs.
-        vrt_dir: also write one VRT mosaic per (role, CRS) group there
-            (see :func:`mosaic`).
-        probe: open the rasters whose metadata give no footprint (see :func:`footprints`).
-
-    Returns:
-        What was written.
+        vrt_dir: also write one VRT mosaic per (role, CRS) group there.
+        probe: open the rasters whose metadata give no footprint.
 
     Raises:
         TacoExistsError: ``out`` exists and ``overwrite`` is False.
@@ -447,7 +407,6 @@ def index(
     return result
 
 
-# --- mosaics ---------------------------------------------------------------------------
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_")
 
@@ -514,13 +473,9 @@ def mosaic(
 ) -> tuple[list[Path], list[Path]]:
     """One VRT per (role, CRS) group of a footprint frame; GTI files when GDAL >= 3.9.
 
-    Samples without a CRS in their metadata are grouped under ``nocrs``
-    (``gdal.BuildVRT`` reads their georeferencing itself).  GTI descriptions
-    are written only when ``index_path`` is given and the GDAL in this process
-    has the GTI driver (3.9 or later); GDAL 3.6 gets VRTs only.
-
-    Returns:
-        ``(vrt paths, gti paths)``.
+    Samples without a CRS are grouped under ``nocrs`` (``gdal.BuildVRT`` reads their
+    georeferencing). GTI files are written only with ``index_path`` and a GDAL that
+    has the GTI driver. Returns ``(vrt paths, gti paths)``.
 
     Example:
         >>> vrts, gtis = mosaic(footprints(tiles), "mosaics")

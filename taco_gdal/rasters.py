@@ -1,11 +1,7 @@
 """A folder of rasters -> :class:`~taco_gdal.model.Sample` objects with STAC and ISTAC metadata.
 
-``samples_from_rasters`` is what ``taco create SRC_DIR OUT`` and the analyst's
-notebook call: each raster becomes one FILE sample whose id is its file stem
-(made unique), extended with :class:`~taco_gdal.extensions.STAC` (grid) and
-:class:`~taco_gdal.extensions.ISTAC` (footprint in the raster's CRS, centroid
-in EPSG:4326), both read with rasterio through
-:func:`taco_gdal.io.sample.open_raster`.
+What ``taco create SRC_DIR OUT`` calls: each raster becomes a FILE sample named
+after its file stem, with its grid, footprint and centroid read with rasterio.
 """
 
 from __future__ import annotations
@@ -65,9 +61,9 @@ def raster_paths(source: RasterSource, pattern: str = "*.tif") -> list[str]:
 
 
 def sample_id(path: str, taken: set[str]) -> str:
-    """A sample id from a file stem: ``/ \\ :`` replaced, no leading ``__``, unique in ``taken``.
+    r"""A sample id from a file stem: ``/ \ :`` replaced, no leading ``__``, unique in ``taken``.
 
-    The id is added to ``taken``.  A repeated stem gets ``_2``, ``_3``, ...
+    The id is added to ``taken``; a repeated stem gets ``_2``, ``_3``, ...
 
     Example:
         >>> taken = set()
@@ -94,10 +90,6 @@ def samples_from_rasters(
         pattern: file pattern inside a folder.
         time: acquisition time for every raster; by default each raster's own
             ``ACQUISITIONDATETIME`` or ``TIFFTAG_DATETIME`` tag (naive = UTC).
-
-    Returns:
-        Samples in the order of ``source``; ids are file stems, made unique
-        with ``_2``, ``_3``, ... suffixes.
 
     Raises:
         TacoValidationError: nothing matched, a raster has no CRS, or no time

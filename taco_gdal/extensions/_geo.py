@@ -35,7 +35,11 @@ __all__ = [
 _local = threading.local()  # pyproj transformers are not thread-safe: one cache per thread
 
 
-def _to_wgs84(crs: str) -> Transformer:
+def wgs84_transformer(crs: str) -> Transformer:
+    """A cached ``crs`` -> EPSG:4326 transformer (lon, lat), one per thread.
+
+    Raises TacoValidationError when pyproj cannot interpret ``crs``.
+    """
     cache: dict[str, Transformer] | None = getattr(_local, "transformers", None)
     if cache is None:
         cache = {}
@@ -51,23 +55,9 @@ def _to_wgs84(crs: str) -> Transformer:
     return transformer
 
 
-def wgs84_transformer(crs: str) -> Transformer:
-    """A cached ``crs`` -> EPSG:4326 transformer (``always_xy``: lon, lat), one per thread.
-
-    Raises:
-        TacoValidationError: pyproj cannot interpret ``crs``.
-
-    Example:
-        >>> lon, lat = wgs84_transformer("EPSG:32630").transform(500000, 0)
-        >>> round(lon, 6), round(lat, 6)
-        (-3.0, 0.0)
-    """
-    return _to_wgs84(crs)
-
-
 def lonlat_of(crs: str, x: float, y: float, where: str) -> tuple[float, float]:
     """``(lon, lat)`` in EPSG:4326 of point ``(x, y)`` in ``crs``; raises if not finite/in range."""
-    lon, lat = _to_wgs84(crs).transform(x, y)
+    lon, lat = wgs84_transformer(crs).transform(x, y)
     if not (math.isfinite(lon) and math.isfinite(lat)):
         raise TacoValidationError(
             f"{where}: centroid ({x}, {y}) in {crs} has no finite WGS84 position ({lon}, {lat})"
@@ -113,16 +103,8 @@ def acquisition_times(
 ) -> tuple[int, int | None, int | None]:
     """``(time_start, time_end, time_middle)`` of an extension, in microseconds.
 
-    ``time_start`` is required and must not come after ``time_end``;
-    ``time_middle`` defaults to the midpoint of start and end when both are given.
-
-    Raises:
-        TacoValidationError: no start, start after end, or a value that is
-            neither an int nor a datetime; ``owner`` (``STAC``, ``ISTAC``) names it.
-
-    Example:
-        >>> acquisition_times(0, 10, None, "STAC")
-        (0, 10, 5)
+    ``time_middle`` defaults to the midpoint when start and end are given. Raises
+    TacoValidationError (naming ``owner``) for no start, start after end, or a bad type.
     """
     first = to_microseconds(start, f"{owner}.time_start")
     if first is None:
@@ -141,12 +123,8 @@ TIME_TAGS: Final = (
     ("IMD", "ACQUISITIONDATETIME"),
     ("", "TIFFTAG_DATETIME"),
 )
-"""``(metadata domain, key)`` pairs ``raster_time`` reads, in this order.
-
-The acquisition time (GDAL's ``IMAGERY`` domain, or an ``IMD`` domain carrying
-one) comes first: ``TIFFTAG_DATETIME`` is the time the file was made, used only
-when nothing better is there.
-"""
+"""``(domain, key)`` pairs ``raster_time`` reads, in order: ``TIFFTAG_DATETIME`` (when the
+file was made) only when no acquisition time is tagged."""
 TIME_TAG_NAMES: Final = " / ".join(
     f"{domain}:{key}" if domain else key for domain, key in TIME_TAGS
 )
@@ -154,18 +132,9 @@ TIME_TAG_NAMES: Final = " / ".join(
 
 
 def parse_tag_time(text: str, where: str) -> datetime:
-    """A datetime (naive = UTC) from a TIFF or IMD date tag.
+    """A UTC datetime from a TIFF (``YYYY:MM:DD HH:MM:SS``) or ISO 8601 date tag.
 
-    Accepts the TIFF form ``YYYY:MM:DD HH:MM:SS`` and ISO 8601
-    (``2024-03-15 10:30:00``, ``2024-03-15T10:30:00.5Z``); an aware value is
-    converted to UTC.
-
-    Raises:
-        TacoValidationError: neither form (``where`` names the file and the tag).
-
-    Example:
-        >>> parse_tag_time("2024:03:15 10:30:00", "tile.tif TIFFTAG_DATETIME")
-        datetime.datetime(2024, 3, 15, 10, 30)
+    Raises TacoValidationError naming ``where`` for anything else.
     """
     value = text.strip().strip('"')
     if len(value) >= 10 and value[4] == ":" and value[7] == ":":
@@ -183,18 +152,7 @@ def parse_tag_time(text: str, where: str) -> datetime:
 
 
 def raster_time(src: DatasetReader, where: str) -> datetime | None:
-    """The acquisition time a raster declares in its metadata, or None.
-
-    Looks at :data:`TIME_TAGS` in order; the first tag present wins.
-
-    Raises:
-        TacoValidationError: the tag is present but is not a date.
-
-    Example:
-        >>> with rasterio.open("scenes/scene0.tif") as src:
-        ...     raster_time(src, "scene0.tif")
-        datetime.datetime(2024, 1, 15, 10, 0)
-    """
+    """The acquisition time in a raster's first present :data:`TIME_TAGS` tag, or None."""
     for domain, key in TIME_TAGS:
         try:
             tags = src.tags(ns=domain) if domain else src.tags()
@@ -207,15 +165,7 @@ def raster_time(src: DatasetReader, where: str) -> datetime | None:
 
 
 def raster_footprint(transform: Sequence[float], rows: int, cols: int) -> bytes:
-    """WKB polygon of a raster's outline in its own CRS (the four corners; rotation kept).
-
-    ``transform`` is the GDAL geotransform ``(x0, dx, rx, y0, ry, dy)``.
-
-    Example:
-        >>> import shapely
-        >>> shapely.from_wkb(raster_footprint((10, 1, 0, 50, 0, -1), 2, 3)).bounds
-        (10.0, 48.0, 13.0, 50.0)
-    """
+    """WKB polygon of a raster's four corners in its own CRS, from a GDAL geotransform."""
     x0, dx_col, dx_row, y0, dy_col, dy_row = (float(v) for v in transform)
     corners = [(0, 0), (cols, 0), (cols, rows), (0, rows), (0, 0)]
     ring = [(x0 + dx_col * c + dx_row * r, y0 + dy_col * c + dy_row * r) for c, r in corners]
@@ -236,11 +186,7 @@ class RasterFacts:
     """Acquisition time from the raster's tags (:data:`TIME_TAGS`), or None."""
 
     def start_time(self, given: Time | None, owner: str, argument: str) -> Time:
-        """``given`` if set, else the tagged time.
-
-        Raises:
-            TacoValidationError: neither was found (the message names ``argument``).
-        """
+        """``given`` if set, else the tagged time (TacoValidationError naming ``argument``)."""
         if given is not None:
             return given
         if self.time is None:
@@ -257,11 +203,6 @@ def raster_facts(path: str | os.PathLike[str], owner: str) -> RasterFacts:
     Raises:
         TacoIOError: the raster cannot be opened (``owner`` names the caller).
         TacoValidationError: it has no CRS, or a date tag that is not a date.
-
-    Example:
-        >>> facts = raster_facts("scenes/scene0.tif", "STAC.from_raster")
-        >>> facts.crs, facts.shape, facts.time
-        ('EPSG:32630', (1, 8, 8), datetime.datetime(2024, 1, 15, 10, 0))
     """
     from rasterio.errors import RasterioIOError
 

@@ -1,11 +1,9 @@
 """Base classes of metadata extensions (spec 7.1.2).
 
 An extension declares an Arrow schema (``get_schema``) and computes rows
-(``_compute``): one row for a sample, one row per sample for a tortilla, one
-row for a whole dataset.  Calling the extension checks what ``_compute``
-returned against the declared schema, so a wrong type or a missing column is
-caught where it is made, not when a writer meets it.  With ``schema_only=True``
-``_compute`` is never called and typed nulls come back instead.
+(``_compute``) for a sample, a tortilla or a dataset. Calling it checks the rows
+against the schema, so a wrong type is caught where it is made; with
+``schema_only=True`` typed nulls come back instead.
 """
 
 from __future__ import annotations

@@ -61,12 +61,10 @@ def _band_value(value: Any, band: int) -> float | None:
 class GeotiffStats(SampleExtension):
     """``geotiff:stats`` (list<list<float32>>): one list per band.
 
-    Continuous (default): ``[min, max, mean, std, valid%, p25, p50, p75, p95]``
-    over the valid (unmasked, not nodata) pixels, percentiles exact
-    (``numpy.percentile``), physical values when the sample has
-    ``scaling:scale_factor``/``scaling:scale_offset``.  Categorical: the fraction
-    of valid pixels equal to each of ``class_values``.  A band without valid
-    pixels gives null and a :class:`~taco_gdal.TacoWarning`.
+    Continuous (default): ``[min, max, mean, std, valid%, p25, p50, p75, p95]`` over
+    valid pixels, in physical values when the sample has ``scaling:*``.
+    Categorical: the fraction of valid pixels equal to each of ``class_values``.
+    A band without valid pixels gives null and a :class:`~taco_gdal.TacoWarning`.
 
     Example:
         >>> GeotiffStats(categorical=True, class_values=[0, 1]).get_schema()

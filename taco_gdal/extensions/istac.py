@@ -110,12 +110,9 @@ class ISTAC(SampleExtension):
         time: Time | None = None,
         time_end: Time | None = None,
     ) -> ISTAC:
-        """Footprint, CRS, centroid and time of a raster, read with rasterio.
+        """Footprint (four corners, in the raster's CRS), CRS, centroid and time of a raster.
 
-        ``geometry`` is the raster's outline (its four corners) in the raster's
-        own CRS, ``crs`` that CRS, ``centroid`` the outline's centroid in
-        EPSG:4326.  ``time`` (the start) defaults to the raster's tags, as in
-        :meth:`STAC.from_raster`: ``ACQUISITIONDATETIME``, then ``TIFFTAG_DATETIME``.
+        The time defaults to the raster's tags, as in :meth:`STAC.from_raster`.
 
         Raises:
             TacoIOError: the raster cannot be opened.

@@ -1,12 +1,8 @@
 """MajorTOM tortilla extension: the grid cell of every sample's centroid.
 
-The grid (as in tacotoolbox 0.26.9 and Major TOM): latitude rows every
-``dist_km`` along a meridian, and in each row longitude columns every
-``dist_km`` along that parallel, so cells stay roughly ``dist_km`` wide at
-every latitude.  Rows are labelled ``0003U`` (3rd row north of the equator) or
-``0002D`` (south), columns ``0005R`` (east of Greenwich) or ``0004L`` (west);
-the code of a point is the cell whose bottom-left corner is below-left of it:
-``0100km_0003U_0005R``.
+The Major TOM grid: rows every ``dist_km`` along a meridian, and in each row
+columns every ``dist_km`` along the parallel, labelled like
+``0100km_0003U_0005R`` (rows U/D of the equator, columns R/L of Greenwich).
 """
 
 from __future__ import annotations

@@ -66,10 +66,9 @@ def raster_centroid(
 class STAC(SampleExtension):
     """Spatio-temporal metadata of a regular raster (``stac:*`` fields).
 
-    ``centroid`` is computed from ``geotransform`` and the last two entries of
-    ``tensor_shape`` when not given; ``time_middle`` is the midpoint of start and
-    end when both are given.  Times are ``int`` microseconds since 1970 (UTC)
-    or ``datetime`` (naive means UTC).
+    ``centroid`` defaults to the centre from ``geotransform`` and ``tensor_shape``,
+    ``time_middle`` to the midpoint of start and end. Times are ``int``
+    microseconds since 1970 (UTC) or ``datetime`` (naive means UTC).
 
     Example:
         >>> ext = STAC("EPSG:4326", (1, 10, 10), (0, 1, 0, 10, 0, -1), time_start=0)
@@ -127,10 +126,8 @@ class STAC(SampleExtension):
     ) -> STAC:
         """Read CRS, ``(bands, height, width)``, geotransform and time of a raster.
 
-        The raster is read with rasterio (through :func:`taco_gdal.io.sample.open_raster`).
-        When ``time_start`` is not given it comes from the raster's own tags:
-        ``ACQUISITIONDATETIME`` (GDAL's ``IMAGERY`` or an ``IMD`` domain), then
-        ``TIFFTAG_DATETIME``; naive times are UTC.
+        Without ``time_start``, the raster's ``ACQUISITIONDATETIME`` then
+        ``TIFFTAG_DATETIME`` tag gives it (naive times are UTC).
 
         Raises:
             TacoIOError: the raster cannot be opened.

@@ -61,10 +61,7 @@ class Hasher(Protocol):
 
 
 class _Crc32c:
-    """CRC-32C (Castagnoli) by ``google_crc32c.extend``, as a :class:`Hasher`.
-
-    ``extend`` takes ``bytes`` only: another buffer is copied into one first.
-    """
+    """CRC-32C by ``google_crc32c.extend`` (which takes ``bytes`` only), as a :class:`Hasher`."""
 
     def __init__(self) -> None:
         self._crc = 0
@@ -79,10 +76,7 @@ class _Crc32c:
 
 
 def check_algorithm(algorithm: str | None) -> str | None:
-    """``algorithm`` if it is None or a supported digest (a writer option), else an error.
-
-    Raises:
-        TacoValidationError: an unknown algorithm.
+    """``algorithm`` if it is None or a supported digest, else TacoValidationError.
 
     Example:
         >>> check_algorithm("xxh3")
@@ -96,10 +90,7 @@ def check_algorithm(algorithm: str | None) -> str | None:
 
 
 def new_hasher(algorithm: str) -> Hasher:
-    """A fresh incremental hasher for ``algorithm``.
-
-    Raises:
-        TacoFormatError: the algorithm is not one of ``crc32c``, ``xxh3``, ``sha256``.
+    """A fresh incremental hasher for ``algorithm`` (TacoFormatError if unknown).
 
     Example:
         >>> h = new_hasher("sha256"); h.update(b"abc"); h.hexdigest()[:8]
@@ -155,11 +146,7 @@ class StreamingDigest:
 
 
 def parse_checksum(value: object, where: str = CHECKSUM) -> Digest:
-    """Parse ``"<algorithm>:<lowercase hex>"``.
-
-    Raises:
-        TacoFormatError: not a string of that form, an unknown algorithm, or
-            a digest of the wrong length for its algorithm.
+    """Parse ``"<algorithm>:<lowercase hex>"`` (TacoFormatError for any other form or length).
 
     Example:
         >>> parse_checksum("xxh3:00000000000000ff").algorithm

@@ -1,13 +1,9 @@
 """The TACO_HEADER: 157 bytes at offset 0 of every TACO ZIP.
 
-It is a regular ZIP local file header (30 bytes) named ``TACO_HEADER`` (11 bytes)
-whose STORE payload (116 bytes) holds up to seven ``(offset, length)`` pairs:
-``count`` (1 byte), 3 zero bytes, then 7 x (uint64 LE offset, uint64 LE length).
-In a TACO dataset the pairs point at ``METADATA/level0.parquet`` ...
-``levelN.parquet`` and, last, ``COLLECTION.json``.
-
-Layout, checks and the three-write in-place update follow the TACO_HEADER
-specification exactly; see ``shared/spec/000_*.txt``.
+A ZIP local file header named ``TACO_HEADER`` whose 116-byte STORE payload holds
+up to seven ``(offset, length)`` pairs pointing at the level parquets and,
+last, ``COLLECTION.json``. Layout, checks and the three-write in-place update
+follow the TACO_HEADER specification (``shared/spec/000_*.txt``).
 """
 
 from __future__ import annotations
@@ -115,15 +111,10 @@ def serialize_header(header: TacoHeader) -> bytes:
 
 
 def parse_header(buffer: bytes | bytearray | memoryview, where: str = "buffer") -> TacoHeader:
-    """Decode the first 157 bytes of ``buffer`` as a TACO_HEADER.
-
-    Args:
-        buffer: at least 157 bytes, starting at byte 0 of the container.
-        where: named in error messages (a file path or URL).
+    """Decode the first 157 bytes of ``buffer`` as a TACO_HEADER; ``where`` names it in errors.
 
     Raises:
-        TacoFormatError: buffer shorter than 157 bytes, wrong LFH signature,
-            a name other than ``TACO_HEADER``, or a count above 7.
+        TacoFormatError: too short, wrong signature, another name, or a count above 7.
     """
     data = bytes(buffer[:HEADER_SIZE])
     if len(data) < HEADER_SIZE:
@@ -167,12 +158,8 @@ def plan_update(
 ) -> tuple[PatchWrite, PatchWrite, PatchWrite]:
     """The three writes that replace the header entries of an existing TACO ZIP.
 
-    1. the 116-byte payload at offset 41,
-    2. its CRC-32 at offset 14 of the local header,
-    3. the same CRC-32 in the ``TACO_HEADER`` central directory entry.
-
-    Everything is validated before anything is planned, so a caller that applies
-    the plan only when this returns never half-updates a file.
+    The payload, its CRC-32 in the local header and in the central directory entry.
+    Everything is validated first, so applying the plan never half-updates a file.
 
     Raises:
         TacoFormatError: ``current`` is not a TACO_HEADER, or the central

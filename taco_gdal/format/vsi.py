@@ -1,10 +1,8 @@
 """GDAL virtual file system paths: one module builds and parses all of them.
 
-* ``to_vsi`` turns what a user types (local path, ``pathlib.Path``, ``http(s)://``,
-  ``s3://``, ``gs://``, ``az://``, or an existing VSI path) into the path GDAL opens.
-* ``build_subfile`` / ``parse_subfile`` handle ``/vsisubfile/{offset}_{size},{path}``:
-  the path is everything after the *first* comma, so containers whose path holds
-  commas survive the round trip, and offsets are arbitrary non-negative integers.
+``to_vsi`` turns a user location (path, URL, ``s3://``...) into the path GDAL
+opens. In ``/vsisubfile/{offset}_{size},{path}`` the path is everything after
+the first comma, so container paths with commas survive the round trip.
 """
 
 from __future__ import annotations
@@ -105,12 +103,7 @@ def build_subfile(offset: int, size: int, container: str) -> str:
 
 
 def parse_subfile(path: str) -> SubfilePath:
-    """Split a ``/vsisubfile/`` path into offset, size and container path.
-
-    Raises:
-        TacoFormatError: missing prefix, missing comma, missing ``_`` between
-            offset and size, or non-integer offset/size; the message quotes the path.
-    """
+    """Split a ``/vsisubfile/`` path into offset, size and container (TacoFormatError if bad)."""
     if not path.startswith(SUBFILE_PREFIX):
         raise TacoFormatError(f"not a /vsisubfile/ path (missing prefix): {path!r}")
     body = path[len(SUBFILE_PREFIX) :]

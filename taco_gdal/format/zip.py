@@ -1,12 +1,8 @@
 """ZIP records for STORE archives, with ZIP64 only where a value needs it.
 
-Only what TACO needs is modelled: local file headers, central directory
-entries, the end of central directory record (EOCD) and the ZIP64 EOCD record
-and locator.  Every record packs to bytes and unpacks from bytes; none of them
-does I/O.  ZIP64 extra fields are added only for a size or offset that does not
-fit in 32 bits, and the ZIP64 EOCD only when the entry count, the central
-directory size or its offset overflows: the reference writer (libzip) does the
-same, and every ZIP reader accepts it.
+Local file headers, central directory entries, EOCD and the ZIP64 EOCD record and
+locator: each packs to and unpacks from bytes, with no I/O. ZIP64 fields appear
+only for values that overflow 32 bits, as libzip writes them.
 """
 
 from __future__ import annotations
@@ -99,11 +95,7 @@ def _flags_for(name: bytes) -> int:
 
 
 def decode_name(name: bytes, flags: int) -> str:
-    """Member name as text: UTF-8 when flagged (or valid), else code page 437.
-
-    Raises:
-        TacoFormatError: flagged UTF-8 but not valid UTF-8.
-    """
+    """Member name as text: UTF-8 when flagged (or valid), else code page 437."""
     if flags & UTF8_FLAG:
         try:
             return name.decode("utf-8")

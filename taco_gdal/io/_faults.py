@@ -1,10 +1,7 @@
-"""A test hook: pause at the points where a kill is most harmful.
+"""A test hook: with ``TACO_GDAL_FAULT_PAUSE`` set, :func:`pause_point` sleeps that many seconds.
 
-When the environment variable ``TACO_GDAL_FAULT_PAUSE`` holds a number of
-seconds, :func:`pause_point` sleeps that long.  The kill-loop tests set it so
-that a ``SIGKILL`` sent at a random moment often lands between two steps of a
-multi-step update (the renames of a folder swap, the three writes of a header
-update).  Unset, it costs one dictionary lookup.
+The kill-loop tests use it so a ``SIGKILL`` often lands between two steps of a
+multi-step update; unset, it costs one dictionary lookup.
 """
 
 from __future__ import annotations

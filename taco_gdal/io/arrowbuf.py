@@ -1,13 +1,9 @@
 """Bytes for Arrow's threaded readers, copied into Arrow's own memory first.
 
-Arrow decodes Parquet on its worker threads, and a worker may drop the last
-reference to the buffer it read from.  A buffer that wraps a Python object
-(``pa.py_buffer(bytes)``, ``pa.BufferReader(bytes)``, a Python file) then needs
-the GIL to be freed; while the interpreter is shutting down, taking the GIL
-ends the thread inside C++ and the whole process aborts with "terminate called
-without an active exception" (apache/arrow#33975).  It was seen at the exit of
-processes that had loaded datasets.  A copy in Arrow's pool costs one
-``memcpy`` of the metadata bytes and frees without Python.
+An Arrow worker may drop the last reference to a buffer wrapping a Python
+object, which then needs the GIL to be freed; at interpreter shutdown that
+aborts the process (apache/arrow#33975). A copy in Arrow's pool frees without
+Python.
 """
 
 from __future__ import annotations

@@ -1,43 +1,11 @@
 """Pin remote containers: remember size and ETag, refuse to read a changed file.
 
-Offsets in TACO metadata are only valid for the exact bytes they were computed
-from.  If the file behind a URL is replaced (a new upload, a moving
-``resolve/main`` link), reading ``/vsisubfile/{offset}_{size},...`` would return
-bytes from the wrong place without any error.  So the first time taco_gdal
-touches a remote container it records a :class:`Pin` (size, and ETag when the
-server sends one); every later touch compares.
-
-The comparison costs no request in the common case: while GDAL's own cache
-still knows the file's size, that size is compared (``VSI_STAT_CACHE_ONLY``).
-When GDAL has to ask the server again (new process, cache cleared or evicted),
-:func:`fetch_pin` asks instead (``VSIGetFileMetadata(..., "HEADERS")``: one HEAD
-over HTTP, one ranged GET on S3), which also fills GDAL's cache, so the request
-GDAL would have made anyway is the one that checks size *and* ETag.
-
-Warm caches.  GDAL (3.6 and later) never re-validates a file it has cached: its
-size, and the blocks it holds, are trusted until the cache is cleared, and a
-block it does not hold is fetched with a plain ranged GET.  After a same-size
-replacement, such a GET returns *new* bytes at *old* offsets, and a size
-comparison cannot see it.  So every fetch :func:`conditions` covers (the GET
-of a sample in :func:`taco_gdal.io.sample.open_sample`, GDAL's open of it) goes
-out with a precondition built from the pin: ``If-Match: <ETag>``, or
-``If-Unmodified-Since: <Last-Modified>`` when the server sends no ETag.  A server
-whose file changed answers 412 instead of bytes; :func:`raise_if_changed` then
-asks again (one HEAD) and raises :class:`TacoChangedError` naming what changed.
-Bytes GDAL already holds are the pinned version's, so they are served as they
-are.
-
-Guarantee by backend:
-
-* local files: not pinned (offsets are read from the file being read);
-* HTTP with ETag: a change of content is caught at the first fetch after it
-  (``If-Match``), whatever the size;
-* HTTP with Last-Modified only: caught when the modification time moved by at
-  least a second (``If-Unmodified-Since`` has one-second resolution);
-* HTTP with neither: only a change of size is caught; a same-size change is
-  caught by the per-sample digest (``open_sample(..., checksum=...)``,
-  ``verify(level="full")``);
-* S3 (``/vsis3/``): as HTTP with ETag (S3 sends ETags and honours ``If-Match``).
+Stored offsets are valid only for the bytes they were computed from. The first
+touch of a remote container records a :class:`Pin`; later touches compare it
+with GDAL's cached size (no request) or one HEAD, and fetches inside
+:func:`conditions` carry ``If-Match``/``If-Unmodified-Since`` so a replaced file
+answers 412 instead of wrong bytes. Without ETag or Last-Modified only a size
+change is caught; the per-sample digest catches the rest.
 
 Example:
     >>> from taco_gdal.io import pinning
@@ -197,9 +165,8 @@ def conditions(
 ) -> Iterator[Pin | None]:
     """Make GDAL's requests in this block conditional on the pinned version (thread-local).
 
-    ``If-Match`` with the pinned ETag, else ``If-Unmodified-Since`` with the
-    pinned Last-Modified; nothing for a local file or a pin with neither.
-    Headers the user set in ``GDAL_HTTP_HEADERS`` are kept.
+    ``If-Match`` with the pinned ETag, else ``If-Unmodified-Since``; nothing for a
+    local file. Headers the user set in ``GDAL_HTTP_HEADERS`` are kept.
 
     Example:
         >>> from taco_gdal.io.sample import fetch_sample
@@ -228,11 +195,7 @@ def conditions(
 
 
 def raise_if_changed(path: str, expected: Pin | None = None, registry: PinRegistry = pins) -> None:
-    """After a failed read: ask the server again and raise TacoChangedError if the file changed.
-
-    Returns normally when the file is still the pinned one (the failure was
-    something else, which the caller re-raises).
-    """
+    """After a failed read: raise TacoChangedError if the file changed, else return."""
     container = container_of(path)
     pin = expected if expected is not None else registry.get(container)
     if pin is None or not is_remote(container):
@@ -250,10 +213,9 @@ def raise_if_changed(path: str, expected: Pin | None = None, registry: PinRegist
 def verify(path: str, expected: Pin | None = None, registry: PinRegistry = pins) -> Pin | None:
     """Check that the remote container of ``path`` is the one that was pinned.
 
-    The first call for a container records its pin (with the ETag, except when
-    GDAL already knew the size: then the pin is taken from GDAL's cache, size
-    only, without a request); later calls compare with it (or with
-    ``expected``).  Local files are not pinned (``None`` is returned).
+    The first call records the pin (size only, without a request, when GDAL's cache
+    knows the size); later calls compare with it or with ``expected``. Local files
+    are not pinned (``None`` is returned).
 
     Raises:
         TacoChangedError: the size, the ETag or the Last-Modified differs from the pin.

@@ -1,29 +1,9 @@
 """Open one sample with the read profile: one GET, verified bytes, pinned container.
 
-:func:`open_sample` is how taco_gdal opens a sample, and what it offers users
-who want the same behaviour for a ``internal:gdal_vsi`` path:
-
-1. the container is checked against its pin (:mod:`taco_gdal.io.pinning`), so a
-   file replaced on the server raises :class:`~taco_gdal.errors.TacoChangedError`
-   instead of yielding bytes from the wrong offsets;
-2. a remote sample of at most :data:`~taco_gdal.io.profile.INGEST_LIMIT` bytes
-   is fetched whole with one ranged GET through
-   :class:`~taco_gdal.io.vsi.VSIFile`, which retries a broken transfer and
-   refuses partial bytes; the bytes land in GDAL's block cache;
-3. with ``checksum=`` (the row's ``taco_gdal:checksum``), the bytes are
-   digested and compared first: :class:`~taco_gdal.errors.TacoChecksumError`
-   instead of pixels from changed bytes;
-4. the dataset is opened under :func:`~taco_gdal.io.profile.sample_env`, so
-   GDAL's own open reads the sample from that cache (no second request); a
-   sample fetched in step 2 is opened without ``GDAL_INGESTED_BYTES_AT_OPEN``
-   (its bytes are cached already: ingesting them would only copy them once
-   more), a local one with it.  The profile is active around the
-   open only, not in the caller's ``with`` block.
-
-:func:`read_sample` makes the same checks and returns the array rasterio's
-``read()`` would, read by GDAL alone (:func:`read_bands`): without a rasterio
-dataset (its environment, the CRS it parses) a small sample costs about a
-third of the CPU, which is what bounds DataLoader workers on a few cores.
+:func:`open_sample` checks the pin, fetches a small remote sample whole into
+GDAL's cache, compares ``checksum=`` when given, and opens it under the profile
+(active around the open only). :func:`read_sample` does the same but reads with
+GDAL alone, about a third of the CPU for a small sample.
 """
 
 from __future__ import annotations
@@ -79,8 +59,7 @@ def check_digest(vsi_path: str, checksum: str, size: int | None = None) -> None:
     """Read the sample's bytes (streamed) and compare them with ``checksum``.
 
     Raises:
-        TacoChecksumError: the digests differ; names the sample, its container
-            and both digests.
+        TacoChecksumError: the digests differ (names sample, container, both digests).
         TacoFormatError: ``checksum`` is not ``"<algorithm>:<lowercase hex>"``.
     """
     from taco_gdal.format.checksum import new_hasher, parse_checksum
@@ -102,11 +81,7 @@ def check_digest(vsi_path: str, checksum: str, size: int | None = None) -> None:
 
 
 def _check_inside_container(vsi_path: str, state: pinning.Pin | None) -> None:
-    """A ``/vsisubfile/`` range must end inside its (pinned) container: checked before any read.
-
-    Raises:
-        TacoFormatError: names the sample, its range and the container's size.
-    """
+    """A ``/vsisubfile/`` range must end inside its pinned container (raises TacoFormatError)."""
     if state is None or not vsi_path.startswith(SUBFILE_PREFIX):
         return
     sub = parse_subfile(vsi_path)
@@ -139,8 +114,7 @@ def _open_profiled(
     # only around the open: the caller's own GDAL calls stay untouched
     failure: TacoIOError | RasterioIOError | None = None
     fetched = size if remote and size is not None and 0 < size <= INGEST_LIMIT else None
-    # a fetched sample waits whole in GDAL's cache, where the open reads it: ingesting it at
-    # open as well would copy it once more (a tenth of a 525 KB sample's CPU) for nothing
+    # a fetched sample waits whole in GDAL's cache: ingesting it at open would copy it again
     with sample_env(size if fetched is None else None), pinning.conditions(vsi, pin) as pinned:
         try:
             if fetched is not None:
@@ -172,19 +146,15 @@ def open_sample(
 
     Args:
         path: a sample path (``internal:gdal_vsi``), URL or local file.
-        size: the sample's size in bytes; when not given, taken from a
-            ``/vsisubfile/`` path, or from the pin of a loose remote file.
-        pin: the container state to verify against (default: the process-wide
-            pin recorded when the container was first read).
-        checksum: the sample's ``taco_gdal:checksum`` value
-            (``"<algorithm>:<lowercase hex>"``), when the dataset has one.
-        verify: with a ``checksum``, read the bytes first and compare
-            (``False`` skips the comparison).
+        size: the sample's size in bytes; by default taken from a ``/vsisubfile/``
+            path, or from the pin of a loose remote file.
+        pin: the container state to verify against (default: the process-wide pin).
+        checksum: the sample's ``taco_gdal:checksum`` value, when the dataset has one.
+        verify: with a ``checksum``, compare the bytes first.
 
     Raises:
         TacoChangedError: the container changed since it was pinned.
-        TacoChecksumError: the bytes do not match ``checksum`` (names the
-            sample, the container and both digests).
+        TacoChecksumError: the bytes do not match ``checksum``.
         TacoIOError: the sample could not be read or opened (names the path).
 
     Example:
@@ -203,9 +173,7 @@ def open_sample(
 def read_bands(vsi_path: str) -> np.ndarray:
     """Every band of a raster GDAL opens, bands first, as ``rasterio``'s ``read()`` returns.
 
-    GDAL alone, without a rasterio dataset: no CRS is parsed and no rasterio
-    environment is entered, which is most of the CPU a small sample costs.
-    The caller sets the options (e.g. :func:`~taco_gdal.io.profile.sample_env`).
+    No rasterio dataset, so no CRS parsing; the caller sets the GDAL options.
 
     Raises:
         TacoIOError: GDAL cannot open or read the raster (names the path and GDAL's message).
@@ -241,10 +209,6 @@ def read_sample(
 ) -> np.ndarray:
     """Every band of a sample, bands first: :func:`open_sample`'s checks, GDAL's read.
 
-    The same pin check, single GET, digest check and profile as
-    :func:`open_sample`, and the array ``src.read()`` would return, read by
-    :func:`read_bands` (no rasterio dataset: about a third of the CPU).
-
     Raises:
         TacoChangedError: the container changed since it was pinned.
         TacoChecksumError: the bytes do not match ``checksum``.
@@ -261,12 +225,8 @@ def read_sample(
 def open_raster(path: str | os.PathLike[str]) -> AbstractContextManager[DatasetReader]:
     """Open a raster that taco_gdal itself reads (e.g. to compute metadata).
 
-    Remote paths go through :func:`open_sample` (read profile, one GET, pinning);
-    local files open plainly, so GDAL still finds their side-car files
-    (``.aux.xml``, ``.msk``) that the profile's ``EMPTY_DIR`` would hide.
-
-    Raises:
-        TacoIOError: the raster cannot be opened (names the path).
+    Remote paths go through :func:`open_sample`; local files open plainly, so GDAL
+    still finds side-car files (``.aux.xml``, ``.msk``) that ``EMPTY_DIR`` would hide.
     """
     vsi = to_vsi(path)
     if is_remote(vsi):

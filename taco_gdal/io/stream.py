@@ -1,12 +1,10 @@
 """Stream byte ranges of one file through GDAL in big sequential reads, feeding sinks.
 
-Every range to check (a member's CRC-32, a sample's digest) is a :class:`Span`
-with a sink that receives its bytes in order.  Spans are merged into regions
-(ranges less than :data:`GAP` apart are read as one), each region is read in
-blocks of :data:`BLOCK` bytes by a reader thread while the calling thread feeds
-the previous block to the sinks (``zlib.crc32`` and the hashers release the
-GIL), so reading and checksumming overlap.  At most :data:`QUEUE` blocks are in
-flight: memory stays bounded whatever the size of the file.
+Each :class:`Span` (a member's CRC-32, a sample's digest) has a sink fed its
+bytes in order. Close spans are merged into regions read in :data:`BLOCK`
+blocks by a reader thread while this thread feeds the sinks (the checksums
+release the GIL); at most :data:`QUEUE` blocks are in flight, so memory stays
+bounded.
 """
 
 from __future__ import annotations
@@ -88,11 +86,7 @@ def _blocks(path: str, regions: list[tuple[int, int]], block: int) -> Iterator[t
 
 
 def stream_spans(path: str, spans: Sequence[Span], block: int = BLOCK) -> int:
-    """Feed every span's bytes to its sink; return the number of bytes read.
-
-    Raises:
-        TacoIOError: the file cannot be read, or ends before a span does.
-    """
+    """Feed every span's bytes to its sink; return the bytes read (TacoIOError if short)."""
     if not spans:
         return 0
     ordered = sorted(spans, key=lambda s: s.start)

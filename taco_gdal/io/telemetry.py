@@ -1,20 +1,9 @@
 """Requests and bytes per remote file, from GDAL's own network statistics.
 
-GDAL (>= 3.2, present in 3.6.2) counts the HTTP requests its ``/vsicurl/``
-family makes when ``CPL_VSIL_NETWORK_STATS_ENABLED`` is on, and reports them as
-JSON (``gdal.NetworkStatsGetAsSerializedJSON``).  :func:`network_stats` reports
-what a block cost, per file (the difference of the counters); reads through
-``/vsisubfile/`` are counted against the container they read from.
-
-How GDAL 3.6 switches statistics on (observed, not documented by GDAL): the
-option is read once, at the first request after ``NetworkStatsReset()``, on the
-thread making that request,
-and the answer holds for the whole process until the next reset.  So the
-outermost block resets with the option set thread-locally (its own first
-request switches counting on), and resets again on exit with the option unset
-(counting goes off at the next request).  While a block is open every thread's
-requests are counted.  Blocks may nest; each reports its own difference.  A
-process that has the option set globally is left alone (no reset).
+GDAL 3.6 reads ``CPL_VSIL_NETWORK_STATS_ENABLED`` once, at the first request
+after ``NetworkStatsReset()``, so the outermost block resets with it set and
+again on exit with it unset. Blocks may nest; ``/vsisubfile/`` reads count
+against their container.
 
 Example:
     >>> from osgeo import gdal

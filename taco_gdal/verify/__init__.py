@@ -1,8 +1,7 @@
 """Integrity checks on existing datasets: :func:`verify` (bytes) and :func:`validate` (rules).
 
-``taco_gdal.verify`` is both this package and the function: importing a
-submodule binds the package as an attribute of ``taco_gdal``, so the package
-itself is made callable and calling it is calling :func:`verify`.
+Importing a submodule binds this package as ``taco_gdal.verify``, so the
+package is made callable: calling it calls :func:`verify`.
 
 Example:
     >>> from taco_gdal.verify import verify

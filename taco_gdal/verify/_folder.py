@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pyarrow as pa
 from osgeo import gdal
@@ -98,19 +99,7 @@ def verify_folder(
             hasher = new_hasher(digest.algorithm)
             span = Span(0, size, hasher.update)
             spans.append(span)
-            moved = Row(
-                row.level,
-                row.index,
-                row.id,
-                row.type,
-                row.parent,
-                0,
-                size,
-                row.relative_path,
-                row.source_file,
-                row.checksum,
-            )
-            digests.append((moved, str(digest), hasher, span))
+            digests.append((replace(row, offset=0, size=size), str(digest), hasher, span))
         else:
             spans.append(Span(0, size, lambda _data: None))  # crc: the file must read whole
         try:

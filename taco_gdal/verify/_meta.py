@@ -51,8 +51,7 @@ def check_meta_tables(
 ) -> int:
     """Compare each FOLDER row's ``__meta__`` with its children; return how many were checked.
 
-    ``read_member(name)`` returns the bytes of ``DATA/.../__meta__`` (``None``
-    if absent: the row checks report missing members, so nothing is added here).
+    ``read_member`` returns ``None`` for an absent member, which the row checks report.
     """
     children = [_children(table) for table in levels]
     checked = 0

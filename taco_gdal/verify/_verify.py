@@ -78,27 +78,19 @@ def verify(path: str | os.PathLike[str], level: Level = "crc", *, repair: bool =
 
     Levels, each including the previous one:
 
-    * ``structure``: TACO_HEADER and central directory agree (every header
-      entry points at its member, EOCD and ZIP64 records agree, no overlapping
-      members, STORE only), every row's ``internal:offset``/``internal:size`` is
-      its member's data range, every FOLDER's ``__meta__`` equals its rows in
-      the consolidated table; FOLDER datasets: every row's file exists inside
-      the dataset; TACOCAT: every source ZIP, and the TACOCAT rows against it.
-    * ``crc``: the CRC-32 of every member, streamed in bounded memory (local
-      and remote, through GDAL).
+    * ``structure``: TACO_HEADER, central directory and every row's offset and
+      size agree, every ``__meta__`` equals its rows; FOLDER: every file exists;
+      TACOCAT: every source ZIP, and the TACOCAT rows against it.
+    * ``crc``: the CRC-32 of every member, streamed (local and remote).
     * ``full``: also the per-sample digests of column ``taco_gdal:checksum``.
 
-    Other formats (plugins) answer through their container's ``verify`` hook.
+    Plugin formats answer through their container's ``verify`` hook.
 
     Args:
         path: the dataset (any path :func:`taco_gdal.load` accepts).
         level: ``"structure"``, ``"crc"`` (default) or ``"full"``.
         repair: ZIP only: first restore a TACO_HEADER left inconsistent by an
-            interrupted in-place update (see :func:`taco_gdal.io.header.repair_header`).
-
-    Returns:
-        A :class:`~taco_gdal.verify.report.Report`; ``report.ok`` is True when
-        nothing failed.
+            interrupted in-place update.
 
     Raises:
         TacoValidationError: ``level`` is not one of the three.

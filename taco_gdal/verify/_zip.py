@@ -150,10 +150,7 @@ def _decodable(name: bytes, flags: int) -> bool:
 
 
 def read_layout(f: VSIFile, out: Collector) -> ZipLayout | None:
-    """The archive's members from its central directory and local headers.
-
-    Returns ``None`` (with a failure recorded) when the central directory cannot be read.
-    """
+    """The archive's members, or ``None`` (failure recorded) if its directory is unreadable."""
     size = f.size()
     layout = ZipLayout(f.path, size)
     try:
@@ -220,10 +217,7 @@ def _check_overlaps(layout: ZipLayout, out: Collector) -> None:
 
 
 def _check_header(f: VSIFile, layout: ZipLayout, out: Collector) -> int:
-    """TACO_HEADER parses, its CRC matches, each entry points at its member's data.
-
-    Returns the number of level tables the header lists (0 if it cannot be read).
-    """
+    """Check the TACO_HEADER; returns how many level tables it lists (0 if unreadable)."""
     head = f.read_at(0, HEADER_SIZE)
     try:
         header = parse_header(head, f.path)
@@ -308,10 +302,6 @@ def _crc_sink(member: Member, results: dict[str, int]) -> Callable[[memoryview],
     return sink
 
 
-def _hash_sink(hasher: Hasher) -> Callable[[memoryview], None]:
-    return hasher.update
-
-
 def digest_spans(rows: Sequence[Row], out: Collector) -> list[tuple[Row, str, Hasher, Span]]:
     """A hashing span for every row with a ``taco_gdal:checksum`` value."""
     spans: list[tuple[Row, str, Hasher, Span]] = []
@@ -324,7 +314,7 @@ def digest_spans(rows: Sequence[Row], out: Collector) -> list[tuple[Row, str, Ha
             out.add(codes.BAD_CHECKSUM_VALUE, str(exc), member=row.member, row=row)
             continue
         hasher = new_hasher(digest.algorithm)
-        span = Span(row.offset, row.offset + row.size, _hash_sink(hasher))
+        span = Span(row.offset, row.offset + row.size, hasher.update)
         spans.append((row, str(digest), hasher, span))
     return spans
 
@@ -353,10 +343,8 @@ def verify_zip(
 ) -> None:
     """Every check of ``level`` on the archive at ``path`` (a GDAL path).
 
-    ``levels`` are the consolidated level tables (``None`` when they could not
-    be parsed: the row checks are skipped, the byte checks still run).
-    ``extra_rows`` are rows of a TACOCAT that point into this archive: their
-    ranges and digests are checked too.
+    ``levels`` ``None`` skips the row checks; ``extra_rows`` (TACOCAT rows pointing
+    into this archive) get their ranges and digests checked too.
     """
     with VSIFile(path) as f:
         layout = read_layout(f, out)

@@ -1,8 +1,4 @@
-"""Per-sample digests for verification: the names of :mod:`taco_gdal.format.checksum`.
-
-The ``taco_gdal:checksum`` column, its algorithms and the hashers are defined once,
-in :mod:`taco_gdal.format.checksum`, which the writers use too; this module keeps
-the names ``verify`` and the sample readers import.
+"""Digest names for ``verify`` and sample readers, from :mod:`taco_gdal.format.checksum`.
 
 Example:
     >>> str(digest_bytes("crc32c", b"123456789"))

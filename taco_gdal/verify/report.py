@@ -1,14 +1,8 @@
 """What :func:`~taco_gdal.verify` and :func:`~taco_gdal.validate` return: a frozen report.
 
-A :class:`Report` lists :class:`Failure` values, each with a stable ``code``
-(``HASH_MISMATCH``, ``INVALID_OFFSET``, ...: see :mod:`taco_gdal.verify.codes`),
-a message, the member and the row concerned, and what was expected and found.
-``to_dict()`` gives JSON-able data for ``taco verify --json``.
-
-A failure is an ``error`` unless it is a known defect of an older writer
-generation that readers work around (``severity="warning"``, e.g. the extent
-tacotoolbox 0.18 copied from one part into a TACOCAT): a report with only
-warnings is ``ok``, and lists them.
+Each :class:`Failure` has a stable ``code`` (:mod:`taco_gdal.verify.codes`). A
+known defect of an older writer that readers work around is a ``warning``: a
+report with only warnings is ``ok`` and lists them.
 """
 
 from __future__ import annotations
@@ -27,13 +21,12 @@ class Failure:
 
     Attributes:
         code: stable identifier (``CRC_MISMATCH``, ``INVALID_OFFSET``, ...).
-        message: a sentence saying what was expected, what was found, where.
-        member: the archive member or file concerned, when there is one.
+        message: what was expected, what was found, where.
+        member: the archive member or file concerned, if any.
         row_id: ``"level{L}:{row}"`` (or ``"level{L}:{row} ({id})"``) when a row is concerned.
         expected: the value the format or the metadata requires.
         found: the value on disk.
-        severity: ``"error"``, or ``"warning"`` for a known defect of an older
-            writer generation (the report stays ``ok``).
+        severity: ``"error"``, or ``"warning"`` for a known defect of an older writer.
 
     Example:
         >>> Failure("CRC_MISMATCH", "bad CRC", member="DATA/a", expected="0x1", found="0x2").code

@@ -1,27 +1,11 @@
 """Atomic, no-clobber outputs.
 
-A ZIP or TACOCAT file is written to an *unnamed* file in the target folder
-(``O_TMPFILE``) and linked to its final name only when complete: a crash or a
-``kill -9`` mid-write leaves neither a file at the target path nor a stray
-temporary file, because the kernel drops the unnamed inode.  Where ``O_TMPFILE``
-is not available, a dot-named temporary in the same folder is used and removed
-on any exception.  Linking refuses an existing target, so an output is never
-clobbered unless ``overwrite=True`` was asked for.
-
-Folder outputs are built under a dot-named sibling directory and moved into
-place so that at every instant the target name holds one complete dataset (the
-old or the new) or, on systems without an atomic exchange, a state the next
-write completes:
-
-* new target: ``renameat2(RENAME_NOREPLACE)`` (or ``rename``) of the staging folder;
-* overwrite on Linux: ``renameat2(RENAME_EXCHANGE)`` swaps staging and target in
-  one step; the old dataset, now under the staging name, is then removed;
-* overwrite elsewhere: target -> ``.taco-tmp-{pid}-old-{name}``, then staging ->
-  target.  A kill between the two leaves no target; the next write into the
-  folder renames the old dataset back before anything else.
-
-Leftovers of a killed process are recognised by their (dead) PID and removed,
-or restored as just said, by the next write into the same folder.
+Files are written unnamed (``O_TMPFILE``, else a dot-named temporary) and linked
+to their name only when complete, never over an existing target unless
+``overwrite=True``. Folders are built in a dot-named sibling and renamed into
+place (``RENAME_EXCHANGE`` to overwrite on Linux; elsewhere the old dataset is
+moved aside first and a kill in between is undone by the next write, which
+also cleans what dead writers left).
 """
 
 from __future__ import annotations
@@ -71,11 +55,7 @@ def _linkat() -> Callable[[int, bytes, int, bytes, int], int] | None:
 
 
 def _link_fd(fd: int, dest: Path) -> None:
-    """Give the unnamed (``O_TMPFILE``) file ``fd`` the name ``dest``; never replaces.
-
-    ``linkat(fd, "", AT_EMPTY_PATH)`` first (needs CAP_DAC_READ_SEARCH), then the
-    ``/proc/self/fd`` link, then a copy into a named temporary as a last resort.
-    """
+    """Name the unnamed file ``fd`` ``dest`` (never replaces): ``linkat``, ``/proc``, or a copy."""
     linkat = _linkat()
     if linkat is not None:
         if linkat(fd, b"", _AT_FDCWD, os.fsencode(dest), _AT_EMPTY_PATH) == 0:
@@ -233,15 +213,7 @@ def _fsync_directory(folder: Path) -> None:
 
 @contextlib.contextmanager
 def atomic_file(target: str | os.PathLike[str], overwrite: bool = False) -> Iterator[BinaryIO]:
-    """Yield a binary file that appears at ``target`` only if the block succeeds.
-
-    Example:
-        >>> with atomic_file("out.bin") as f:
-        ...     f.write(b"complete or absent")
-        18
-        >>> Path("out.bin").read_bytes()
-        b'complete or absent'
-    """
+    """Yield a binary file that appears at ``target`` only if the block succeeds."""
     path = Path(target).absolute()
     check_target(path, overwrite)
     _remove_stale(path.parent)

@@ -1,18 +1,8 @@
 """Copy one sample's bytes in one pass, its checksums computed on the buffers written.
 
-:func:`copy_blocks` is the one copy loop of the writers: read a block, update
-the ZIP CRC-32 and the per-sample digest with it, write it.  For a large
-sample one worker thread takes the checksums and the write of block N while
-this thread reads block N + 1 (the checksum libraries release the GIL), so a
-slow digest or a slow source costs less of the copy; small samples run inline.
-:func:`copy_sample` copies a sample to a new file (the FOLDER writer); without
-a digest a local file or ``/vsisubfile/`` range is copied by the kernel.
-
-:func:`read_small_files` reads the small local files of a ZIP write ahead of the
-writer, by the kernel: it opens the files a window ahead of the one being
-written and calls ``posix_fadvise(WILLNEED)`` on each, which starts reading
-their pages without waiting, so by a file's turn ``pread`` usually returns at
-once, and no other thread takes the GIL from the writing thread.
+Large samples are checksummed and written on a worker thread while the next block
+is read; small local files of a ZIP write are opened and advised ``WILLNEED``
+a window ahead, so their reads rarely wait.
 """
 
 from __future__ import annotations
@@ -62,14 +52,7 @@ Writer = Callable[[memoryview], object]
 
 
 class Checksums:
-    """The ZIP CRC-32 (when ``zip_crc``) and the digest (when ``digest``) of a stream.
-
-    Example:
-        >>> sums = Checksums("crc32c", zip_crc=True)
-        >>> sums.update(memoryview(b"123456789"))
-        >>> hex(sums.crc), sums.stored()
-        ('0xcbf43926', 'crc32c:e3069283')
-    """
+    """The ZIP CRC-32 (when ``zip_crc``) and the digest (when ``digest``) of a stream."""
 
     def __init__(self, digest: str | None, zip_crc: bool) -> None:
         self.crc = 0
@@ -88,11 +71,7 @@ class Checksums:
 
 
 def copy_blocks(read: Reader, size: int, write: Writer, sums: Checksums, block: int) -> None:
-    """Copy ``size`` bytes from ``read`` to ``write`` in blocks, updating ``sums`` on each.
-
-    From :data:`THREADED_MIN` bytes, one worker thread updates ``sums`` and writes
-    block N while this thread reads block N + 1 into the other of two buffers.
-    """
+    """Copy ``size`` bytes from ``read`` to ``write`` in blocks, updating ``sums`` on each."""
     if size < THREADED_MIN:
         buffer = memoryview(bytearray(min(block, size)))
         for offset in range(0, size, block):
@@ -123,7 +102,6 @@ def copy_blocks(read: Reader, size: int, write: Writer, sums: Checksums, block: 
 
 
 def pread_full(fd: int, where: str) -> Reader:
-    """A :data:`Reader` of a local descriptor by ``pread``."""
 
     def read(view: memoryview, offset: int) -> memoryview:
         got = 0
@@ -141,7 +119,6 @@ def pread_full(fd: int, where: str) -> Reader:
 
 
 def vsi_reader(src: VSIFile) -> Reader:
-    """A :data:`Reader` of an open GDAL VSI file."""
 
     def read(view: memoryview, offset: int) -> memoryview:
         data = src.read_exact(offset, len(view), "sample data")
@@ -160,12 +137,7 @@ class Copied:
 
 
 def source_size(source: str | None) -> int:
-    """Size in bytes of a sample source (0 for a zero-byte sample given as None).
-
-    Example:
-        >>> source_size(None)
-        0
-    """
+    """Size in bytes of a sample source (0 for a zero-byte sample given as None)."""
     if source is None:
         return 0
     path = to_vsi(source)
@@ -225,20 +197,7 @@ def _copy(path: str, dest: Path, sums: Checksums | None) -> int:
 
 
 def copy_sample(source: str | None, dest: Path, digest: str | None = None) -> Copied:
-    """Copy ``source`` to the new file ``dest``; None gives an empty file (and its digest).
-
-    Args:
-        source: a local path or any GDAL path (``/vsisubfile/`` ranges of a local
-            container are copied in the kernel when no digest is asked).
-        dest: the file to create (must not exist).
-        digest: ``"crc32c"``, ``"xxh3"`` or ``"sha256"``: also return the digest of
-            the copied bytes, computed from the buffers that were written.
-
-    Example:
-        >>> Path("out").mkdir()
-        >>> copy_sample("src/s000.tif", Path("out/a.tif"), digest="xxh3")
-        Copied(size=622, digest='xxh3:...')
-    """
+    """Copy ``source`` to the new file ``dest`` (None: an empty file), with its ``digest``."""
     sums = None if check_algorithm(digest) is None else Checksums(digest, zip_crc=False)
     try:
         if source is None:
@@ -268,12 +227,7 @@ _TOO_MANY_FILES = frozenset({errno.EMFILE, errno.ENFILE})
 
 
 def is_local(source: str | None) -> bool:
-    """True for a local file path (not a GDAL ``/vsi...`` path, not None).
-
-    Example:
-        >>> is_local("/data/a.tif"), is_local("/vsis3/b/a.tif"), is_local(None)
-        (True, False, False)
-    """
+    """True for a local file path (not a GDAL ``/vsi...`` path, not None)."""
     return source is not None and source[:1] == "/" and source[:4] != "/vsi"
 
 
@@ -327,7 +281,6 @@ def _read_opened(opened: _Opened, limit: int) -> Prefetched:
 
 
 def _open_now(path: str) -> tuple[int, int]:
-    """``path`` opened, and its size."""
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
         return fd, os.fstat(fd).st_size
@@ -337,19 +290,10 @@ def _open_now(path: str) -> tuple[int, int]:
 
 
 def read_small_files(sources: Sequence[str | None], limit: int) -> Iterator[Prefetched]:
-    """One item per source, in order: the bytes of a local file of at most ``limit``
-    bytes, the error reading it raised, or None (not local, or larger than ``limit``).
+    """Per source, in order: a small local file's bytes, the error reading it, or None.
 
-    The next files are opened and advised ahead (see module doc); descriptors
-    still open when the iterator is closed early are closed.  A file larger
-    than ``limit`` is closed when it is opened ahead.
-
-    Example:
-        >>> with open("a.bin", "wb") as f:
-        ...     f.write(b"abc")
-        3
-        >>> list(read_small_files([os.path.abspath("a.bin"), None, "/vsis3/b/k"], 1024))
-        [b'abc', None, None]
+    None for a non-local source or one larger than ``limit``; descriptors left open
+    when the iterator is closed early are closed.
     """
     window = _window()
     opened: deque[_Opened] = deque(_open_ahead(s, limit) for s in sources[:window])

@@ -1,16 +1,11 @@
 """Where every sample of a :class:`MetadataPackage` goes inside a container.
 
-The level tables of a package are grouped by parent (the children of level k
-row 0 come first in level k+1, then those of row 1, ...), so the children of a
-row are one contiguous slice of the next level.  ``Layout`` computes those
-slices once, with NumPy, and answers the questions every writer asks: the path
-of a sample under ``DATA/``, the depth-first order of FILE samples, and the
-children of a FOLDER.
-
-Everything per row stays columnar: paths and sources are the tables' own Arrow
-string arrays, kinds are NumPy booleans, and writers take Python strings a
-batch at a time (:meth:`Layout.file_batches`).  A list of Python strings per
-column cost about 300 bytes per row (300 MB for a million samples).
+Level tables are grouped by parent, so a row's children are one contiguous slice
+of the next level. ``Layout`` computes those slices once with NumPy and answers
+what every writer asks: a sample's path under ``DATA/``, the depth-first order of
+FILE samples, a FOLDER's children. Per-row data stays columnar (Arrow strings,
+NumPy booleans) and writers take Python strings a batch at a time, so memory
+stays small for millions of samples.
 """
 
 from __future__ import annotations
@@ -72,14 +67,7 @@ class FileBatch:
 
 
 def check_relative_path(path: str, where: str) -> str:
-    """``path`` if it is a safe relative path under ``DATA/``, else TacoFormatError.
-
-    Refused: empty, absolute, backslashes, NUL, empty / ``.`` / ``..`` components.
-
-    Example:
-        >>> check_relative_path("tile0/s1/b0", "level2 row 0")
-        'tile0/s1/b0'
-    """
+    """``path`` if it is a safe relative path under ``DATA/``, else TacoFormatError."""
     inner = "/" + path.rstrip("/") + "/"
     bad = (
         not path
@@ -108,13 +96,8 @@ def _check_relative_paths(paths: pa.Array, level: int) -> None:
             pc.match_substring_regex(trimmed, r"//|(^|/)\.\.?(/|$)"),
         ),
     )
-    for row in np.flatnonzero(_flags(suspect)).tolist():
+    for row in np.flatnonzero(flags(suspect)).tolist():
         check_relative_path(paths[row].as_py(), f"level{level} row {row}")
-
-
-def _flags(mask: pa.Array | pa.ChunkedArray) -> BoolArray:
-    """A boolean Arrow column as NumPy (null is False)."""
-    return flags(mask)
 
 
 def _strings(table: pa.Table, name: str) -> pa.Array:
@@ -149,13 +132,7 @@ def _child_slices(parent_ids: IntArray, n_parents: int, level: int) -> tuple[Int
 
 
 class Layout:
-    """Row relations and container paths of a package's level tables.
-
-    Example:
-        >>> layout = Layout(taco.metadata())  # taco: 4 FILE samples s000 .. s003
-        >>> [layout.data_path(ref) for ref in layout.files_depth_first()]
-        ['s000', 's001', 's002', 's003']
-    """
+    """Row relations and container paths of a package's level tables."""
 
     def __init__(self, package: MetadataPackage) -> None:
         if not package.levels or package.levels[0].num_rows == 0:
@@ -164,7 +141,7 @@ class Layout:
         self.counts_per_level: list[int] = [t.num_rows for t in self.levels]
         types = [_strings(t, TYPE) for t in self.levels]
         folder = string_scalar(FOLDER)
-        self.folder: list[BoolArray] = [_flags(pc.equal(t, folder)) for t in types]
+        self.folder: list[BoolArray] = [flags(pc.equal(t, folder)) for t in types]
         """Per level, True where the row is a FOLDER."""
         self.rel: list[pa.Array] = [self._relative_paths(k) for k in range(len(self.levels))]
         """Per level, each row's path under ``DATA/`` (FOLDERs end with ``/``)."""
@@ -191,7 +168,6 @@ class Layout:
         return sum(self.counts_per_level)
 
     def rows(self, level: int) -> int:
-        """Number of rows of ``level``."""
         return self.counts_per_level[level]
 
     def _relative_paths(self, level: int) -> pa.Array:
@@ -212,15 +188,15 @@ class Layout:
         else:
             raise TacoValidationError(f"level{level} has no {RELATIVE_PATH} column")
         if paths.null_count:
-            row = int(np.flatnonzero(_flags(pc.is_null(paths)))[0])
+            row = int(np.flatnonzero(flags(pc.is_null(paths)))[0])
             raise TacoFormatError(f"level{level} row {row}: expected a relative path, found null")
         _check_relative_paths(paths, level)
         return paths
 
     def _check_types(self, types: list[pa.Array]) -> None:
         for k, kinds in enumerate(types):
-            known = _flags(pc.is_in(kinds, value_set=string_array([FILE, FOLDER])))
-            is_dir = _flags(pc.ends_with(self.rel[k], "/"))
+            known = flags(pc.is_in(kinds, value_set=string_array([FILE, FOLDER])))
+            is_dir = flags(pc.ends_with(self.rel[k], "/"))
             bad = ~known | (is_dir != self.folder[k])
             if k == self.depth:
                 bad |= self.folder[k]
@@ -244,13 +220,8 @@ class Layout:
     def check_unique_members(self) -> None:
         """Raise TacoFormatError if two samples would get the same container member.
 
-        Member names are ``DATA/<path>`` for a FILE and ``DATA/<path>__meta__`` for
-        a FOLDER; checked once, so a writer need not keep a set of names.  Each
-        name is reduced to a 64-bit hash, a batch of Python strings at a time,
-        and only names whose hashes repeat are compared: 8 bytes per row.  A hash
-        count of 420k names (``count_distinct``) took about 100 MB; sorting the
-        names took a sorted copy of them (15 MB on the 20k/80k/320k cascade,
-        about 100 MB with 40-character ids).
+        Names are reduced to 64-bit hashes a batch at a time and only repeated hashes
+        are compared, so no set or sorted copy of every name is kept.
         """
         hashes = np.empty(self.sample_count, dtype=np.int64)
         first = np.cumsum([0, *self.counts_per_level])
@@ -279,22 +250,15 @@ class Layout:
         path = str(self.rel[level][row].as_py())
         return path + LOCAL_META if self.folder[level][row] else path
 
-    # -- dropping what is written ---------------------------------------------
     def drop_sources(self) -> None:
-        """Forget the ``path`` columns once every FILE is copied.
-
-        The tables in :attr:`levels` are replaced by copies without ``path`` (no
-        data is copied): the list is changed in place, so only a list of one's
-        own may be dropped from (``create()`` gives each write its own).
-        """
+        """Forget the ``path`` columns once every FILE is copied (in place in :attr:`levels`)."""
         self.sources = [None] * len(self.levels)
         for level, table in enumerate(self.levels):
             if PATH in table.column_names:
                 self.levels[level] = table.drop_columns([PATH])
 
     def drop_level(self, level: int) -> None:
-        """Forget ``level``'s rows once written: its table (emptied in place in
-        :attr:`levels`, schema kept), relative paths, sources, kinds and child slices."""
+        """Forget ``level``'s rows once written (its table is emptied in place, schema kept)."""
         table = self.levels[level]
         self.levels[level] = pa.Table.from_batches([], schema=table.schema)  # no pandas import
         self.rel[level] = string_array([])
@@ -303,7 +267,6 @@ class Layout:
         if level < len(self.starts):
             self.starts[level] = self.counts[level] = np.zeros(0, dtype=np.int64)
 
-    # -- relations -------------------------------------------------------------
     def children(self, ref: SampleRef) -> range:
         """Rows of level ``ref.level + 1`` that are the children of ``ref``."""
         start = int(self.starts[ref.level][ref.row])
@@ -318,11 +281,11 @@ class Layout:
         if sources is None:
             no_source = np.ones(self.rows(level), dtype=np.bool_)
         else:
-            no_source = _flags(pc.is_null(sources))
+            no_source = flags(pc.is_null(sources))
         if not no_source.any():
             return no_source
         ids = _strings(self.levels[level], ID)
-        return no_source & _flags(pc.starts_with(ids, PADDING_PREFIX))
+        return no_source & flags(pc.starts_with(ids, PADDING_PREFIX))
 
     def is_padding(self, ref: SampleRef) -> bool:
         """True for a ``__TACOPAD__N`` row without source (no bytes, no digest)."""
@@ -334,17 +297,7 @@ class Layout:
     def file_order(self) -> tuple[IntArray, IntArray]:
         """``(levels, rows)`` of every FILE sample, depth first (the ZIP data member order).
 
-        Computed with NumPy, without walking the tree: each row's FILE descendants
-        (itself, for a FILE) fill one block of the depth-first order; block sizes
-        are summed bottom-up over the contiguous child slices, and a row's block
-        starts where its parent's does plus the blocks of its earlier siblings.
-        A few int64 arrays per level (sorting the rows' ancestor keys took about
-        30 MB for 420k rows).
-
-        Example:
-            >>> levels, rows = Layout(taco.metadata()).file_order()
-            >>> levels.tolist(), rows.tolist()
-            ([0, 0, 0, 0], [0, 1, 2, 3])
+        Computed with NumPy from block sizes of FILE descendants, without walking the tree.
         """
         weights: list[IntArray] = [np.ones(self.rows(self.depth), dtype=np.int64)]
         for k in range(self.depth - 1, -1, -1):
@@ -367,13 +320,7 @@ class Layout:
         return levels, rows
 
     def file_batches(self, size: int = BATCH) -> Iterator[FileBatch]:
-        """The FILE samples in depth-first order, ``size`` at a time, as Python values.
-
-        Example:
-            >>> batch = next(Layout(taco.metadata()).file_batches())
-            >>> batch.paths
-            ['s000', 's001', 's002', 's003']
-        """
+        """The FILE samples in depth-first order, ``size`` at a time, as Python values."""
         levels, rows = self.file_order()
         padding = [self.padding_rows(k) for k in range(len(self.levels))]
         for start in range(0, levels.size, size):
@@ -382,7 +329,7 @@ class Layout:
             paths: list[str] = [""] * n
             sources: list[str | None] = [None] * n
             pads: list[bool] = [False] * n
-            # not np.unique: its first call imports numpy.ma (7.5 ms of every create())
+            # not np.unique: its first call imports numpy.ma
             for k in np.flatnonzero(np.bincount(batch_levels)).tolist():
                 where = np.flatnonzero(batch_levels == k)
                 chosen = batch_rows[where]
@@ -409,11 +356,9 @@ class Layout:
             yield SampleRef(level, row)
 
     def folder_rows(self, level: int) -> IntArray:
-        """Rows of the FOLDER samples of one level, in order."""
         return np.flatnonzero(self.folder[level]).astype(np.int64)
 
     def folders(self, level: int) -> list[SampleRef]:
-        """The FOLDER samples of one level, in row order."""
         return [SampleRef(level, row) for row in self.folder_rows(level).tolist()]
 
     def folders_bottom_up(self) -> Iterator[SampleRef]:
@@ -421,19 +366,9 @@ class Layout:
         for level in reversed(range(self.depth)):
             yield from self.folders(level)
 
-    # -- paths -------------------------------------------------------------------
     def data_path(self, ref: SampleRef) -> str:
         """Path under ``DATA/``: ``tile0/s1/b0`` (FILE) or ``tile0/s1/`` (FOLDER)."""
         return str(self.rel[ref.level][ref.row].as_py())
-
-    def member_name(self, ref: SampleRef) -> str:
-        """Container member that holds the sample: its file, or a FOLDER's ``__meta__``."""
-        path = f"{DATA_DIR}/{self.data_path(ref)}"
-        return path + LOCAL_META if self.is_folder(ref) else path
-
-    def file_member(self, level: int, row: int) -> str:
-        """Container member of FILE sample ``levels[level][row]``: ``DATA/<its path>``."""
-        return f"{DATA_DIR}/{self.rel[level][row].as_py()}"
 
     def source(self, ref: SampleRef) -> str | None:
         """Where a FILE sample's bytes come from; None for a zero-byte (padding) sample."""
@@ -446,11 +381,7 @@ class Layout:
         return [None] * self.rows(level) if column is None else column.to_pylist()
 
     def local_tables(self) -> Iterator[tuple[SampleRef, pa.Table]]:
-        """Every FOLDER, deepest level first, with its ``__meta__`` table.
-
-        The table holds the FOLDER's children, restricted to ``id``, ``type`` and
-        the user columns (:func:`~taco_gdal.write._tables.local_columns`).
-        """
+        """Every FOLDER, deepest level first, with its ``__meta__`` table of children."""
         columns = [local_columns(t.column_names) for t in self.levels]
         for ref in self.folders_bottom_up():
             rows = self.children(ref)

@@ -1,9 +1,7 @@
 """Merge the COLLECTION.json of several datasets into one (TACOLLECTION, TACOCAT).
 
-Rules (spec 6.6, reference ``create_tacollection``): the first input is the base;
-``taco:pit_schema`` counts are summed; the spatial extent becomes the union
-bounding box and the temporal extent runs from the earliest start to the latest
-end; ``taco:sources`` keeps each input's id, file name and extent for routing.
+Rules (spec 6.6): the first input is the base, PIT counts are summed, extents
+are unioned, and ``taco:sources`` keeps each input's id, file and extent.
 """
 
 from __future__ import annotations
@@ -40,14 +38,6 @@ def collection_problems(collections: Sequence[dict[str, Any]], names: Sequence[s
     """Every way an input's PIT structure or field schema differs from the first input's.
 
     Counts (``n``) may differ; types and ids per depth, and the field schema, may not.
-
-    Example:
-        >>> from taco_gdal.write._sources import read_collection
-        >>> a, b = read_collection("a.tacozip"), read_collection("b.tacozip")
-        >>> collection_problems([a, b], ["a.tacozip", "b.tacozip"])
-        []
-        >>> collection_problems([a, read_collection("tiles.tacozip")], ["a", "tiles"])[0]
-        "tiles: root type 'FOLDER', a has 'FILE'"
     """
     ref_root, ref_tree = _structure(_pit(collections[0], names[0]))
     ref_fields = collections[0].get(FIELD_SCHEMA_KEY)
@@ -76,13 +66,7 @@ def raise_problems(problems: Sequence[str]) -> None:
 
 
 def check_collections(collections: Sequence[dict[str, Any]], names: Sequence[str]) -> None:
-    """Raise TacoSchemaError listing every input whose PIT structure or field schema differs.
-
-    Example:
-        >>> from taco_gdal.write._sources import read_collection
-        >>> a, b = read_collection("a.tacozip"), read_collection("b.tacozip")
-        >>> check_collections([a, b], ["a.tacozip", "b.tacozip"])  # same structure: no error
-    """
+    """Raise TacoSchemaError listing every input whose PIT structure or field schema differs."""
     raise_problems(collection_problems(collections, names))
 
 
@@ -133,19 +117,7 @@ def _merged_extent(extents: list[dict[str, Any]]) -> dict[str, Any]:
 def merge_collections(
     collections: Sequence[dict[str, Any]], files: Sequence[str]
 ) -> dict[str, Any]:
-    """One COLLECTION for many datasets: summed PIT counts, union extent, ``taco:sources``.
-
-    Args:
-        collections: the inputs' COLLECTION.json contents (the first is the base).
-        files: the inputs' file names, recorded in ``taco:sources``.
-
-    Example:
-        >>> from taco_gdal.write._sources import read_collection
-        >>> a, b = read_collection("a.tacozip"), read_collection("b.tacozip")
-        >>> merged = merge_collections([a, b], ["a.tacozip", "b.tacozip"])
-        >>> merged["taco:sources"]["count"], merged["taco:sources"]["ids"]
-        (2, ['a', 'b'])
-    """
+    """One COLLECTION for many datasets: summed PIT counts, union extent, ``taco:sources``."""
     extents = [c.get("extent") or {} for c in collections]
     merged = copy.deepcopy(dict(collections[0]))
     merged["extent"] = _merged_extent(extents)

@@ -1,18 +1,8 @@
 """Parquet settings of every table a writer produces, and serialisation to bytes.
 
-The defaults follow the reference writer: zstd, column statistics, and
-content-defined chunking (CDC) when the installed pyarrow offers it, so that a
-re-written metadata file shares most of its pages with the previous version on
-deduplicating storage.  ``__meta__`` tables (a few rows each) skip CDC and
-dictionary encoding, which only slow down their serialisation; those of fewer
-than ``SMALL_META_ROWS`` rows (the common case: a FOLDER of a few children) are
-also stored uncompressed and without statistics, since zstd saves nothing on a
-few hundred bytes and both cost more than the rest of their serialisation
-(:func:`local_meta_options`).  Consolidated
-level tables also use compression level 13 and 65 536-row row groups; TACOCAT
-tables level 19.  Keyword arguments given to
-``create()`` (``compression``, ``compression_level``, ``row_group_size``, ...)
-override the defaults of every table of that call.
+Defaults follow the reference writer (zstd, statistics, content-defined chunking
+for page reuse on deduplicating storage); small ``__meta__`` tables skip what
+only slows them down. ``create()``'s parquet keyword arguments override them.
 """
 
 from __future__ import annotations
@@ -53,17 +43,12 @@ CDC_OPTION: Final = "use_content_defined_chunking"
 LOCAL_META_OPTIONS: Final[Mapping[str, Any]] = {
     "compression": "zstd",
     "write_statistics": True,
-    # A __meta__ table holds one FOLDER's children (a handful of rows): dictionary
-    # pages and content-defined chunking buy nothing there and cost half of the
-    # serialisation time, which dominates datasets of many small folders
-    # (100k __meta__ tables in a 20k/80k/320k cascade).
+    # dictionaries and CDC buy nothing on a handful of rows and cost half the time
     "use_dictionary": False,
 }
 SMALL_META_ROWS: Final = 32
 SMALL_META_OPTIONS: Final[Mapping[str, Any]] = {
-    # Measured on 5-column __meta__ tables: 4 rows are 1,910 bytes with zstd and
-    # 1,933 without, 16 rows 2,213 and 2,617; serialisation is about 40% faster
-    # without compression and statistics (nobody filters a __meta__ by them).
+    # zstd saves almost nothing on a few rows; nobody filters a __meta__ by statistics
     "compression": "none",
     "write_statistics": False,
     "use_dictionary": False,
@@ -88,22 +73,12 @@ class MetaOptions:
     large: Mapping[str, Any]
 
     def for_rows(self, rows: int) -> Mapping[str, Any]:
-        """The options of a ``__meta__`` table of ``rows`` rows.
-
-        Example:
-            >>> local_meta_options().for_rows(4)["compression"]
-            'none'
-        """
+        """The options of a ``__meta__`` table of ``rows`` rows."""
         return self.small if rows < SMALL_META_ROWS else self.large
 
 
 def local_meta_options(overrides: Mapping[str, Any] | None = None) -> MetaOptions:
-    """:class:`MetaOptions` with the caller's ``**parquet_kwargs`` applied to both sets.
-
-    Example:
-        >>> local_meta_options({"compression": "snappy"}).for_rows(4)["compression"]
-        'snappy'
-    """
+    """:class:`MetaOptions` with the caller's ``**parquet_kwargs`` applied to both sets."""
     return MetaOptions(
         parquet_options(SMALL_META_OPTIONS, overrides),
         parquet_options(LOCAL_META_OPTIONS, overrides),
@@ -124,15 +99,7 @@ def supports_cdc() -> bool:
 def parquet_options(
     defaults: Mapping[str, Any], overrides: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
-    """Defaults merged with the caller's ``**parquet_kwargs``.
-
-    CDC is dropped when pyarrow does not support it; a key ``pq.write_table``
-    does not know raises :class:`TacoValidationError` before anything is written.
-
-    Example:
-        >>> parquet_options(LEVEL_OPTIONS, {"compression_level": 3})["compression_level"]
-        3
-    """
+    """Defaults merged with ``**parquet_kwargs``; an unknown key raises TacoValidationError."""
     given = {k: v for k, v in (overrides or {}).items() if k not in _IGNORED}
     merged = dict(defaults)
     if "compression" in given and "compression_level" not in given:
@@ -156,23 +123,12 @@ def parquet_options(
 
 
 def parquet_bytes(table: pa.Table, options: Mapping[str, Any]) -> bytes:
-    """Serialise ``table`` to a parquet file held in memory.
-
-    Example:
-        >>> data = parquet_bytes(pa.table({"id": ["a"]}), LOCAL_META_OPTIONS)
-        >>> data[:4]
-        b'PAR1'
-    """
+    """Serialise ``table`` to a parquet file held in memory."""
     return bytes(parquet_view(table, options))
 
 
 def parquet_view(table: pa.Table, options: Mapping[str, Any]) -> memoryview:
-    """:func:`parquet_bytes` as a view of Arrow's buffer (no copy: 11 MB for a 1M-row level).
-
-    Example:
-        >>> parquet_view(pa.table({"id": ["a"]}), LOCAL_META_OPTIONS)[:4].tobytes()
-        b'PAR1'
-    """
+    """:func:`parquet_bytes` as a view of Arrow's buffer (no copy)."""
     sink = pa.BufferOutputStream()
     pq.write_table(table, sink, **_digest_column_options(table, options))
     return memoryview(sink.getvalue())
@@ -181,22 +137,10 @@ def parquet_view(table: pa.Table, options: Mapping[str, Any]) -> memoryview:
 def parquet_file(
     table: pa.Table, path: str, options: Mapping[str, Any], rebuilt: Rebuilt | None = None
 ) -> None:
-    """:func:`parquet_bytes` written to the file ``path`` instead of memory.
+    """:func:`parquet_bytes` written to the file ``path`` instead of memory (same bytes).
 
-    The bytes are the same; no in-memory sink grows by doubling (up to twice a
-    large level's size, on top of the compressor's own memory).  A table of
-    several row groups is handed to the Parquet writer one row group at a time
-    (the file is the same: the writer cuts a table into the same row groups),
-    and what the writer freed (page buffers, dictionary tables) goes back to the
-    system before the next one instead of piling up in Arrow's pool.  With
-    ``rebuilt``, ``table`` lacks the columns it makes, and each row group is
-    completed just before it is written (the same bytes again).
-
-    Example:
-        >>> parquet_file(pa.table({"id": ["a"]}), "one.parquet", LOCAL_META_OPTIONS)
-        >>> from pathlib import Path
-        >>> Path("one.parquet").read_bytes()[:4]
-        b'PAR1'
+    Row groups are written one at a time, memory released between them; with
+    ``rebuilt``, each row group gets its missing columns just before it is written.
     """
     schema = table.schema if rebuilt is None else rebuilt.schema
     settings = dict(_digest_column_options(pa.Table.from_batches([], schema=schema), options))
@@ -229,13 +173,7 @@ and has no statistics (no reader prunes row groups by digest)."""
 
 
 def _leaf_paths(schema: pa.Schema) -> list[str]:
-    """The Parquet leaf column paths of ``schema``: its names when no column is nested,
-    else read from the Parquet schema of an empty table (about 0.6 ms).
-
-    Example:
-        >>> _leaf_paths(pa.schema([("id", pa.string()), ("v", pa.list_(pa.int8()))]))
-        ['id', 'v.list.element']
-    """
+    """The Parquet leaf column paths of ``schema``."""
     if not any(pa.types.is_nested(field.type) for field in schema):
         return list(schema.names)
     empty = pa.BufferOutputStream()
@@ -245,14 +183,10 @@ def _leaf_paths(schema: pa.Schema) -> list[str]:
 
 
 def _digest_column_options(table: pa.Table, options: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``options`` with the digest column at :data:`DIGEST_LEVEL`, without a dictionary or
-    statistics.
+    """``options`` with the digest column at :data:`DIGEST_LEVEL`, without dictionary or statistics.
 
-    Every other column is written as asked.  pyarrow takes one level (and one
-    dictionary switch) for every column or one per leaf column, so every leaf
-    path (read from the Parquet schema of an empty table) gets the setting
-    asked.  A table without the column is written as asked; so is the level
-    when the compression is not zstd at an int level above :data:`DIGEST_LEVEL`.
+    pyarrow takes these per column or per leaf path, so every leaf gets the setting
+    asked. Unchanged without the column, or unless zstd at an int level above it.
     """
     if CHECKSUM not in table.column_names:
         return options

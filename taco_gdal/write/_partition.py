@@ -1,11 +1,9 @@
 """Split a dataset into parts: by data size, by the values of level-0 columns, or both.
 
-A part is a set of level-0 rows with all their descendants.  Each part becomes a
-complete dataset: its level tables are the selected rows (ids renumbered, parents
-remapped) and its COLLECTION gets the part's own ``taco:pit_schema`` and extent,
-computed by the data model's functions.  :func:`write_part` writes one part, in this
-process or in a Dask task (shared by :mod:`.create` and :mod:`.dask`, which do not import
-each other).
+A part is a set of level-0 rows with all their descendants, written as a complete
+dataset (ids renumbered, its own ``taco:pit_schema`` and extent).
+:func:`write_part` writes one part, in this process or in a Dask task; it lives
+here because :mod:`.create` and :mod:`.dask` do not import each other.
 """
 
 from __future__ import annotations
@@ -57,11 +55,7 @@ class Part:
 
 
 def root_sizes(layout: Layout, known: Sequence[IntArray] | None = None) -> IntArray:
-    """Bytes of sample data under each level-0 row (sum of its FILE descendants).
-
-    ``known`` are the per-row source sizes when the caller has them
-    (:attr:`MetadataPackage.file_sizes`); otherwise every source is asked.
-    """
+    """Bytes of sample data under each level-0 row; ``known`` source sizes spare a stat each."""
     if known is not None and len(known) == len(layout.levels):
         sizes = [np.array(k, dtype=np.int64) for k in known]
     else:
@@ -102,12 +96,7 @@ def _split_by_size(rows: IntArray, sizes: IntArray, max_size: int) -> list[IntAr
 
 
 def sanitize(text: str) -> str:
-    """A value usable in a file name (reference rule: ``/\\:*?"<>|'`` and spaces -> ``_``).
-
-    Example:
-        >>> sanitize("Ocean/Sea Lakes")
-        'Ocean_Sea_Lakes'
-    """
+    r"""A value usable in a file name (reference rule: ``/\:*?"<>|'`` and spaces -> ``_``)."""
     cleaned = re.sub(r"[/\\:*?\"<>|']", "_", text)
     return re.sub(r"[_\s]+", "_", cleaned).strip("_")
 
@@ -148,12 +137,7 @@ def plan_parts(
     group_by: Sequence[str] | None,
     known_sizes: Sequence[IntArray] | None = None,
 ) -> list[Part]:
-    """The parts ``create()`` writes.
-
-    ``{stem}{ext}`` alone; ``{stem}_part0001{ext}``... when the data exceeds
-    ``max_size``; ``{stem}_{value}{ext}`` per group (``_partNNNN`` added when a
-    group exceeds ``max_size``).
-    """
+    """The parts ``create()`` writes: one, ``_partNNNN`` by ``max_size``, ``_{value}`` per group."""
     everything = np.arange(layout.rows(0), dtype=np.int64)
     sizes = root_sizes(layout, known_sizes) if max_size is not None else None
     groups = {"": everything} if group_by is None else _groups(layout.levels[0], group_by)
@@ -166,17 +150,7 @@ def plan_parts(
 
 
 def plan_partitions(layout: Layout, output: Path, count: int) -> list[Part]:
-    """``count`` parts of consecutive level-0 rows, as equal in row count as possible.
-
-    Named ``{stem}_part0001{ext}``...; ``count`` larger than the number of
-    level-0 rows gives one part per row.
-
-    Example:
-        >>> from taco_gdal.write._layout import Layout
-        >>> layout = Layout(taco.metadata())  # taco: 4 FILE samples
-        >>> [part.path.name for part in plan_partitions(layout, Path("d.tacozip"), 3)]
-        ['d_part0001.tacozip', 'd_part0002.tacozip', 'd_part0003.tacozip']
-    """
+    """``count`` parts of consecutive level-0 rows, as equal in row count as possible."""
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise TacoValidationError(f"partitions must be a positive integer, found {count!r}")
     rows = np.arange(layout.rows(0), dtype=np.int64)
@@ -210,11 +184,7 @@ def _subset_levels(layout: Layout, rows0: IntArray) -> list[pa.Table]:
 
 
 def subset_package(package: MetadataPackage, layout: Layout, rows0: IntArray) -> MetadataPackage:
-    """The dataset made of level-0 rows ``rows0`` and their descendants.
-
-    ``taco:pit_schema`` (counts) and ``extent`` are recomputed for the subset;
-    the other COLLECTION keys are kept.
-    """
+    """The dataset of level-0 rows ``rows0`` and their descendants (schema, extent recomputed)."""
     tables = _subset_levels(layout, rows0)
     collection = copy.deepcopy(package.collection)
     collection["extent"] = extent_of_tables(tables).to_dict()
@@ -257,22 +227,7 @@ def write_part(
     path: Path | None = None,
     last_use: bool = False,
 ) -> Path:
-    """Write one part of a dataset at ``path`` (default: the part's own path).
-
-    ``last_use``: nothing reads ``layout`` or ``package.levels`` after this part,
-    so a ZIP of the whole dataset drops each table as soon as it is written
-    (see :func:`~taco_gdal.write.zip_container.write_layout`).
-
-    Example:
-        >>> from taco_gdal.write._layout import Layout
-        >>> from taco_gdal.write._partition import plan_partitions
-        >>> package = taco.metadata()
-        >>> layout = Layout(package)
-        >>> parts = plan_partitions(layout, Path("w.tacozip").absolute(), 2)
-        >>> options = WriteOptions("zip", False, True, parquet_kwargs={}, checksum=None)
-        >>> write_part(package, layout, parts[0], options)
-        PosixPath('/.../w_part0001.tacozip')
-    """
+    """Write one part at ``path`` (default: its own); ``last_use`` drops tables once written."""
     target = part.path if path is None else path
     kwargs = options.writer_kwargs()
     if part.rows is None and options.fmt == "zip":

@@ -1,10 +1,8 @@
 """Progress bars for long work: a terminal bar, or Jupyter's widget when it can be drawn.
 
-``tqdm.auto`` picks the notebook bar in every Jupyter kernel and, when
-``ipywidgets`` is missing, prints a red "IProgress not found" warning in every
-cell.  Here the widget bar is used only in a Jupyter kernel that has
-``ipywidgets``; otherwise the plain bar goes to stderr (a notebook shows it as
-text), and outside a notebook it is on only when stderr is a terminal.
+``tqdm.auto`` warns "IProgress not found" in every cell when ``ipywidgets`` is
+missing; here the widget is used only when it can be drawn, and outside a
+notebook the bar shows only when stderr is a terminal.
 """
 
 from __future__ import annotations
@@ -37,12 +35,7 @@ class Bar(Protocol):
 
 
 class QuietBar:
-    """A progress bar that is off: counts nothing, shows nothing, imports nothing.
-
-    Example:
-        >>> with QuietBar() as bar:
-        ...     bar.update(3)
-    """
+    """A progress bar that is off: counts nothing, shows nothing, imports nothing."""
 
     disable = True
 
@@ -65,12 +58,7 @@ class QuietBar:
 
 
 def in_notebook() -> bool:
-    """True inside a Jupyter kernel (IPython's ZMQ shell), False in a terminal or a script.
-
-    Example:
-        >>> in_notebook()
-        False
-    """
+    """True inside a Jupyter kernel (IPython's ZMQ shell), False in a terminal or a script."""
     shell_module = sys.modules.get("IPython")
     if shell_module is None:
         return False
@@ -85,16 +73,7 @@ def widgets_available() -> bool:
 
 
 def progress_bar(total: int | None, desc: str, quiet: bool, unit: str = "B") -> Bar:
-    """A tqdm bar: off when ``quiet``; the widget form only in Jupyter with ipywidgets.
-
-    Outside a notebook the bar is shown only when stderr is a terminal.  Byte
-    bars scale to KB/MB/GB.  Call ``update(n)`` as work is done and close it
-    (or use it as a context manager).  Never prints a warning.
-
-    Example:
-        >>> with progress_bar(10, "copy", quiet=True) as bar:
-        ...     _ = bar.update(10)
-    """
+    """A tqdm bar: off when ``quiet``; the widget form only in Jupyter with ipywidgets."""
     notebook = in_notebook()
     if quiet or not (notebook or sys.stderr.isatty()):
         return QuietBar()

@@ -27,16 +27,7 @@ _PATTERN: Final = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]*)\s*$")
 def parse_size(size: str | int) -> int:
     """Number of bytes in ``size``: an int, or text such as ``"4GB"``, ``"1.5 mb"``, ``"512K"``.
 
-    Units are binary (``KB`` = 1024 bytes), case and spaces do not matter.
-
-    Raises:
-        TacoValidationError: not a positive size with a known unit.
-
-    Example:
-        >>> parse_size("4GB") == 4 * 1024**3
-        True
-        >>> parse_size("1.5 kb")
-        1536
+    Units are binary, case and spaces do not matter; TacoValidationError otherwise.
     """
     if isinstance(size, bool):
         raise TacoValidationError(f"split size must be a number of bytes or text, got {size!r}")

@@ -1,9 +1,4 @@
-"""Read the metadata of existing datasets (ZIP through its TACO_HEADER, or FOLDER).
-
-Writers that start from datasets on disk (TACOCAT, TACOLLECTION, conversions)
-need the level tables and COLLECTION.json of their inputs; everything travels
-through GDAL's VSI layer, so inputs may be local or remote.
-"""
+"""Read the metadata of existing TACO ZIPs (through the TACO_HEADER) and FOLDERs, anywhere."""
 
 from __future__ import annotations
 
@@ -48,7 +43,6 @@ class DatasetMetadata:
 
 
 def is_zip_path(path: str | os.PathLike[str]) -> bool:
-    """True for a ``.zip`` / ``.tacozip`` name (case-insensitive)."""
     return os.fspath(path).lower().endswith(ZIP_SUFFIXES)
 
 
@@ -83,12 +77,7 @@ def _zip_entries(f: VSIFile) -> list[HeaderEntry]:
 
 
 def read_collection(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """COLLECTION.json of a ZIP (last TACO_HEADER entry) or FOLDER dataset.
-
-    Example:
-        >>> read_collection("dataset.tacozip")["id"]
-        'dataset'
-    """
+    """COLLECTION.json of a ZIP (last TACO_HEADER entry) or FOLDER dataset."""
     vsi = to_vsi(path)
     if not is_zip_path(path):
         collection_path = join(vsi, COLLECTION_FILE)
@@ -102,13 +91,7 @@ def read_collection(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def read_zip_metadata(path: str | os.PathLike[str]) -> DatasetMetadata:
-    """Levels and COLLECTION.json of a TACO ZIP, located through its TACO_HEADER.
-
-    Example:
-        >>> meta = read_zip_metadata("dataset.tacozip")
-        >>> meta.levels[0].num_rows
-        4
-    """
+    """Levels and COLLECTION.json of a TACO ZIP, located through its TACO_HEADER."""
     vsi = to_vsi(path)
     with VSIFile(vsi) as f:
         entries = _zip_entries(f)
@@ -141,5 +124,4 @@ def read_folder_metadata(path: str | os.PathLike[str]) -> DatasetMetadata:
 
 
 def read_metadata(path: str | os.PathLike[str]) -> DatasetMetadata:
-    """Metadata of a ZIP (by extension) or FOLDER dataset."""
     return read_zip_metadata(path) if is_zip_path(path) else read_folder_metadata(path)

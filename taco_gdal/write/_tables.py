@@ -1,9 +1,7 @@
 """The tables a container stores: level tables and ``__meta__`` tables, columns in order.
 
-Stored column order (reference writer): ``id``, ``type``, the user and extension
-columns, then ``internal:current_id``, ``internal:parent_id``,
-``internal:offset``, ``internal:size``, ``internal:relative_path``.  The
-source ``path`` column is never stored.
+Stored order (reference writer): ``id``, ``type``, user and extension columns,
+then the ``internal:`` columns. The source ``path`` column is never stored.
 """
 
 from __future__ import annotations
@@ -47,7 +45,8 @@ IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
 
-def _user_columns(names: Sequence[str]) -> list[str]:
+def local_columns(names: Sequence[str]) -> list[str]:
+    """Columns of a ``__meta__`` table: id, type and the user columns of the children."""
     rest = [n for n in names if n not in (ID, TYPE, PATH) and not n.startswith(INTERNAL_PREFIX)]
     return [ID, TYPE, *rest]
 
@@ -55,30 +54,11 @@ def _user_columns(names: Sequence[str]) -> list[str]:
 def _ordered(names: Sequence[str]) -> list[str]:
     internal = [n for n in INTERNAL_COLUMN_ORDER if n in names]
     other = [n for n in names if n.startswith(INTERNAL_PREFIX) and n not in INTERNAL_COLUMN_ORDER]
-    return [*_user_columns(names), *internal, *other]
-
-
-def local_columns(names: Sequence[str]) -> list[str]:
-    """Columns of a ``__meta__`` table: id, type and the user columns of the children.
-
-    Example:
-        >>> local_columns(["id", "type", "cloud", "internal:parent_id", "path"])
-        ['id', 'type', 'cloud']
-    """
-    return _user_columns(names)
+    return [*local_columns(names), *internal, *other]
 
 
 def with_checksums(table: pa.Table, checksums: Sequence[str | None] | pa.Array | None) -> pa.Table:
-    """``table`` with its ``taco_gdal:checksum`` column set from ``checksums`` (None: unchanged).
-
-    A column already present (a dataset exported from one written with digests)
-    is replaced, so the stored digests are always those computed while copying.
-
-    Example:
-        >>> t = pa.table({"id": ["a", "b"], "type": ["FILE", "FOLDER"]})
-        >>> with_checksums(t, ["xxh3:00", None]).column("taco_gdal:checksum").to_pylist()
-        ['xxh3:00', None]
-    """
+    """``table`` with its ``taco_gdal:checksum`` column set to ``checksums`` (None: unchanged)."""
     if checksums is None:
         return table
     if CHECKSUM in table.column_names:
@@ -94,13 +74,7 @@ def with_offsets(
     checksums: Sequence[str | None] | pa.Array | None = None,
     copy: bool = True,
 ) -> pa.Table:
-    """``table`` plus ``internal:offset`` / ``internal:size`` (int64), in stored order.
-
-    ``checksums`` (one ``"<algorithm>:<hex>"`` or None per row, or a ``string``
-    array of them) adds the digest column.
-    ``copy=False`` shares ``offsets`` and ``sizes`` (int64 arrays no one changes
-    any more; 16 MB at a million rows) instead of copying them.
-    """
+    """``table`` plus offsets, sizes and ``checksums``; ``copy=False`` shares the arrays."""
     extra = with_checksums(table, checksums)
     as_int64 = np.array if copy else np.asarray
     extra = extra.append_column(OFFSET, from_numpy(as_int64(offsets, dtype=np.int64)))
@@ -109,14 +83,7 @@ def with_offsets(
 
 
 def stored_level(table: pa.Table) -> pa.Table:
-    """A package level table as stored: ``path`` dropped, columns in stored order.
-
-    Example:
-        >>> t = pa.table({"internal:parent_id": [0], "id": ["a"], "type": ["FILE"],
-        ...               "path": ["/x"], "internal:current_id": [0]})
-        >>> stored_level(t).column_names
-        ['id', 'type', 'internal:current_id', 'internal:parent_id']
-    """
+    """A package level table as stored: ``path`` dropped, columns in stored order."""
     return table.select(_ordered([n for n in table.column_names if n != PATH]))
 
 
@@ -128,10 +95,8 @@ _CHECK_ROWS = 65_536
 class Rebuilt:
     """Columns of a stored level rebuilt a slice at a time instead of held whole.
 
-    ``type`` is FOLDER/FILE from the kinds, ``internal:current_id`` the row
-    number, ``internal:relative_path`` the parent's path, the id and ``/`` for
-    a FOLDER: the values :func:`~taco_gdal.model._levels.build_tables` made.
-    A level Parquet written from the rebuilt slices has the same bytes.
+    The values are those :func:`~taco_gdal.model._levels.build_tables` made, so the
+    level Parquet has the same bytes.
     """
 
     schema: pa.Schema
@@ -186,19 +151,8 @@ def rebuild_columns(
 ) -> tuple[pa.Table, Rebuilt]:
     """``table`` without the columns :class:`Rebuilt` can make again, and what makes them.
 
-    Only what compares equal, row for row, is dropped: a package built by the
-    model always qualifies; tables read back by export or a converter keep any
-    column that differs.  ``folder``: the level's FOLDER rows; ``parent_paths``:
-    the relative paths of the level above (None at level 0).
-
-    Example:
-        >>> t = pa.table({"id": ["a"], "type": ["FILE"], "internal:current_id": [0],
-        ...               "internal:parent_id": [0]})
-        >>> compact, rebuilt = rebuild_columns(t, np.zeros(1, np.bool_), None)
-        >>> compact.column_names, sorted(rebuilt.columns)
-        (['id', 'internal:parent_id'], ['internal:current_id', 'type'])
-        >>> rebuilt.complete(compact, 0).equals(t)
-        True
+    Only columns equal row for row are dropped (tables read back by export keep any
+    that differ).
     """
     rebuilt = Rebuilt(table.schema, frozenset(), folder, parent_paths)
     candidates = [TYPE, CURRENT_ID]

@@ -1,10 +1,8 @@
 """Container conversions: FOLDER -> ZIP and ZIP -> FOLDER (spec 7.1.4).
 
-Both read the consolidated metadata of the input, attach to every FILE row where
-its bytes are (a file under ``DATA/``, or a ``/vsisubfile/`` range of the ZIP),
-and hand the result to the ZIP or FOLDER writer, which regenerates every
-``__meta__`` and re-measures every offset.  Sample bytes are copied, never
-re-encoded.
+Both attach to every FILE row where its bytes are and hand the metadata to the
+ZIP or FOLDER writer, which regenerates every ``__meta__`` and re-measures
+every offset. Sample bytes are copied, never re-encoded.
 """
 
 from __future__ import annotations
@@ -78,14 +76,11 @@ def folder2zip(
 ) -> Path:
     """Convert a TACO FOLDER into a TACO ZIP.
 
-    Every ``__meta__`` is regenerated from the consolidated metadata, with the
-    offsets measured in the new ZIP.
-
     Example:
         >>> folder2zip("tiles", "from_folder.tacozip")
         PosixPath('/.../from_folder.tacozip')
     """
-    # imported here: importing the reader (pandas, DuckDB) costs writers 70 MB and 1 s
+    # imported here: the reader (pandas, DuckDB) is heavy for writers
     from taco_gdal.read.opening.containers._paths import check_folder_paths
 
     meta = read_folder_metadata(input)
@@ -102,12 +97,7 @@ def folder2zip(
 
 
 def check_member_names(path: str | os.PathLike[str]) -> None:
-    """Refuse a ZIP whose member names could land outside an extraction folder.
-
-    Raises:
-        TacoFormatError: a name is absolute, contains ``..`` or a backslash
-            (or a NUL byte); the message names the member.
-    """
+    """Refuse (TacoFormatError) a ZIP with an absolute, ``..``, backslash or NUL member name."""
     vsi = to_vsi(path)
     with VSIFile(vsi) as f:
         directory = read_central_directory(f.read_at, f.size(), vsi)
@@ -137,8 +127,7 @@ def zip2folder(
     """Convert a TACO ZIP into a TACO FOLDER (byte copies of every sample).
 
     Raises:
-        TacoFormatError: a member name or a sample path would escape ``output``
-            (absolute, ``..``, backslash): nothing is written.
+        TacoFormatError: a member name or sample path would escape ``output``.
 
     Example:
         >>> zip2folder("dataset.tacozip", "dataset")

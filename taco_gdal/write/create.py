@@ -46,12 +46,7 @@ _FORMATS = ("auto", "zip", "folder")
 
 
 def resolve_format(output: str | os.PathLike[str], output_format: str) -> Literal["zip", "folder"]:
-    """``"zip"`` for ``.zip`` / ``.tacozip`` outputs under ``"auto"``, else ``"folder"``.
-
-    Example:
-        >>> resolve_format("data.tacozip", "auto")
-        'zip'
-    """
+    """``"zip"`` for ``.zip`` / ``.tacozip`` outputs under ``"auto"``, else ``"folder"``."""
     if output_format not in _FORMATS:
         raise TacoValidationError(
             f"output_format must be one of {list(_FORMATS)}, got {output_format!r}"
@@ -109,36 +104,23 @@ def create(
         output: ``*.tacozip`` / ``*.zip`` for a ZIP, anything else for a FOLDER
             (unless ``output_format`` says otherwise).
         output_format: ``"auto"``, ``"zip"`` or ``"folder"``.
-        split_size: ZIP only: the most sample data per file (``"4GB"`` =
-            4 * 1024**3 bytes, level-0 samples packed greedily in order); larger
-            datasets become ``{stem}_part0001{ext}``, ... ``None`` never splits.
+        split_size: ZIP only: the most sample data per file (``"4GB"``; level-0
+            samples packed greedily in order); larger datasets become
+            ``{stem}_part0001{ext}``, ... ``None`` never splits.
         group_by: level-0 column(s): one dataset per distinct value,
             ``{stem}_{value}{ext}`` (``_partNNNN`` added if a group exceeds split_size).
-        consolidate: when several ZIPs result, also write their TACOCAT
-            (``.tacocat/`` and ``__TACOCAT__``) next to them.
-        overwrite: replace existing outputs instead of raising TacoExistsError.
-        quiet: no progress bars.
+        consolidate: when several ZIPs result, also write their TACOCAT next to them.
         checksum: ``"crc32c"``, ``"xxh3"`` or ``"sha256"``: store a digest of every
-            FILE sample in the ``taco_gdal:checksum`` column (``"xxh3:<hex>"``; null
-            for FOLDER and padding rows), computed from the buffers that are
-            written, in the same pass as the ZIP CRC-32.  Readers that do not
-            know the column ignore it.  None (default) stores no digest.
-            ``"crc32c"`` costs least (a large sample's is computed in the same
-            pass over each block as the ZIP CRC-32); ``"sha256"``, the one to
-            use against deliberate tampering, costs most.
+            FILE sample in ``taco_gdal:checksum``, computed in the same pass as the
+            ZIP CRC-32. ``"crc32c"`` costs least; ``"sha256"`` resists deliberate
+            tampering. None (default) stores no digest.
         partitions: split the level-0 rows into this many consecutive parts of
-            equal row count (``{stem}_part0001{ext}``, ...) instead of by
-            ``split_size``; cannot be combined with ``group_by``.
-        client: a ``dask.distributed.Client``: write the parts as Dask tasks on
-            its workers, then commit them and the TACOCAT from this process
+            equal row count instead of by ``split_size``; not with ``group_by``.
+        client: a ``dask.distributed.Client``: write the parts as Dask tasks
             (see :mod:`taco_gdal.write.dask`; needs the ``dask`` extra).
-        retries: with ``client``, how many times Dask re-runs a failed or lost
-            part task.
+        retries: with ``client``, how many times Dask re-runs a failed part task.
         **parquet_kwargs: parquet writer overrides (compression, compression_level,
             row_group_size, ...).
-
-    Returns:
-        The datasets written (one path per part).
 
     Raises:
         TacoExistsError: an output exists and ``overwrite`` is False (checked
@@ -184,7 +166,6 @@ def _create(
 ) -> list[Path]:
     """:func:`create` once its arguments are checked."""
     # a list of tables of our own, which a single write may empty as it goes
-    # (the caller's package, if one was given, keeps its tables)
     given = _package(taco)
     package = replace(given, levels=list(given.levels))
     del given

@@ -1,30 +1,9 @@
 """Write a dataset's parts as Dask tasks, then commit them and the TACOCAT from the client.
 
-``create(taco, out, client=client, partitions=n)`` plans the parts on the client
-exactly as a sequential ``create()`` does, then submits one task per part:
-
-1. the task gets the part's metadata tables (sources in the ``path`` column,
-   read on the worker through GDAL's VSI layer, so ``/vsis3/`` or
-   ``/vsicurl/`` sources work from any machine), writes the part to a
-   temporary name beside its target, ``.taco-part-<run>-<name>``, atomically
-   (an unnamed file linked into place only when complete, see
-   :mod:`taco_gdal.write._atomic`), and returns the part's stored metadata;
-2. Dask re-runs a task whose worker died or that raised (``retries=``); a
-   re-run overwrites only its own temporary part, and a killed run leaves
-   nothing behind (the unnamed file vanishes with the process);
-3. once every task succeeded, the client renames each temporary part to its
-   final name (no part is visible before all are complete) and writes the
-   TACOCAT from the metadata the tasks returned, without reading the parts.
-
-If any task fails for good, the client removes the run's temporary parts and
-raises; nothing was committed.  The output folder must be visible to the client
-and the workers under the same path (a local disk for a ``LocalCluster``, a
-shared file system for a cluster).
-
-:func:`samples_on_workers` runs a function that builds :class:`Sample` objects
-from paths (with extensions that read pixels, e.g. ``GeotiffStats`` or
-``STAC.from_raster``) on the workers, so pixel statistics are computed where
-the data is read.
+Each task writes its part atomically under a temporary name beside the target
+and returns its metadata; Dask re-runs failed tasks. Only when all succeeded
+does the client rename the parts into place and write the TACOCAT, so a failure
+commits nothing. The output folder must have the same path on client and workers.
 """
 
 from __future__ import annotations
@@ -143,17 +122,8 @@ def write_parts_dask(
 ) -> list[Path]:
     """Write ``parts`` as Dask tasks, commit them, then write their TACOCAT.
 
-    Args:
-        client: a ``dask.distributed.Client``.
-        package: the whole dataset's metadata.
-        layout: its :class:`Layout`.
-        parts: the planned parts (``create()`` plans them as for a sequential write).
-        options: how each part is written.
-        consolidating: also write the TACOCAT of the parts.
-        retries: Dask retries per part task (a killed worker counts as a failure).
-
-    Returns:
-        The committed parts, in part order.
+    ``retries`` is per part task (a killed worker counts as a failure); returns
+    the committed parts in part order.
 
     Example:
         >>> from dask.distributed import Client, LocalCluster
@@ -239,12 +209,8 @@ def samples_on_workers(
 ) -> list[Sample]:
     """``[build(item) for item in items]`` computed on the Dask workers, in order.
 
-    ``build`` makes one :class:`Sample` from one item (a path, a URL, a row) and
-    may apply extensions that read pixels (``GeotiffStats``, ``STAC.from_raster``):
-    that reading then happens on the workers.  Samples must point at paths the
-    writer can reach (local paths on a shared file system, or ``/vsis3/``,
-    ``/vsicurl/``...); ``bytes`` samples hold a temporary file of the worker and
-    cannot travel.
+    Samples must point at paths the writer can reach (shared file system,
+    ``/vsis3/``, ``/vsicurl/``...); ``bytes`` samples cannot travel.
 
     Example:
         >>> from dask.distributed import Client, LocalCluster

@@ -1,13 +1,10 @@
 """``export()``: write a (filtered) loaded dataset as a new TACO ZIP or FOLDER (spec 7.1.3).
 
-The level-0 rows of the dataset's current view (after ``sql()`` and filters)
-are exported with their complete subtrees, so the result is a valid
-Position-Invariant Tree whatever filter chose the roots.  Sample bytes are
-copied as they are (no re-encoding) from each row's ``internal:gdal_vsi``
-(``/vsisubfile/`` ranges, local files or remote VSI paths).  COLLECTION keeps
-the source's keys, with ``taco:pit_schema``, ``taco:field_schema`` and
-``extent`` recomputed for the subset, plus ``taco:subset_of`` (the source id)
-and ``taco:subset_date`` (UTC, ISO 8601).
+The current level-0 rows are exported with their complete subtrees, so the
+result is a valid Position-Invariant Tree whatever filter chose the roots.
+Bytes are copied unchanged from ``internal:gdal_vsi``; COLLECTION keeps the
+source's keys, recomputes schemas and extent, and adds ``taco:subset_of`` and
+``taco:subset_date``.
 """
 
 from __future__ import annotations
@@ -58,11 +55,7 @@ _NEEDED = (ID, TYPE, CURRENT_ID, GDAL_VSI)
 
 
 def _fetch(dataset: TacoDataset, level: int | None = None) -> pa.Table:
-    """Rows of the current view (``level=None``) or of a whole stored level, as Arrow.
-
-    Whole levels are exported (complete subtrees of the surviving roots) because
-    dropping some children of a folder would break PIT-1 in the output.
-    """
+    """Rows of the current view (``level=None``) or of a whole stored level, as Arrow."""
     if level is None:
         return _plain(dataset.to_arrow(0))
     return _plain(dataset.sql(f"SELECT * FROM level{int(level)}").to_arrow(0))
@@ -122,7 +115,7 @@ def _package_table(
         None if kind != FILE or size == 0 else str(path)
         for kind, path, size in zip(kinds, vsi, sizes, strict=True)
     ]
-    # imported here: importing the reader (pandas, DuckDB) costs writers 70 MB and 1 s
+    # imported here: the reader (pandas, DuckDB) is heavy for writers
     from taco_gdal.read.opening.containers._paths import check_sample_source
 
     for path in paths:
@@ -203,20 +196,12 @@ def export(
 
     Args:
         dataset: from :func:`taco_gdal.load`, possibly narrowed with ``sql()``,
-            ``filter_bbox()`` or ``filter_datetime()``; its level-0 rows are
-            exported with all their descendants.
+            ``filter_bbox()`` or ``filter_datetime()``.
         output: ``*.tacozip`` / ``*.zip`` for a ZIP, anything else for a FOLDER.
         output_format: ``"auto"``, ``"zip"`` or ``"folder"``.
-        overwrite: replace an existing output.
-        quiet: no progress bar.
-        checksum: ``"crc32c"``, ``"xxh3"`` or ``"sha256"``: compute every FILE
-            sample's digest while copying it and store it in ``taco_gdal:checksum``
-            (replacing a stored one).  None keeps the source's stored digests as
-            they are (the bytes are copied unchanged, so they still hold).
-        **parquet_kwargs: parquet writer overrides.
-
-    Returns:
-        The path written.
+        checksum: ``"crc32c"``, ``"xxh3"`` or ``"sha256"``: store every FILE
+            sample's digest computed while copying. None keeps the source's
+            stored digests (the bytes are unchanged, so they still hold).
 
     Example:
         >>> ds = taco_gdal.load("tiles.tacozip").filter_bbox(-3.3, 40.5, -3.1, 40.7)

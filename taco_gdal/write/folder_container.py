@@ -103,12 +103,8 @@ def write_folder(
     """Write ``package`` as a TACO FOLDER at ``output``, atomically.
 
     Args:
-        package: the dataset's metadata; FILE rows carry their source in ``path``
-            (local path or any GDAL VSI path).
+        package: the dataset's metadata; FILE rows carry their source in ``path``.
         output: the folder to create (its name must not be DATA, METADATA or .tacocat).
-        overwrite: replace an existing ``output`` (otherwise TacoExistsError).
-        quiet: no progress bar.
-        parquet_kwargs: overrides of the parquet writer settings.
         checksum: ``"crc32c"``, ``"xxh3"`` or ``"sha256"``: store a per-sample digest
             (``taco_gdal:checksum``) computed while copying; None stores none.
 

@@ -1,17 +1,10 @@
 """TACOCAT: the metadata of many TACO ZIPs consolidated for one query (spec 6.5).
 
-Two forms are written side by side in the output folder, so both generations
-of readers open the result:
-
-* ``__TACOCAT__``: the spec's binary file, a 128-byte header
-  (:class:`~taco_gdal.format.tacocat.TacoCatHeader`) then the level parquets
-  and COLLECTION.json back to back;
-* ``.tacocat/``: ``levelN.parquet`` and ``COLLECTION.json``, the folder current
-  reference readers load.
-
-Every row gets ``internal:source_file``, the basename of the ZIP it came from;
-offsets stay those of that ZIP, so a sample's GDAL path is
-``/vsisubfile/{offset}_{size},{folder}/{source_file}``.
+Both forms are written side by side, so both generations of readers open the
+result: ``__TACOCAT__`` (the spec's binary file: a 128-byte header, then the
+level parquets and COLLECTION.json) and ``.tacocat/`` (the folder current
+reference readers load). Every row gets ``internal:source_file``, the ZIP it
+came from; offsets stay those of that ZIP.
 """
 
 from __future__ import annotations
@@ -128,10 +121,7 @@ def create_tacocat(
         inputs: local TACO ZIP files (normally the parts ``create()`` split a dataset into).
         output: folder receiving both forms; by default the folder holding all inputs.
         validate_schema: refuse inputs whose level schemas, PIT structure or field
-            schema differ from the first input's; the TacoSchemaError lists each
-            input, level, column and type that differs.
-        overwrite: replace an existing ``.tacocat/`` / ``__TACOCAT__``.
-        quiet: no progress bar.
+            schema differ from the first input's (TacoSchemaError lists each difference).
         **parquet_kwargs: overrides of the parquet settings (zstd level 19 by default).
 
     Returns:
@@ -173,10 +163,7 @@ def write_tacocat(
     overwrite: bool = False,
     **parquet_kwargs: Any,
 ) -> list[Path]:
-    """Consolidate already-read part metadata into ``folder`` (``.tacocat/`` and ``__TACOCAT__``).
-
-    :func:`create_tacocat` reads each ZIP's metadata and calls this; the Dask
-    writer passes the metadata its tasks returned, so the client reads nothing.
+    """Consolidate already-read part metadata into ``folder`` (the Dask writer reads nothing).
 
     Example:
         >>> metas = [read_zip_metadata("a.tacozip")]

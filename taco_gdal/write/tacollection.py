@@ -24,18 +24,11 @@ def create_tacollection(
 ) -> Path:
     """Write ``<output>/TACOLLECTION.json`` merging the COLLECTION.json of ``inputs``.
 
-    PIT counts are summed, extents merged (union bbox, earliest start to latest
-    end), and ``taco:sources`` lists each input's id, file name and extent.
-
     Args:
         inputs: TACO ZIPs or FOLDERs (local or remote), the partitions of one dataset.
         output: the folder that receives ``TACOLLECTION.json`` (created if missing).
         validate_schema: refuse inputs whose PIT structure or field schema differs
             from the first one's (TacoSchemaError listing each difference).
-        overwrite: replace an existing TACOLLECTION.json.
-
-    Returns:
-        Path of the written ``TACOLLECTION.json``.
 
     Example:
         >>> create_tacollection(["a.tacozip", "b.tacozip"], "out/")

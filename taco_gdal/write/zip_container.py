@@ -1,10 +1,9 @@
 """Write one TACO ZIP from a :class:`MetadataPackage`.
 
-Member order (reference writer): ``TACO_HEADER``, every FILE sample depth
-first, one ``__meta__`` per FOLDER (deepest level first), ``METADATA/levelN.parquet``,
-``COLLECTION.json``.  Every ``internal:offset`` / ``internal:size`` is taken from
-what :class:`~taco_gdal.write.zipstream.ZipWriter` measured while writing, row by
-row, so offsets are right whatever order the sibling ids sort in.
+Member order (reference writer): ``TACO_HEADER``, every FILE sample depth first,
+one ``__meta__`` per FOLDER (deepest level first), ``METADATA/levelN.parquet``,
+``COLLECTION.json``. Offsets and sizes are what the ZipWriter measured, so they
+are right whatever order the sibling ids sort in.
 """
 
 from __future__ import annotations
@@ -95,12 +94,10 @@ class _Measured:
 
 
 class _CountingFile:
-    """A buffered output file whose ``tell()`` is the count of bytes written (no system call).
+    """A buffered output file whose ``tell()`` counts the bytes written (no ``lseek``).
 
-    :class:`ZipWriter` asks ``tell()`` once per member.  On a buffered file that is
-    an ``lseek`` which releases the GIL, so with the Parquet threads running the
-    writing thread would wait for the GIL once per member.  Every write and seek
-    goes through this object, so the count is the position the kernel would report.
+    ``lseek`` releases the GIL, so with Parquet threads running the writer would
+    wait for the GIL once per member.
     """
 
     def __init__(self, raw: BinaryIO) -> None:
@@ -129,9 +126,7 @@ class _CountingFile:
 def _write_files(
     writer: ZipWriter, layout: Layout, measured: _Measured, digest: str | None, bar: Any
 ) -> None:
-    """Every FILE sample, depth first, a batch of names and sources at a time; small
-    local files are read with the kernel reading ahead
-    (:func:`~taco_gdal.write._copy.read_small_files`)."""
+    """Every FILE sample, depth first, a batch at a time; small local files read ahead."""
     for batch in layout.file_batches():
         sources = batch.sources
         rows = zip(batch.levels, batch.rows, batch.paths, sources, batch.padding, strict=True)
@@ -160,11 +155,7 @@ _NAMES_BATCH = 4096
 
 
 def _map_in_order(fn: Callable[[T], R], items: Sequence[T], workers: int = 2) -> Iterator[R]:
-    """``map(fn, items)`` on a small thread pool, results in order, a bounded batch ahead.
-
-    Parquet serialisation releases the GIL, so a second thread serialises the
-    next ``__meta__`` tables while this one appends members.
-    """
+    """``map(fn, items)`` on a small thread pool, in order, a bounded batch ahead."""
 
     def run(batch: Sequence[T]) -> list[R]:
         return [fn(item) for item in batch]
@@ -205,7 +196,7 @@ def _write_local_meta(
             starts: IntArray = starts,
             counts: IntArray = counts,
         ) -> bytes:
-            # sliced here, a batch at a time: 80k table slices held at once took 160 MB
+            # sliced here, a batch at a time: all slices held at once cost much memory
             n = int(counts[i])
             table = children.slice(int(starts[i]), n)
             return parquet_bytes(table, options.for_rows(n))
@@ -223,19 +214,10 @@ def _write_local_meta(
 
 @contextlib.contextmanager
 def _level_spool(folder: Path) -> Iterator[str]:
-    """A path to a temporary file in ``folder`` that has no name there, removed on exit.
+    """An unnamed temporary file in ``folder`` (via ``/proc/self/fd``), removed on exit.
 
-    The file is unnamed (``O_TMPFILE``, or unlinked as soon as it is made) and
-    reached through ``/proc/self/fd``, so a write killed while a level is spooled
-    leaves nothing beside the output (a named ``.taco-level-*`` file stayed
-    behind a Dask worker killed at that moment).  Without ``/proc`` a named
-    file is used, removed on exit.
-
-    Example:
-        >>> with _level_spool(Path(".")) as path:
-        ...     _ = Path(path).write_bytes(b"PAR1")
-        ...     Path(path).read_bytes(), [p for p in os.listdir(".") if p.startswith(".taco-")]
-        (b'PAR1', [])
+    A write killed while a level is spooled then leaves nothing beside the output;
+    without ``/proc`` a named file is used.
     """
     with tempfile.TemporaryFile(dir=folder) as unnamed:
         path = f"/proc/self/fd/{unnamed.fileno()}"
@@ -254,12 +236,11 @@ def _write_levels(
     spool_dir: Path,
     last_use: bool = False,
 ) -> list[HeaderEntry]:
-    """The ``METADATA/levelN.parquet`` members; each level goes through a temporary
-    file in ``spool_dir``, not an in-memory sink that grows by doubling.
-    With ``last_use``, each level is dropped once written, so the largest (the
-    last) is compressed without the others beside it, and the columns the
-    writer can make again (:func:`~taco_gdal.write._tables.rebuild_columns`)
-    are made a row group at a time instead of held whole."""
+    """The ``METADATA/levelN.parquet`` members, each through a temporary file.
+
+    With ``last_use``, each level is dropped once written and rebuildable columns
+    are made a row group at a time, so the largest level is compressed alone.
+    """
     measured.check_complete()
     entries = []
     parent_paths: pa.Array | None = None
@@ -305,14 +286,8 @@ def write_zip(
     Args:
         package: the dataset's metadata; FILE rows carry their source in ``path``.
         output: the ``.tacozip`` / ``.zip`` file to create.
-        overwrite: replace an existing ``output`` (otherwise TacoExistsError).
-        quiet: no progress bar.
-        parquet_kwargs: overrides of the parquet writer settings.
         checksum: ``"crc32c"``, ``"xxh3"`` or ``"sha256"``: store a per-sample digest
             (``taco_gdal:checksum``) computed while copying; None stores none.
-
-    Returns:
-        The absolute path written.
 
     Example:
         >>> write_zip(taco.metadata(), "new.tacozip")
@@ -337,11 +312,8 @@ def write_layout(
 ) -> Path:
     """:func:`write_zip` for a package whose :class:`Layout` is already built.
 
-    ``last_use``: nothing reads ``layout`` (nor the list of tables it shares with
-    ``package``) after this write, so each part of it is dropped once written:
-    the sources (``path`` columns) after the data members, each level after its
-    Parquet.  On a 20k/80k/320k cascade the 320k-row level was compressed beside
-    9 MB of source paths and the two smaller levels.
+    ``last_use``: nothing reads ``layout`` after this write, so its sources and
+    levels are dropped as soon as they are written.
     """
     check_algorithm(checksum)
     if len(package.levels) > MAX_LEVELS:

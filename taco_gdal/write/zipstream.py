@@ -1,22 +1,9 @@
 """A streaming STORE ZIP writer that measures what it writes.
 
-Members are appended one after another; each member's bytes are copied in large
-blocks with the CRC-32 computed on the way, then the CRC is patched into the
-local header (no data descriptors, so every reader sees real sizes and CRCs in
-the local header, as libzip writes them).  The offset of every member's data is
-*measured* (``tell()`` after its local header), never predicted.  ZIP64 records
-appear only when a size, an offset or the member count needs them.
-
-Every member is copied in one pass (:func:`~taco_gdal.write._copy.copy_blocks`):
-a block is read, its CRC-32 and the per-sample digest (``digest="xxh3"``...,
-see :mod:`taco_gdal.format.checksum`) are updated with it, and it is written.
-A member up to 256 KiB is read whole and written with its CRC known (no patch);
-a remote (VSI) source is read in 8 MiB blocks; blocks of zeros of a sparse
-local file become holes.  Every 16 MiB written, a helper thread hands the range
-to write-back, so the final ``fsync`` of the atomic output finds little left.
-
-A TACO ZIP starts with the ``TACO_HEADER`` member: call :meth:`ZipWriter.add_taco_header`
-first, and :meth:`ZipWriter.set_header_entries` once the metadata offsets are known.
+Each member is copied in one pass with its CRC-32 (and digest) computed on the
+way and patched into the local header, so readers see real sizes and CRCs
+without data descriptors; offsets are measured, never predicted, and ZIP64
+appears only when needed.
 """
 
 from __future__ import annotations
@@ -61,8 +48,7 @@ LOCAL_BLOCK = 256 * 1024
 _LFH_CRC_OFFSET = 14
 _CD_CRC_OFFSET = 16
 CENTRAL_IN_MEMORY = 4 * 1024 * 1024
-"""Central directory bytes kept in memory; past that it is spooled to a temporary file
-(a million members make about 60 MB of directory, written only when the archive closes)."""
+"""Central directory bytes kept in memory; past that it is spooled to a temporary file."""
 _HOLE_MIN = 64 * 1024
 WRITEBACK_EVERY = 16 * 1024 * 1024
 """Bytes written between two write-back requests."""
@@ -81,15 +67,11 @@ def _sync_file_range() -> Callable[[int, int, int, int], int] | None:
 
 
 class _WriteBack:
-    """Starts write-back of what the archive has so far, every :data:`WRITEBACK_EVERY` bytes.
+    """Starts write-back of the archive so far, every :data:`WRITEBACK_EVERY` bytes.
 
-    The output is fsynced once complete (atomic link); without this, the whole
-    archive would still be in the page cache then, and the fsync would write
-    all of it while nothing else runs.  The requests are made by a helper
-    thread on its own duplicate of the descriptor (ctypes releases the GIL, and
-    the file system's work of submitting the writes runs beside the copy, not
-    in it).  They are advisory: a file without a descriptor, or a system
-    without the call, skips them, and the final fsync writes everything.
+    So the final fsync does not write the whole archive while nothing else runs.
+    A helper thread issues the advisory requests on its own descriptor; systems
+    without the call skip them.
     """
 
     def __init__(self, fileobj: BinaryIO) -> None:
@@ -177,13 +159,11 @@ class ZipWriter:
         fileobj: a seekable binary file positioned at byte 0 (normally empty).
         mtime: timestamp written into every member (defaults to now).
         on_bytes: called with the number of bytes copied, for progress bars.
-        check_names: refuse a member name given twice.  A caller that already
-            knows its names are unique (the TACO ZIP writer checks them with
-            Arrow) passes False, so no set of every name is kept.
+        check_names: refuse a member name given twice (False when the caller
+            already checked, so no set of every name is kept).
 
-    The central directory is kept packed (about 50 bytes plus the name per
-    member), not as one object per member, and past :data:`CENTRAL_IN_MEMORY`
-    bytes it is spooled to an unnamed temporary file until :meth:`close`.
+    The central directory is kept packed and spooled to a temporary file past
+    :data:`CENTRAL_IN_MEMORY` bytes.
 
     Example:
         >>> import io
@@ -222,7 +202,6 @@ class ZipWriter:
     def position(self) -> int:
         return self._f.tell()
 
-    # -- members ---------------------------------------------------------------
     def _begin(self, name: str, size: int, crc: int = 0) -> tuple[zipfmt.LocalFileHeader, int]:
         if self._closed:
             raise TacoError("ZipWriter is closed")
@@ -265,14 +244,7 @@ class ZipWriter:
     def add_bytes(
         self, name: str, data: bytes | memoryview, digest: str | None = None
     ) -> MemberInfo:
-        """Append a member whose bytes are in memory (metadata, small files).
-
-        Args:
-            name: member name.
-            data: its bytes.
-            digest: also compute this per-sample digest (``"crc32c"``, ``"xxh3"``,
-                ``"sha256"``); it is returned in :attr:`MemberInfo.digest`.
-        """
+        """Append a member whose bytes are in memory; ``digest`` as in :meth:`add_file`."""
         crc = crc32(data)
         value = None if check_algorithm(digest) is None else digest_value(digest or "", data)
         lfh, lfh_offset = self._begin(name, len(data), crc)
@@ -288,11 +260,7 @@ class ZipWriter:
         chunks: Iterable[bytes | memoryview],
         digest: str | None = None,
     ) -> MemberInfo:
-        """Append a member of known ``size`` from an iterable of byte blocks.
-
-        The CRC-32 (and the ``digest``, if asked) is computed on each block before
-        it is written, and patched into the local header afterwards.
-        """
+        """Append a member of known ``size`` from an iterable of byte blocks."""
         sums = Checksums(digest, zip_crc=True)
         lfh, lfh_offset = self._begin(name, size)
         write = self._writer(lfh_offset + lfh.packed_size, sparse=False)
@@ -303,8 +271,7 @@ class ZipWriter:
         return self._finish(lfh, lfh_offset, size, sums.crc, sums.stored())
 
     def _writer(self, position: int, sparse: bool) -> Writer:
-        """The write of one member's blocks from ``position``: progress, write-back, and,
-        when ``sparse``, holes for blocks of zeros (the file is extended by what follows)."""
+        """Write one member's blocks from ``position``; ``sparse`` makes zero blocks holes."""
         write, seek = self._f.write, self._f.seek
         on_bytes, writeback = self._on_bytes, self._writeback
         end = position
@@ -330,10 +297,10 @@ class ZipWriter:
 
         Args:
             name: member name.
-            source: a local path or a GDAL path (``/vsicurl/``, ``/vsis3/``,
-                ``/vsisubfile/``...).
+            source: a local path or a GDAL path (``/vsicurl/``, ``/vsisubfile/``...).
             size: the size the caller expects; a source of another size is refused.
-            digest: also compute this per-sample digest from the copied bytes.
+            digest: also compute this per-sample digest (``"crc32c"``, ``"xxh3"``,
+                ``"sha256"``), returned in :attr:`MemberInfo.digest`.
 
         Example:
             >>> import io
@@ -387,7 +354,6 @@ class ZipWriter:
                 return self.add_bytes(name, src.read_exact(0, real, "sample data"), digest)
             return self._copy(name, vsi_reader(src), real, digest, BLOCK_SIZE, sparse=True)
 
-    # -- TACO header -------------------------------------------------------------
     def add_taco_header(self) -> MemberInfo:
         """Write the ``TACO_HEADER`` member (empty entries) as the very first member."""
         if self._count or self._f.tell() != 0:
@@ -415,7 +381,6 @@ class ZipWriter:
         self._central.write(struct.pack("<I", crc))
         self._central.seek(central_end)
 
-    # -- finish ------------------------------------------------------------------
     def close(self) -> None:
         """Write the central directory and the end records."""
         if self._closed:
