@@ -44,7 +44,11 @@ BLOCK_SIZE = 8 * 1024 * 1024
 COPY_BLOCK = 1024 * 1024
 """Block of a local copy."""
 THREADED_MIN = 4 * 1024 * 1024
-"""Samples of at least this many bytes are checksummed and written on the worker thread."""
+"""Samples of at least this many bytes, with a SHA-256, are hashed and written on the
+worker thread while the next block is read."""
+_THREADED_DIGESTS = frozenset({"sha256"})
+"""Digests slow enough next to a copy to be worth the hand-off to the worker thread; the
+ZIP CRC-32, CRC-32C and XXH3 run inline, where a thread would only add hand-offs."""
 
 Reader = Callable[[memoryview, int], memoryview]
 """``read(view, offset)``: ``view`` filled from ``offset`` of the source (TacoIOError if short)."""
@@ -58,6 +62,7 @@ class Checksums:
         self.crc = 0
         self._zip_crc = zip_crc
         self._digest = None if check_algorithm(digest) is None else StreamingDigest(digest or "")
+        self.threaded = digest in _THREADED_DIGESTS
 
     def update(self, view: memoryview) -> None:
         if self._zip_crc:
@@ -72,7 +77,7 @@ class Checksums:
 
 def copy_blocks(read: Reader, size: int, write: Writer, sums: Checksums, block: int) -> None:
     """Copy ``size`` bytes from ``read`` to ``write`` in blocks, updating ``sums`` on each."""
-    if size < THREADED_MIN:
+    if size < THREADED_MIN or not sums.threaded:
         buffer = memoryview(bytearray(min(block, size)))
         for offset in range(0, size, block):
             view = read(buffer[: min(block, size - offset)], offset)

@@ -72,7 +72,7 @@ def test_a_failing_write_on_the_worker_is_raised_by_the_copy(tmp_path: Path) -> 
     threads = threading.active_count()
     with open(tmp_path / "src", "rb") as src, pytest.raises(OSError, match="No space left"):
         read = pread_full(src.fileno(), "src")
-        copy_blocks(read, THREADED_MIN + BLOCK, write, Checksums("xxh3", True), BLOCK)
+        copy_blocks(read, THREADED_MIN + BLOCK, write, Checksums("sha256", True), BLOCK)
     assert written == [BLOCK] * 3
     assert threading.active_count() == threads
 
