@@ -39,7 +39,7 @@ from taco_gdal.io.arrowbuf import owned_reader
 from taco_gdal.io.vsi import VSIFile
 from taco_gdal.read.opening.containers.base import VsiRule
 
-__all__ = ["repair_level_offsets"]
+__all__ = ["parent_paths", "repair_level_offsets"]
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +65,7 @@ def _archives(table: pa.Table, rule: VsiRule) -> np.ndarray:
     return np.full(table.num_rows, rule.root, dtype=object)
 
 
-def _parent_paths(table: pa.Table) -> np.ndarray:
+def parent_paths(table: pa.Table) -> np.ndarray:
     """``tile0/s1/`` for a row at ``tile0/s1/b0`` or ``tile0/s1/x/``."""
     trimmed = pc.utf8_rtrim(table.column(RELATIVE_PATH).cast(pa.string()), characters="/")
     parents = pc.replace_substring_regex(trimmed, pattern="[^/]*$", replacement="")
@@ -156,7 +156,7 @@ def _repair_level(
 ) -> tuple[pa.Table, int]:
     """``table`` with offsets taken from its parents' ``__meta__``; and how many rows changed."""
     archives = _archives(table, rule)
-    parents = _parent_paths(table)
+    parents = parent_paths(table)
     if not _may_be_misplaced(archives, parents):
         return table, 0
     parent_archives = _archives(parent, rule)

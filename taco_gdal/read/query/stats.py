@@ -3,23 +3,15 @@
 ``geotiff:stats`` (see :class:`~taco_gdal.extensions.GeotiffStats`) holds one
 list per band: ``[min, max, mean, std, valid%, p25, p50, p75, p95]`` for
 continuous data, or the fraction of valid pixels in each class for
-categorical data.  The aggregations run as one SQL query over whatever
-relation the caller passes (the dataset's current view after its filters),
-so nothing but the result leaves DuckDB:
+categorical data.  Each aggregation is one SQL query over the current view:
 
 * ``min`` / ``max``: the smallest minimum / largest maximum;
-* ``mean``: the mean weighted by each sample's valid pixels
-  (``height * width`` from ``stac:tensor_shape`` times ``valid% / 100``;
-  1 per sample when the shape is missing);
-* ``std``: the standard deviation of all valid pixels, exact: within-sample
-  variances plus the spread of sample means, with the same weights
-  (``GeotiffStats`` stores population standard deviations);
-* ``p25`` / ``p50`` / ``p75`` / ``p95``: the weighted mean of the samples'
-  percentiles, an approximation (exact percentiles need the pixels);
+* ``mean``: weighted by each sample's valid pixels (``height * width`` from
+  ``stac:tensor_shape`` times ``valid% / 100``, else 1), so a mostly-nodata
+  sample does not pull it (the reference weights by all pixels);
+* ``std``: exact, within-sample variances plus the spread of sample means;
+* ``p25`` .. ``p95``: the weighted mean of the samples' percentiles (approximate);
 * ``categorical``: class fractions weighted by pixel count.
-
-Weighting by *valid* pixels (the reference weights by all pixels) keeps a
-mostly-nodata sample from pulling the mean.
 """
 
 from __future__ import annotations
@@ -237,11 +229,7 @@ def view_stats(
     fetch: Fetch,
     columns_of: Callable[[str], Sequence[str]],
 ) -> np.ndarray:
-    """:func:`aggregate_stats` over the current rows of ``state`` at ``level``.
-
-    What ``TacoDataset.stats_*`` return; ``fetch`` runs a query in the dataset's
-    session, ``columns_of`` lists a relation's columns.
-    """
+    """:func:`aggregate_stats` over the current rows of ``state`` at ``level`` (``stats_*``)."""
     state.check_level(level)
     return aggregate_stats(
         fetch,
