@@ -1,23 +1,12 @@
 """Reading TACO datasets: load, query lazily with DuckDB, navigate, concatenate.
 
-* :func:`load` opens a ZIP, FOLDER or TACOCAT (or a plugin's format) from
-  metadata alone, through GDAL's VSI layer;
-* :class:`TacoDataset` holds COLLECTION metadata and a lazy, chainable view
-  (``sql``, ``filter_bbox``, ``filter_datetime``);
-* ``.data`` runs the view into a :class:`TacoDataFrame` (a GeoDataFrame when
-  there is geometry) whose ``read()`` returns GDAL paths or child frames;
-* :func:`concat` joins datasets with correct row ids.
-
 One concept per subpackage, each importing only the ones after it:
 :mod:`~taco_gdal.read.frames` (frames, navigation, lazy columns),
 :mod:`~taco_gdal.read.notebook` (reprs, map, plots), :mod:`~taco_gdal.read.spatial`
 (footprints, spatial filters), :mod:`~taco_gdal.read.query` (query state, SQL,
 DuckDB, filters, stats) and :mod:`~taco_gdal.read.opening` (locations, containers);
-``load``, ``concat`` and ``TacoDataset`` sit above them all.
-
-The names are imported on first use: importing a submodule (a container, the
-parser) does not import pandas and geopandas, so :func:`load` can parse the
-metadata while they are imported beside it (:mod:`taco_gdal.read.opening._preload`).
+``load``, ``concat`` and ``TacoDataset`` sit above them all.  Names are imported on
+first use, so that importing a container or the parser does not import pandas.
 """
 
 from __future__ import annotations
