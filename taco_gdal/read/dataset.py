@@ -109,12 +109,10 @@ class TacoDataset:
             Traceback (most recent call last):
             taco_gdal.errors.TacoQueryError: sql() on ...: Permission Error: Cannot access file ...
         """
-        state = self._state
-        base = state.base
+        base = self._state.base
         if base.sql_external_access == enabled:
             return self
-        opened = base.with_external_access(enabled)
-        return TacoDataset(state.with_base(opened))
+        return TacoDataset(self._state.with_base(base.with_external_access(enabled)))
 
     def _fetch(self, sql: str, what: str) -> pa.Table:
         return _duck.fetch(self._state.base, self._state.steps, sql, what=what)

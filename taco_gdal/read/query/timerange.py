@@ -131,16 +131,6 @@ def _bound(value: Any, what: str, given: Any) -> datetime | _Period | None:
     )
 
 
-def _start(value: datetime | _Period | None) -> datetime | None:
-    return value.first if isinstance(value, _Period) else value
-
-
-def _end(value: datetime | _Period | None) -> tuple[datetime | None, bool]:
-    if isinstance(value, _Period):
-        return value.after, False
-    return value, True
-
-
 def _split(value: str) -> list[str]:
     parts = value.split("/")
     if len(parts) == 2:
@@ -185,8 +175,8 @@ def parse_range(value: Any) -> TimeRange:
             raise TacoQueryError(
                 f"filter_datetime: {value!r} is not a time or a range; expected one of: {_forms()}"
             )
-    start = _start(first)
-    end, inclusive = _end(last)
+    start = first.first if isinstance(first, _Period) else first
+    end, inclusive = (last.after, False) if isinstance(last, _Period) else (last, True)
     if start is None and end is None:
         raise TacoQueryError(f"filter_datetime: the range {value!r} is open at both ends")
     if start is not None and end is not None and (start > end or (start == end and not inclusive)):

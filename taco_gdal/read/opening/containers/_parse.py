@@ -44,9 +44,7 @@ __all__ = [
     "parse_collection",
     "parse_level",
     "parse_level_deferring",
-    "parse_level_file",
     "parse_level_file_deferring",
-    "parse_metadata",
     "parse_metadata_deferring",
     "read_entries",
     "stream_bytes",
@@ -368,12 +366,6 @@ def _decode_kept(
         return None
 
 
-def parse_level_file(path: str, where: str, stream_from: int | None = None) -> pa.Table:
-    """:func:`parse_level` of a whole file; a local one of ``stream_from`` bytes or more is
-    decoded from the file rather than from a copy of it."""
-    return parse_level_file_deferring(path, where, stream_from, defer=False)[0]
-
-
 def parse_level_file_deferring(
     path: str, where: str, stream_from: int | None = None, *, defer: bool = True
 ) -> tuple[pa.Table, DeferredColumns | None]:
@@ -404,23 +396,17 @@ def parse_collection(data: pa.Buffer | bytes, where: str) -> dict[str, Any]:
     return normalise_collection(value, where)
 
 
-def parse_metadata(
-    buffers: Sequence[LevelSource], labels: Sequence[str], path: str
-) -> tuple[list[pa.Table], dict[str, Any], list[str]]:
-    """Level tables, COLLECTION.json and each level's source from :func:`read_entries` buffers.
+def parse_metadata_deferring(
+    buffers: Sequence[LevelSource], labels: Sequence[str], path: str, *, defer: bool = True
+) -> tuple[list[pa.Table], dict[str, Any], list[str], list[DeferredColumns | None]]:
+    """Level tables, COLLECTION.json, each level's source and :class:`DeferredColumns` (or None).
+
+    ``buffers`` are what :func:`read_entries` returned.
 
     Raises:
         TacoFormatError: a level is not parquet or lacks ``id``/``type``, or the
             collection is not a JSON object.
     """
-    levels, collection, sources, _ = parse_metadata_deferring(buffers, labels, path, defer=False)
-    return levels, collection, sources
-
-
-def parse_metadata_deferring(
-    buffers: Sequence[LevelSource], labels: Sequence[str], path: str, *, defer: bool = True
-) -> tuple[list[pa.Table], dict[str, Any], list[str], list[DeferredColumns | None]]:
-    """:func:`parse_metadata`, then each level's :class:`DeferredColumns` (or ``None``)."""
     sources = [f"{path}: {label}" for label in labels]
     parsed = [
         parse_level_deferring(buffer, where, defer=defer)

@@ -45,10 +45,7 @@ def escape_reason(value: str) -> str | None:
         return "an absolute path"
     if value.startswith("/vsi") or "://" in value:
         return "a URL or GDAL virtual path"
-    parts = value.rstrip("/").split("/")
-    if ".." in parts:
-        return "a '..' component"
-    if posixpath.normpath(value).startswith(".."):
+    if ".." in value.rstrip("/").split("/") or posixpath.normpath(value).startswith(".."):
         return "a '..' component"
     return None
 
