@@ -23,11 +23,7 @@ DATASET_MODULES = ("pandas", "shapely", "pyproj", "geopandas")
 
 
 class ImportsBeside:
-    """A ``with`` block during which ``modules`` are imported on a helper thread.
-
-    Args:
-        modules: module names, imported in order; those already imported are
-            skipped, and without any left no thread starts.
+    """A ``with`` block during which ``modules`` not yet imported are imported on a helper thread.
 
     Example:
         >>> with ImportsBeside(("json", "csv")):

@@ -1,20 +1,15 @@
 """DuckDB as a cache of query states: built on demand, rebuilt when it cannot be trusted.
 
-A :class:`~taco_gdal.read.query.state.QueryState` says everything a query is; the
-DuckDB objects that run it are derived from it here, in the current process: one
-database per kind (external access off, the default, or on for datasets that opted
-in), and one session per :class:`~taco_gdal.read.query.state.LevelTables` (a
-connection with the level tables registered, the ``level<k>`` views, and the views
-of query steps created on first use).  The spatial extension is loaded from the
-``duckdb_extension_spatial`` wheel on first need; DuckDB allows ``LOAD`` only before
-external access is switched off, so that database is replaced by one with it.
-
-A session is rebuilt from the state after a fork (see :mod:`taco_gdal._fork` and
-:mod:`taco_gdal.read.query._forksafe`), after unpickling, and after a DuckDB fatal
-or internal error invalidated its database (the query is retried once on a fresh
-one).  A lock per session serialises its queries; sample reads take none.  The
-locked database turns off external access and Python replacement scans and locks
-its configuration, so user SQL sees only the level tables.
+The DuckDB objects that run a :class:`~taco_gdal.read.query.state.QueryState` are
+derived from it here, in the current process: one database per kind (external
+access off, the default, or on), and one session (a connection, its level tables
+and views) per :class:`~taco_gdal.read.query.state.LevelTables`.  DuckDB allows
+``LOAD`` only before external access is locked, so the first query that needs the
+spatial extension replaces the database by one with it.  A session is rebuilt after
+a fork, after unpickling, and after a fatal DuckDB error invalidated its database
+(the query is retried once).  A lock per session serialises its queries.  The locked
+database has external access and Python replacement scans off and its
+configuration locked: user SQL sees only the level tables.
 """
 
 from __future__ import annotations

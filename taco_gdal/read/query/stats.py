@@ -154,12 +154,11 @@ def aggregate_stats(
 
     Args:
         fetch: runs a query in the session that knows ``source``.
-        source: a ``SELECT`` or a view name: the current (filtered) view.
-        columns: the columns ``source`` has (to find ``stac:tensor_shape``).
+        source: a ``SELECT`` or a view name.
+        columns: the columns ``source`` has.
         stat: one of ``min max mean std p25 p50 p75 p95 categorical``.
         band: a 0-based band, a list of bands, or None for every band.
-        categorical: whether the lists are class fractions; None decides by
-            length (9 values = continuous, as the reference does).
+        categorical: whether the lists are class fractions; None: 9 values are not.
         where: names the dataset in errors.
 
     Returns:

@@ -75,11 +75,7 @@ def path_exists(path: str) -> bool:
 
 
 class Probe:
-    """A location being identified, with its stat and first bytes read at most once.
-
-    Args:
-        path: the GDAL path (already through :func:`taco_gdal.format.vsi.to_vsi`).
-        given: what the user passed, for messages.
+    """A location being identified (a GDAL ``path``; ``given`` for messages), each read once.
 
     Example:
         >>> Probe("/data/x.tacozip", "/data/x.tacozip").name
