@@ -82,10 +82,6 @@ def spatial_extension_path() -> pathlib.Path:
 
     Raises:
         TacoQueryError: the wheel is not installed or holds no binary for this DuckDB.
-
-    Example:
-        >>> spatial_extension_path().name
-        'spatial.duckdb_extension'
     """
     import duckdb
 
@@ -214,12 +210,6 @@ def keeps_arrow_types(schema: pa.Schema) -> bool:
 
     Such tables are served from memory without asking DuckDB.  Names must differ
     beyond case (DuckDB's identifiers ignore it).
-
-    Example:
-        >>> keeps_arrow_types(pa.schema([("id", pa.string()), ("t", pa.timestamp("us"))]))
-        True
-        >>> keeps_arrow_types(pa.schema([("id", pa.large_string())]))
-        False
     """
     names = [field.name.lower() for field in schema]
     return len(set(names)) == len(names) and all(_kept(field.type) for field in schema)

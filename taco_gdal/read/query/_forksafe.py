@@ -25,12 +25,7 @@ _installed = False
 
 
 def sheltered() -> int:
-    """How many inherited DuckDB connections this process keeps unfreed.
-
-    Example:
-        >>> sheltered() >= 0
-        True
-    """
+    """How many inherited DuckDB connections this process keeps unfreed."""
     return len(_sheltered)
 
 

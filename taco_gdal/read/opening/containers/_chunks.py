@@ -34,15 +34,6 @@ def chunk_ranges(
 
     The column chunks of ``names`` and the footer, merged when closer than
     :data:`MERGE_GAP`.
-
-    Example:
-        >>> import io
-        >>> sink = io.BytesIO()
-        >>> pq.write_table(pa.table({"a": [1, 2], "b": [b"x", b"y"]}), sink)
-        >>> data = sink.getvalue()
-        >>> meta = pq.ParquetFile(io.BytesIO(data)).metadata
-        >>> chunk_ranges(meta, {"a"}, len(data))[-1][1] == len(data)
-        True
     """
     top = set(names)
     ranges: list[tuple[int, int]] = []
@@ -82,14 +73,6 @@ def read_columns(
     Raises:
         TacoFormatError: the file ends before a range (it was truncated).
         TacoIOError: the file cannot be read.
-
-    Example:
-        >>> pq.write_table(pa.table({"a": [1, 2], "b": [b"x", b"y"]}), "t.parquet")
-        >>> with VSIFile("t.parquet") as f:
-        ...     meta = pq.ParquetFile("t.parquet").metadata
-        ...     data = read_columns(f, 0, f.size(), meta, ["a"], "t.parquet")
-        >>> pq.ParquetFile(pa.BufferReader(data)).read(["a"]).column("a").to_pylist()
-        [1, 2]
     """
     buffer = pa.allocate_buffer(length, memory_pool=pa.system_memory_pool())
     view = memoryview(buffer)

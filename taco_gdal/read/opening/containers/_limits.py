@@ -86,10 +86,6 @@ def loads_json(text: str, where: str) -> Any:
 
     Raises:
         TacoFormatError: over a limit, or not JSON.
-
-    Example:
-        >>> loads_json('{"a": [1, 2]}', "COLLECTION.json")
-        {'a': [1, 2]}
     """
     if len(text) > MAX_JSON_BYTES:
         raise TacoFormatError(

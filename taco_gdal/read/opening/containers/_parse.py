@@ -168,13 +168,6 @@ def column_groups(
     from the first row group's footer), into as many groups as ``budget`` divides
     the whole into, at most :data:`MAX_GROUPS`.  Sizes only shape the groups: a
     footer that lies costs memory, never correctness.
-
-    Example:
-        >>> import io, pyarrow as pa, pyarrow.parquet as pq
-        >>> sink = io.BytesIO()
-        >>> pq.write_table(pa.table({"a": [1, 2], "b": ["x", "y"]}), sink)
-        >>> column_groups(pq.ParquetFile(pa.BufferReader(sink.getvalue())))
-        [['a', 'b']]
     """
     names = parquet.schema_arrow.names if columns is None else list(columns)
     meta = parquet.metadata
@@ -258,14 +251,6 @@ def decode_parquet(
     The same table as ``parquet.read()``, with a lower peak (:func:`column_groups`);
     each group's freed buffers go back to the system before the next.
     ``group_file(names)``, if given, is the file each group is read from.
-
-    Example:
-        >>> import io, pyarrow as pa, pyarrow.parquet as pq
-        >>> sink = io.BytesIO()
-        >>> pq.write_table(pa.table({"a": [1, 2], "b": ["x", "y"]}), sink)
-        >>> parquet = pq.ParquetFile(pa.BufferReader(sink.getvalue()))
-        >>> decode_parquet(parquet, budget=1).equals(parquet.read())
-        True
     """
     schema = parquet.schema_arrow
     names = schema.names
