@@ -189,9 +189,6 @@ def _repair_level(
 def repair_level_offsets(levels: Sequence[pa.Table], rule: VsiRule, where: str) -> list[pa.Table]:
     """Level tables whose level1+ offsets agree with the archives' ``__meta__`` files.
 
-    Raises:
-        TacoFormatError: a row has no matching entry in its parent's ``__meta__``.
-
     Example:
         >>> from taco_gdal.read.opening.containers.base import Probe
         >>> from taco_gdal.read.opening.containers.zip import ZipContainer

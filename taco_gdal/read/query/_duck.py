@@ -78,11 +78,7 @@ _orphans: list[object] = []
 
 
 def spatial_extension_path() -> pathlib.Path:
-    """The spatial extension binary inside the installed ``duckdb_extension_spatial`` wheel.
-
-    Raises:
-        TacoQueryError: the wheel is not installed or holds no binary for this DuckDB.
-    """
+    """The spatial extension binary inside the installed ``duckdb_extension_spatial`` wheel."""
     import duckdb
 
     spec = importlib.util.find_spec("duckdb_extension_spatial")
@@ -206,11 +202,8 @@ class Session:
 
 
 def keeps_arrow_types(schema: pa.Schema) -> bool:
-    """True when DuckDB would give back exactly ``schema``'s types for these columns.
-
-    Such tables are served from memory without asking DuckDB.  Names must differ
-    beyond case (DuckDB's identifiers ignore it).
-    """
+    """True when DuckDB would give back exactly ``schema``'s types (and names, whose case
+    it ignores): such tables are served from memory without asking DuckDB."""
     names = [field.name.lower() for field in schema]
     return len(set(names)) == len(names) and all(_kept(field.type) for field in schema)
 
@@ -254,10 +247,8 @@ def run(
     what: str,
     spatial: bool = False,
 ) -> T:
-    """Run ``action`` on the session of ``base`` once ``steps`` exist there.
-
-    A fatal DuckDB error retires the database and retries once on a fresh one.
-    """
+    """Run ``action`` on the session of ``base`` once ``steps`` exist there (retried once
+    on a fresh database after a fatal DuckDB error)."""
     import duckdb
 
     fatal = (duckdb.FatalException, duckdb.InternalException)
@@ -307,11 +298,8 @@ def fetch(
 
 
 def columns(base: LevelTables, steps: Sequence[Step], relation: str) -> list[tuple[str, str]]:
-    """``(name, DuckDB type)`` of ``relation``, a view of ``steps`` or a level view.
-
-    A level with deferred columns, filtered only, is described from its schema:
-    registering it with DuckDB would decode them.
-    """
+    """``(name, DuckDB type)`` of ``relation``; a filtered level with deferred columns is
+    described from its schema, since registering it with DuckDB would decode them."""
     level = _filtered_level(steps, relation)
     if level is not None and base.pending(level):
         return _level_columns(base, level)
@@ -362,10 +350,8 @@ def _level_columns(base: LevelTables, level: int) -> list[tuple[str, str]]:
 
 
 def define(base: LevelTables, steps: Sequence[Step], *, what: str) -> Sequence[Step]:
-    """Create the views of ``steps`` now, so that a query that cannot bind fails here.
-
-    Returns ``steps``, marked ``spatial`` when DuckDB said they need that extension.
-    """
+    """Create the views of ``steps`` now, so that a query that cannot bind fails here;
+    returns ``steps``, marked ``spatial`` where DuckDB said they need that extension."""
     try:
         run(base, steps, lambda s: None, what=what)
     except TacoQueryError as exc:
@@ -402,10 +388,8 @@ def interrupt(base: LevelTables) -> None:
 
 
 def _forget_parent_state() -> None:
-    """In a forked child: keep the parent's DuckDB objects unused and unfreed, start afresh.
-
-    Their destructors would wait for the parent's worker threads, absent here.
-    """
+    """In a forked child: keep the parent's DuckDB objects unfreed (their destructors would
+    wait for the parent's worker threads), and start afresh."""
     global _LOCK
     _LOCK = threading.Lock()
     inherited: list[object] = [*_databases.values(), *_sessions.values()]
@@ -417,10 +401,8 @@ def _forget_parent_state() -> None:
 
 
 def _close_at_exit() -> None:
-    """Close this process's DuckDB connections before the interpreter finalises.
-
-    Destroyed during finalisation, DuckDB can abort the process (duckdb issue 13904).
-    """
+    """Close this process's DuckDB connections before finalisation, where DuckDB can abort
+    the process (duckdb issue 13904)."""
     with _LOCK:
         sessions = list(_sessions.values())
         databases = list(_databases.values())

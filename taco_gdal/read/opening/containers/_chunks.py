@@ -30,11 +30,8 @@ _FOOTER_TAIL = 8
 def chunk_ranges(
     metadata: pq.FileMetaData, names: Collection[str], length: int
 ) -> list[tuple[int, int]]:
-    """Byte ranges ``(start, end)`` of the Parquet file that a read of ``names`` touches.
-
-    The column chunks of ``names`` and the footer, merged when closer than
-    :data:`MERGE_GAP`.
-    """
+    """Byte ranges ``(start, end)`` of the column chunks of ``names`` and the footer, merged
+    when closer than :data:`MERGE_GAP`."""
     top = set(names)
     ranges: list[tuple[int, int]] = []
     for g in range(metadata.num_row_groups):
@@ -68,12 +65,7 @@ def read_columns(
     names: Collection[str],
     where: str,
 ) -> pa.Buffer:
-    """The Parquet file in ``[offset, offset + length)`` of ``file``, with only ``names`` read.
-
-    Raises:
-        TacoFormatError: the file ends before a range (it was truncated).
-        TacoIOError: the file cannot be read.
-    """
+    """The Parquet file in ``[offset, offset + length)`` of ``file``, with only ``names`` read."""
     buffer = pa.allocate_buffer(length, memory_pool=pa.system_memory_pool())
     view = memoryview(buffer)
     try:

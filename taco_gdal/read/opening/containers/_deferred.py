@@ -117,11 +117,8 @@ class RangeFile(io.RawIOBase):
 
 @dataclass(frozen=True)
 class DeferredColumns:
-    """Where a level's deferred columns are (a byte range of ``path``) and what they must be.
-
-    ``schema`` is the level's whole stored schema, ``stamp`` the file's
-    :func:`file_stamp` at load, ``group_rows`` the rows of each Parquet row group.
-    """
+    """Where a level's deferred columns are (a byte range of ``path``) and what they must be
+    (``schema``: the whole stored one; ``stamp``: :func:`file_stamp` at load)."""
 
     path: str
     offset: int
@@ -153,13 +150,8 @@ class DeferredColumns:
         return [self.schema.field(name) for name in self.names]
 
     def read(self, names: Sequence[str] | None = None) -> pa.Table:
-        """The deferred columns (or ``names`` of them), decoded now, one at a time.
-
-        Raises:
-            TacoChangedError: the file is not the one loaded.
-            TacoIOError: the file cannot be opened.
-            TacoFormatError: the columns no longer decode to the recorded types and rows.
-        """
+        """The deferred columns (or ``names`` of them), decoded now, one at a time; a changed
+        file is a TacoChangedError, columns that no longer decode a TacoFormatError."""
         self._check_stamp()
         wanted = list(self.names if names is None else names)
         with VSIFile(self.path) as f:  # TacoIOError if it cannot be opened
@@ -173,10 +165,8 @@ class DeferredColumns:
         return table
 
     def read_rows(self, name: str, positions: np.ndarray) -> pa.Array | None:
-        """Column ``name`` at row ``positions``, decoding only the row groups holding them.
-
-        ``None`` when they lie in more than a quarter of the row groups.
-        """
+        """Column ``name`` at row ``positions``, decoding only the row groups holding them
+        (``None`` when they lie in more than a quarter of the row groups)."""
         sizes = np.asarray(self.group_rows, dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(sizes)])
         if not len(sizes) or starts[-1] != self.rows:
@@ -258,10 +248,8 @@ def insert_columns(table: pa.Table, deferred: DeferredColumns, columns: pa.Table
 
 
 class LoadedLevels:
-    """The level tables of one load, each with its deferred columns decoded on first need.
-
-    Thread-safe; pickles as what is decoded so far and where the rest is.
-    """
+    """The level tables of one load, each with its deferred columns decoded on first need
+    (thread-safe; pickles as what is decoded so far and where the rest is)."""
 
     def __init__(
         self, decoded: Sequence[pa.Table], deferred: Sequence[DeferredColumns | None] = ()

@@ -82,11 +82,7 @@ def _number(kind: type) -> Any:
 
 
 def loads_json(text: str, where: str) -> Any:
-    """``json.loads`` with size, depth and number limits.
-
-    Raises:
-        TacoFormatError: over a limit, or not JSON.
-    """
+    """``json.loads`` with size, depth and number limits (TacoFormatError beyond them)."""
     if len(text) > MAX_JSON_BYTES:
         raise TacoFormatError(
             f"{where}: expected at most {MAX_JSON_BYTES} bytes of JSON, found {len(text)}"
@@ -153,11 +149,7 @@ def check_columns(table: pa.Table, where: str) -> None:
 
 
 def check_ranges(table: pa.Table, container_size: int, where: str, container: str) -> None:
-    """Every row's ``[offset, offset + size)`` must lie inside the container.
-
-    Raises:
-        TacoFormatError: names the first bad row, its range and the size.
-    """
+    """Raise TacoFormatError unless every row's ``[offset, offset + size)`` is in the container."""
     if OFFSET not in table.column_names or SIZE not in table.column_names:
         return
     offsets, sizes = table.column(OFFSET), table.column(SIZE)

@@ -118,14 +118,8 @@ def read_entries(
     *,
     stream_from: int | None = None,
 ) -> list[LevelSource]:
-    """The bytes of every entry, with as few range reads as possible (zero-copy slices).
-
-    With ``stream_from``, a level entry (all but the last, COLLECTION.json) of at
-    least that many bytes in a local file comes back as a :class:`StreamedLevel`.
-
-    Raises:
-        TacoFormatError: an entry reaches past the end of the file.
-    """
+    """The bytes of every entry, with as few range reads as possible (zero-copy slices);
+    a level entry of ``stream_from`` bytes or more in a local file as a :class:`StreamedLevel`."""
     out: list[LevelSource | None] = [None] * len(entries)
     size = f.size()
     for entry, label in zip(entries, labels, strict=True):
@@ -164,10 +158,8 @@ def column_groups(
 ) -> list[list[str]]:
     """The top-level columns of ``parquet`` (or ``columns`` of them) in groups to decode in turn.
 
-    Columns are dealt, largest first, to the group holding the fewest bytes (sizes
-    from the first row group's footer), into as many groups as ``budget`` divides
-    the whole into, at most :data:`MAX_GROUPS`.  Sizes only shape the groups: a
-    footer that lies costs memory, never correctness.
+    Columns are dealt, largest first, to the group holding the fewest bytes; sizes
+    come from the footer, which, if it lies, costs memory, never correctness.
     """
     names = parquet.schema_arrow.names if columns is None else list(columns)
     meta = parquet.metadata
@@ -219,13 +211,8 @@ def without_views(table: pa.Table) -> pa.Table:
 
 
 def check_column_chunks(parquet: pq.ParquetFile, row_groups: Sequence[int]) -> None:
-    """Build the column chunks' metadata of ``row_groups`` where a bad one raises.
-
-    ``RowGroupMetaData.column`` ends the process (``std::terminate``) on a bad chunk;
-    reading a row group's first row reports the same fault as an ``OSError``.
-
-    Raises:
-        OSError: a column chunk's metadata is invalid (pyarrow's message).
+    """Build the column chunks' metadata of ``row_groups`` where a bad one raises ``OSError``
+    (``RowGroupMetaData.column`` would end the process with ``std::terminate``).
 
     Example:
         >>> import io, pyarrow as pa, pyarrow.parquet as pq
@@ -246,12 +233,8 @@ def decode_parquet(
     columns: Sequence[str] | None = None,
     group_file: Callable[[list[str]], pq.ParquetFile] | None = None,
 ) -> pa.Table:
-    """The whole table of ``parquet`` (or its ``columns``), decoded a column group at a time.
-
-    The same table as ``parquet.read()``, with a lower peak (:func:`column_groups`);
-    each group's freed buffers go back to the system before the next.
-    ``group_file(names)``, if given, is the file each group is read from.
-    """
+    """``parquet.read()`` (or of ``columns``), decoded a column group at a time for a lower
+    peak; ``group_file(names)``, if given, is the file each group is read from."""
     schema = parquet.schema_arrow
     names = schema.names
     if len(set(names)) != len(names):
@@ -275,21 +258,15 @@ def decode_parquet(
 
 
 def parse_level(data: LevelSource | bytes, where: str) -> pa.Table:
-    """A level table from parquet bytes or a local file's range; ``id`` and ``type`` required.
-
-    Raises:
-        TacoFormatError: not parquet, or a required column is missing.
-    """
+    """A level table from parquet bytes or a local file's range; ``id`` and ``type`` required."""
     return parse_level_deferring(data, where, defer=False)[0]
 
 
 def parse_level_deferring(
     data: LevelSource | bytes, where: str, *, defer: bool = True
 ) -> tuple[pa.Table, DeferredColumns | None]:
-    """:func:`parse_level`, leaving a streamed level's binary columns in the file.
-
-    Returns the table and, when columns were left out, where they are (else ``None``).
-    """
+    """:func:`parse_level`, leaving a streamed level's binary columns in the file; also
+    returns where they are (``None`` when none were left out)."""
     streamed = isinstance(data, StreamedLevel)
     try:
         source = data.open() if isinstance(data, StreamedLevel) else owned_reader(data)
@@ -332,10 +309,8 @@ def parse_level_deferring(
 def _decode_kept(
     level: LevelSource | bytes, parquet: pq.ParquetFile, kept: list[str], where: str
 ) -> pa.Table | None:
-    """Columns ``kept`` of a streamed level, decoded from their chunks in memory (no GIL held).
-
-    None when a decode fails: the decode from the file then reports what is wrong.
-    """
+    """Columns ``kept`` of a streamed level, decoded from their chunks in memory (no GIL held);
+    None when that fails, for the decode from the file to report what is wrong."""
     if not isinstance(level, StreamedLevel):
         return None
     metadata = parquet.metadata
@@ -366,11 +341,7 @@ def parse_level_file_deferring(
 
 
 def parse_collection(data: pa.Buffer | bytes, where: str) -> dict[str, Any]:
-    """COLLECTION.json from bytes.
-
-    Raises:
-        TacoFormatError: not UTF-8 JSON, or not a JSON object.
-    """
+    """COLLECTION.json from bytes (TacoFormatError unless a UTF-8 JSON object)."""
     try:
         text = memoryview(data).tobytes().decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -384,14 +355,8 @@ def parse_collection(data: pa.Buffer | bytes, where: str) -> dict[str, Any]:
 def parse_metadata_deferring(
     buffers: Sequence[LevelSource], labels: Sequence[str], path: str, *, defer: bool = True
 ) -> tuple[list[pa.Table], dict[str, Any], list[str], list[DeferredColumns | None]]:
-    """Level tables, COLLECTION.json, each level's source and :class:`DeferredColumns` (or None).
-
-    ``buffers`` are what :func:`read_entries` returned.
-
-    Raises:
-        TacoFormatError: a level is not parquet or lacks ``id``/``type``, or the
-            collection is not a JSON object.
-    """
+    """Level tables, COLLECTION.json, each level's source and :class:`DeferredColumns` (or
+    None), from the buffers :func:`read_entries` returned."""
     sources = [f"{path}: {label}" for label in labels]
     parsed = [
         parse_level_deferring(buffer, where, defer=defer)

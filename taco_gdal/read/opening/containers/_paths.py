@@ -120,10 +120,8 @@ def check_folder_paths(levels: Sequence[pa.Table], sources: Sequence[str], data_
 
 
 def check_sample_source(path: str, where: str) -> None:
-    """A local sample file under a dataset's ``DATA/`` must not go through a symlink.
-
-    Called by ``export`` right before copying, so a link planted after the load is refused.
-    """
+    """A local sample file under a dataset's ``DATA/`` must not go through a symlink (checked
+    by ``export`` right before copying, so a link planted after the load is refused)."""
     marker = "/DATA/"
     if path.startswith("/vsi") or is_remote(path) or marker not in path:
         return
