@@ -1,17 +1,11 @@
 """Aggregations of ``geotiff:stats`` over a dataset's current (filtered) view, in DuckDB.
 
-``geotiff:stats`` (see :class:`~taco_gdal.extensions.GeotiffStats`) holds one
-list per band: ``[min, max, mean, std, valid%, p25, p50, p75, p95]`` for
-continuous data, or the fraction of valid pixels in each class for
-categorical data.  Each aggregation is one SQL query over the current view:
-
-* ``min`` / ``max``: the smallest minimum / largest maximum;
-* ``mean``: weighted by each sample's valid pixels (``height * width`` from
-  ``stac:tensor_shape`` times ``valid% / 100``, else 1), so a mostly-nodata
-  sample does not pull it (the reference weights by all pixels);
-* ``std``: exact, within-sample variances plus the spread of sample means;
-* ``p25`` .. ``p95``: the weighted mean of the samples' percentiles (approximate);
-* ``categorical``: class fractions weighted by pixel count.
+``geotiff:stats`` holds per band ``[min, max, mean, std, valid%, p25, p50, p75, p95]``
+or class fractions.  Each statistic is one SQL query: ``min``/``max`` the extremes;
+``mean`` and ``std`` (exact, pooled) weighted by each sample's valid pixels (the
+``stac:tensor_shape`` area times ``valid%``, else 1), so that a mostly-nodata sample
+does not pull them (the reference weights by all pixels); ``p25`` .. ``p95`` the
+weighted mean of the samples' (approximate); ``categorical`` pixel-weighted fractions.
 """
 
 from __future__ import annotations
