@@ -200,12 +200,8 @@ def _collection(
     spans = [(ds.extent or {}).get("temporal") for ds in datasets]
     extent: dict[str, Any] = dict(collection.get("extent") or {})
     if all(boxes):
-        extent["spatial"] = [
-            min(b[0] for b in boxes),  # type: ignore[index]
-            min(b[1] for b in boxes),  # type: ignore[index]
-            max(b[2] for b in boxes),  # type: ignore[index]
-            max(b[3] for b in boxes),  # type: ignore[index]
-        ]
+        west, south, east, north = zip(*boxes, strict=True)
+        extent["spatial"] = [min(west), min(south), max(east), max(north)]
     if all(spans):
         extent["temporal"] = [min(s[0] for s in spans), max(s[1] for s in spans)]  # type: ignore[index]
     collection["extent"] = extent
