@@ -260,12 +260,8 @@ def prepare_level(
 ) -> tuple[pa.Table, np.ndarray]:
     """One level table with row-position ids; also returns its stored ids (for the next level).
 
-    Args:
-        table: the level as stored.
-        level: its index.
-        previous: the prepared previous level and its stored ``current_id`` values.
-        where: named in error messages.
-        child_counts: for a level with neither ``parent_id`` nor ``relative_path``.
+    ``previous`` is the prepared previous level and its stored ids; ``child_counts``
+    links a level with neither ``parent_id`` nor ``relative_path``.
     """
     positions = np.arange(table.num_rows, dtype=np.int64)
     stored = _ids(table, CURRENT_ID, where)
