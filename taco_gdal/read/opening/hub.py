@@ -1,14 +1,11 @@
 """Locations users publish TACO datasets under: ``hf://`` URLs and ``tacofoundation:`` ids.
 
-``hf://datasets/<namespace>/<name>[@<revision>]/<file>`` is read through
-``/vsicurl/`` from ``<endpoint>/datasets/<namespace>/<name>/resolve/<revision>/<file>``.
-The revision defaults to ``main``; a branch moves, and the offsets stored in the
-file would then point at other bytes, so a branch warns and a 40-hex commit pins
-the bytes.  The endpoint is ``TACO_GDAL_HF_ENDPOINT``, else ``HF_ENDPOINT``, else
-``https://huggingface.co``.
-
-``tacofoundation:<name>`` ids (tacoreader < 1.0 catalogue ids) are not locations:
-loading one raises an error that says how to open the dataset instead.
+``hf://datasets/<namespace>/<name>[@<revision>]/<file>`` is read through ``/vsicurl/``
+from ``<endpoint>/datasets/<namespace>/<name>/resolve/<revision>/<file>`` (endpoint:
+``TACO_GDAL_HF_ENDPOINT``, ``HF_ENDPOINT`` or ``https://huggingface.co``).  A branch
+revision (``main`` by default) moves under the stored offsets, so it warns; a 40-hex
+commit pins the bytes.  ``tacofoundation:<name>`` catalogue ids (tacoreader < 1.0)
+are not locations: loading one raises an error that says how to open the dataset.
 """
 
 from __future__ import annotations

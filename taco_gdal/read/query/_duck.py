@@ -1,15 +1,13 @@
 """DuckDB as a cache of query states: built on demand, rebuilt when it cannot be trusted.
 
-The DuckDB objects that run a :class:`~taco_gdal.read.query.state.QueryState` are
-derived from it here, in the current process: one database per kind (external
-access off, the default, or on), and one session (a connection, its level tables
-and views) per :class:`~taco_gdal.read.query.state.LevelTables`.  DuckDB allows
-``LOAD`` only before external access is locked, so the first query that needs the
-spatial extension replaces the database by one with it.  A session is rebuilt after
-a fork, after unpickling, and after a fatal DuckDB error invalidated its database
-(the query is retried once).  A lock per session serialises its queries.  The locked
-database has external access and Python replacement scans off and its
-configuration locked: user SQL sees only the level tables.
+Per process, one database per kind (external access off, the default, or on) and
+one session (a connection with the level tables and views) per
+:class:`~taco_gdal.read.query.state.LevelTables`.  DuckDB allows ``LOAD`` only
+before external access is locked, so the first query needing the spatial extension
+replaces the database.  Sessions are rebuilt after a fork, after unpickling, and
+after a fatal DuckDB error (the query is retried once); a lock serialises each
+session's queries.  With external access and Python replacement scans off and the
+configuration locked, user SQL sees only the level tables.
 """
 
 from __future__ import annotations
