@@ -1,22 +1,9 @@
 """``concat()``: several datasets as one, with row ids that stay correct.
 
-Each input contributes the rows of its current state: level 0 from its current
-view (``sql()`` and filters applied), deeper levels from its per-level views,
-restricted to the descendants of the surviving level-0 rows.  Each row keeps
-the ``internal:gdal_vsi`` its own container built, so datasets of any formats
-mix.  ``internal:current_id`` / ``internal:parent_id`` are renumbered per
-source (row positions in the concatenated levels), so a child can never be
-joined with a parent from another source, and no column is duplicated.
-
-Column modes (user columns; ``id``, ``type`` and ``internal:*`` are always
-kept, filled with nulls where a format lacks them):
-
-* ``intersection`` (default): columns present in every dataset; the others are
-  dropped with a :class:`~taco_gdal.errors.TacoWarning` naming them and where
-  they were;
-* ``fill_missing``: every column; missing ones are null, with a TacoWarning;
-* ``strict``: any difference raises :class:`~taco_gdal.errors.TacoSchemaError`
-  with each dataset's columns, the columns only some have and those all share.
+Each input contributes the rows of its current state, each row keeping the
+``internal:gdal_vsi`` its own container built, so datasets of any formats mix.
+``internal:current_id`` / ``internal:parent_id`` are renumbered to row positions in
+the concatenated levels, so a child is never joined with another source's parent.
 """
 
 from __future__ import annotations
@@ -150,24 +137,16 @@ def _columns(
             f"concat(column_mode='strict'): level {level} columns differ. Per dataset: {schemas}. "
             f"Only in some: {partial}. Common to all: {common}"
         )
-    if partial and mode == "intersection":
-        warnings.warn(
-            f"concat: level {level}: dropping columns not present in every dataset: "
-            + ", ".join(f"{c!r} (only in {where})" for c, where in partial.items()),
-            TacoWarning,
-            stacklevel=3,
-        )
-        chosen = common
-    else:
-        if partial:
+    if partial:
+        if mode == "intersection":
+            found = ", ".join(f"{c!r} (only in {where})" for c, where in partial.items())
+            message = f"dropping columns not present in every dataset: {found}"
+        else:
             lacking = {c: [n for n in names if n not in where] for c, where in partial.items()}
-            warnings.warn(
-                f"concat: level {level}: filling missing columns with nulls: "
-                + ", ".join(f"{c!r} in {where}" for c, where in lacking.items()),
-                TacoWarning,
-                stacklevel=3,
-            )
-        chosen = union
+            found = ", ".join(f"{c!r} in {where}" for c, where in lacking.items())
+            message = f"filling missing columns with nulls: {found}"
+        warnings.warn(f"concat: level {level}: {message}", TacoWarning, stacklevel=3)
+    chosen = common if mode == "intersection" else union
     internal: list[str] = []
     for table in tables:
         internal += [c for c in table.column_names if _is_protected(c) and c not in internal]
@@ -221,12 +200,8 @@ def _collection(
     spans = [(ds.extent or {}).get("temporal") for ds in datasets]
     extent: dict[str, Any] = dict(collection.get("extent") or {})
     if all(boxes):
-        extent["spatial"] = [
-            min(b[0] for b in boxes),  # type: ignore[index]
-            min(b[1] for b in boxes),  # type: ignore[index]
-            max(b[2] for b in boxes),  # type: ignore[index]
-            max(b[3] for b in boxes),  # type: ignore[index]
-        ]
+        west, south, east, north = zip(*boxes, strict=True)
+        extent["spatial"] = [min(west), min(south), max(east), max(north)]
     if all(spans):
         extent["temporal"] = [min(s[0] for s in spans), max(s[1] for s in spans)]  # type: ignore[index]
     collection["extent"] = extent
@@ -246,9 +221,14 @@ def concat(
 ) -> TacoDataset:
     """One dataset over the rows of several (their current filtered state).
 
+    ``id``, ``type`` and ``internal:*`` columns are always kept (null where missing).
+
     Args:
         datasets: two or more datasets with the same hierarchy (PIT schema).
-        column_mode: ``intersection``, ``fill_missing`` or ``strict`` (see module doc).
+        column_mode: ``intersection`` keeps the columns every dataset has,
+            ``fill_missing`` every column (null where missing), both with a
+            :class:`~taco_gdal.errors.TacoWarning` naming the others;
+            ``strict`` raises on any difference.
         sql_external_access: let ``sql()`` on the result read files and URLs
             (default: only when every input allows it; see
             :meth:`TacoDataset.with_sql_external_access`).

@@ -1,14 +1,10 @@
 """TacoDataset: a loaded dataset, its COLLECTION metadata and a lazy query.
 
-A dataset is a DuckDB view over its level tables plus the COLLECTION dict.
-``sql()``, ``filter_bbox()`` and ``filter_datetime()`` return new datasets over
-new views; nothing runs until ``.data`` is read.  In every connection:
-
-* ``level0``, ``level1``, ... are the whole level tables (padding samples
-  hidden) with ``internal:gdal_vsi`` as last column: use them in ``sql()`` for
-  cross-level queries (join ``child."internal:parent_id" =
-  parent."internal:current_id"``);
-* ``data``, inside a ``sql()`` query, is the dataset's current view.
+``sql()`` and the filters return new datasets over new DuckDB views; nothing runs
+until ``.data`` is read.  In ``sql()``, ``data`` is the dataset's current view and
+``level0``, ``level1``, ... the whole level tables (padding hidden, with
+``internal:gdal_vsi``), for cross-level joins on ``child."internal:parent_id" =
+parent."internal:current_id"``.
 """
 
 from __future__ import annotations
@@ -58,23 +54,10 @@ class TacoDataset:
     """A TACO dataset: COLLECTION metadata and a lazy, chainable query.
 
     A dataset is an immutable :class:`~taco_gdal.read.query.state.QueryState`
-    (:attr:`state`); DuckDB objects are a cache built from it in the process
-    that runs the query.  Create one with :func:`taco_gdal.load`.
-
-    Pickling sends the state: the level tables travel with the dataset (their
-    size, :attr:`metadata_nbytes`, is the cost) and the container is not read
-    again on the other side.
-
-    What is safe (see also :mod:`taco_gdal._fork`):
-
-    * fork: a child forked at any point after a load, query or read builds its
-      own DuckDB database and GDAL network state on first use; datasets and
-      frames inherited from the parent work in the child;
-    * spawn / forkserver: datasets and frames pickle (steps, filters, level
-      views and COLLECTION included);
-    * threads: one dataset may be queried and read from many threads at once
-      (queries of one dataset are serialised by a lock, sample reads are not);
-    * not safe: a rasterio/GDAL handle opened before a fork, used after it.
+    (:attr:`state`); create one with :func:`taco_gdal.load`.  It pickles with its
+    level tables (:attr:`metadata_nbytes`), works in forked children (which build
+    their own DuckDB and GDAL state), and may be queried and read from many
+    threads.  A rasterio/GDAL handle opened before a fork must not be used after it.
 
     Example:
         >>> ds = taco_gdal.load("dataset.tacozip")
@@ -90,13 +73,7 @@ class TacoDataset:
     def from_container(
         cls, container: Container, *, sql_external_access: bool = False
     ) -> TacoDataset:
-        """A dataset over an opened container (what :func:`taco_gdal.load` returns).
-
-        Args:
-            container: the opened container.
-            sql_external_access: let ``sql()`` read files and URLs (see
-                :meth:`with_sql_external_access`).
-        """
+        """A dataset over an opened container (what :func:`taco_gdal.load` returns)."""
         return cls(prepared_state(container, sql_external_access))
 
     @property
@@ -115,12 +92,9 @@ class TacoDataset:
     def with_sql_external_access(self, enabled: bool = True) -> TacoDataset:
         """The same dataset, with ``sql()`` allowed (or not) to read files and URLs.
 
-        By default ``sql()`` runs in a DuckDB database with external access off:
-        file and URL readers (``read_text``, ``read_parquet``, ``read_csv``,
-        ``glob``, ``ST_Read``) fail with a :class:`TacoQueryError`, as do
-        smuggled ``COPY``/``ATTACH``/``LOAD``/``INSTALL`` statements.  Opt in
-        only for queries you trust: with it, a query can read any file the
-        process can.
+        By default file and URL readers (``read_csv``, ``glob``, ``ST_Read``, ...)
+        fail in ``sql()`` with a :class:`TacoQueryError`.  Opt in only for queries
+        you trust: a query can then read any file the process can.
 
         Example:
             >>> from pathlib import Path
@@ -135,23 +109,16 @@ class TacoDataset:
             Traceback (most recent call last):
             taco_gdal.errors.TacoQueryError: sql() on ...: Permission Error: Cannot access file ...
         """
-        state = self._state
-        base = state.base
+        base = self._state.base
         if base.sql_external_access == enabled:
             return self
-        opened = base.with_external_access(enabled)
-        return TacoDataset(state.with_base(opened))
+        return TacoDataset(self._state.with_base(base.with_external_access(enabled)))
 
     def _fetch(self, sql: str, what: str) -> pa.Table:
         return _duck.fetch(self._state.base, self._state.steps, sql, what=what)
 
     def _current_rows(self, what: str) -> DirectRows:
-        """Every row of the current level-0 view.
-
-        From memory when only filters made the view (see :mod:`taco_gdal.read.frames._direct`):
-        the table then lacks ``internal:gdal_vsi`` and columns still deferred, which
-        functions give.  Otherwise DuckDB's answer, whole (``paths`` is ``None``).
-        """
+        """Every row of the current level-0 view: from memory when only filters made it."""
         rows = filtered_rows(self._state)
         if rows is not None:
             return rows
@@ -300,10 +267,8 @@ class TacoDataset:
     ) -> TacoDataset:
         """Samples whose footprint intersects the box (level 0, or with a matching descendant).
 
-        The box is in EPSG:4326 (lon/lat) unless ``crs`` says otherwise; the
-        footprints are compared in EPSG:4326 whatever CRS they are stored in
-        (``istac:geometry`` in its ``istac:crs``, densified reprojection, cut at
-        the antimeridian), computed once per dataset at the first spatial filter.
+        Footprints are compared in EPSG:4326 whatever CRS they are stored in
+        (densified reprojection, cut at the antimeridian).
 
         Args:
             minx, miny, maxx, maxy: the box, in this order; in EPSG:4326
@@ -311,19 +276,15 @@ class TacoDataset:
             geometry_col: a WKB column, or ``"auto"``: the first of
                 ``istac:geometry``, ``stac:centroid``, ``istac:centroid``.
             level: filter the samples of this level; level-0 samples are kept
-                when at least one descendant at ``level`` matches, and reading
-                them later returns only matching children.
-            crs: the box's CRS (anything pyproj reads); it is reprojected,
-                densified, to EPSG:4326.
+                when a descendant at ``level`` matches, and read only matching children.
+            crs: the box's CRS (anything pyproj reads).
 
         Raises:
-            TacoQueryError: ``miny > maxy``, latitudes outside [-90, 90] or
-                longitudes outside [-180, 180] in EPSG:4326, ``minx > maxx`` in
-                another CRS; the message shows the box and the expected order.
+            TacoQueryError: ``miny > maxy``, coordinates out of range in
+                EPSG:4326, or ``minx > maxx`` in another CRS.
 
         Warns:
-            TacoWarning: the box misses the dataset's extent entirely (the
-                message gives the extent: a swapped axis order shows here).
+            TacoWarning: the box misses the dataset's extent (a swapped axis order).
 
         Example:
             >>> ds.filter_bbox(-4.0, 39.9, -3.0, 40.8).data.id.tolist()
@@ -366,11 +327,8 @@ class TacoDataset:
     def data(self) -> TacoDataFrame:
         """Run the current view: a TacoDataFrame (a GeoDataFrame when there is geometry).
 
-        The reader's bookkeeping columns (``internal:*``) are hidden, except
-        ``internal:gdal_vsi`` (the sample's GDAL path) and
-        ``internal:source_file`` (the TACOCAT part of a row);
-        ``internal:current_id`` is the frame's index, so ``read()`` still finds
-        a FOLDER's children.  ``frame(internal=True)`` returns every column.
+        ``internal:*`` columns are hidden but ``internal:gdal_vsi`` and
+        ``internal:source_file``; ``internal:current_id`` is the index.
 
         Example:
             >>> [c for c in ds.data.columns if c.startswith("internal:")]
@@ -381,13 +339,12 @@ class TacoDataset:
     def to_arrow(self, level: int = 0) -> pa.Table:
         """The rows of the current state at ``level``, as Arrow (exact types, no pandas).
 
-        Level 0 is the current view (its order kept).  A deeper level holds the
-        descendants of those rows that also survive the filters applied at
-        that level, in stored order.  Helper columns are left out.
+        A deeper level holds the surviving descendants of the level-0 rows, in
+        stored order.
 
         Raises:
             TacoQueryError: ``level`` is not 0..max_depth, or the current view
-                dropped ``internal:current_id`` (needed to find descendants).
+                dropped ``internal:current_id``.
 
         Example:
             >>> tiles.filter_bbox(-3.3, 40.5, -3.1, 40.7, level=1).to_arrow(1).num_rows
@@ -406,10 +363,7 @@ class TacoDataset:
 
     # --- lifecycle and display ----------------------------------------------
     def close(self) -> None:
-        """Release the DuckDB connection (shared by datasets derived from this one).
-
-        Only a cache is released: a later query builds it again.
-        """
+        """Release the DuckDB connection (a cache, shared by derived datasets, rebuilt on use)."""
         _duck.release(self._state.base)
 
     def __enter__(self) -> TacoDataset:
@@ -436,10 +390,7 @@ class TacoDataset:
         geometry_col: str = "auto",
         level: int = 0,
     ) -> TacoDataset:
-        """Samples whose footprint intersects a shapely geometry (a polygon of interest).
-
-        The geometry is reprojected (densified) from ``crs`` to EPSG:4326 and
-        compared with the EPSG:4326 footprints, as in ``filter_bbox``.
+        """Samples whose footprint intersects a shapely geometry, compared as in ``filter_bbox``.
 
         Raises:
             TacoQueryError: not a shapely geometry, empty, or an unknown CRS.
@@ -502,10 +453,7 @@ class TacoDataset:
         return view_stats(self._state, stat, band, level, fetch, self._column_names)
 
     def stats_mean(self, band: Bands = None, level: int = 0) -> np.ndarray:
-        """Mean of the valid pixels of the current rows, per band (from ``geotiff:stats``).
-
-        Runs in DuckDB on the current (filtered) view, weighting each sample by
-        its valid pixels; see :mod:`taco_gdal.read.query.stats`.
+        """Mean of the valid pixels of the current rows, per band, weighted by valid pixels.
 
         Example:
             >>> round(float(ds.filter_datetime("2024").stats_mean(band=0)), 2)

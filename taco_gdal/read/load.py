@@ -32,16 +32,11 @@ def load(
 ) -> TacoDataset:
     """Open a TACO dataset; a list of paths is loaded and concatenated.
 
-    Formats are detected from the name, then from the content: a ZIP
-    (``.tacozip``/``.zip``, or a file starting with a TACO_HEADER), a FOLDER
-    (with ``COLLECTION.json``), a TACOCAT (a ``__TACOCAT__`` file, a
-    ``.tacocat`` folder, or a folder containing ``.tacocat/COLLECTION.json``),
-    or a format added by a container plugin (TACO v1 ``.taco``/``.tortilla``,
-    TACO 3 CoZIP archives, CAF, TARIDX).  Paths may be local,
-    ``pathlib.Path``, ``http(s)://``, ``s3://``, ``gs://``, ``az://``,
-    ``hf://datasets/<ns>/<name>[@<revision>]/<file>`` (see
-    :mod:`taco_gdal.read.opening.hub`) or GDAL VSI paths.  Only metadata is read,
-    through GDAL.
+    The format (ZIP, FOLDER, TACOCAT, or a container plugin's: TACO v1, CoZIP,
+    CAF, TARIDX) is detected from the name, then from the content.  Paths may be
+    local, ``http(s)://``, ``s3://``, ``gs://``, ``az://``, ``hf://datasets/...``
+    (see :mod:`taco_gdal.read.opening.hub`) or GDAL VSI paths.  Only metadata is
+    read, through GDAL.
 
     Args:
         path: one location, or a list of them (concatenated with

@@ -1,19 +1,12 @@
 """Import the modules a dataset needs while its metadata is being decoded.
 
-:func:`~taco_gdal.read.load.load` spends a cold start in two independent
-places: importing pandas, geopandas, shapely and pyproj (Python code,
-holding the GIL) and decoding the level Parquet (Arrow's C++
-code, which releases it).  :class:`ImportsBeside` runs the first on a helper
-thread while the caller does the second, so on two cores the cold start costs
-about the longer of the two instead of their sum.
-
-Only third-party packages the parser never imports are imported beside it, so
-the two threads never wait on each other's module locks in a cycle; the
-parser's own dependencies (pyarrow, numpy) are imported before the thread
-starts.  The thread is joined before the ``with`` block exits: nothing is
-left running when :func:`load` returns (a process forked afterwards, a
-DataLoader worker, inherits no thread).  A failed import is not reported by
-the thread: the caller's own import of the same module raises it.
+A cold :func:`~taco_gdal.read.load.load` imports pandas, geopandas, shapely and
+pyproj (Python, holding the GIL) and decodes the level Parquet (C++, releasing it):
+:class:`ImportsBeside` runs the imports on a helper thread meanwhile.  Only
+packages the parser never imports are imported there, so the two threads never
+wait on each other's module locks; the thread is joined before the ``with`` block
+exits, so a process forked after :func:`load` inherits no thread.  A failed import
+is left for the caller's own import to raise.
 """
 
 from __future__ import annotations
@@ -30,11 +23,7 @@ DATASET_MODULES = ("pandas", "shapely", "pyproj", "geopandas")
 
 
 class ImportsBeside:
-    """A ``with`` block during which ``modules`` are imported on a helper thread.
-
-    Args:
-        modules: module names, imported in order; those already imported are
-            skipped, and without any left no thread starts.
+    """A ``with`` block during which ``modules`` not yet imported are imported on a helper thread.
 
     Example:
         >>> with ImportsBeside(("json", "csv")):

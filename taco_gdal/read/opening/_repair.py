@@ -1,23 +1,12 @@
 """Repair level1+ offsets that tacotoolbox attached to the wrong rows.
 
-tacotoolbox (0.26.1 to 0.26.9 at least) builds ``internal:offset`` /
-``internal:size`` of ``METADATA/levelK.parquet`` (K >= 1) by concatenating the
-per-folder ``__meta__`` tables in *lexicographic folder-path order* and pasting
-them position by position next to the level's rows, which are in *sample
-order*.  When sibling folders do not sort in creation order (ids ``t2, t10``,
-``before, after``), rows point at another folder's members, while the
-``__meta__`` files themselves are right (reference notes, section 1.6).
-
-Detection costs nothing when the bug cannot have happened: the rows of a level
-are grouped by parent, and when the parent folders of each archive appear in
-sorted order the positional paste was correct.  Only otherwise are the parents'
-``__meta__`` files read (adjacent in the archive, so one range read per archive
-and level) and their offsets compared with the consolidated ones.  Rows that
-differ get the ``__meta__`` values, and :func:`repair_level_offsets` warns once
-per dataset with a :class:`~taco_gdal.errors.TacoWarning`.
-
-Hook: ``TacoDataset.from_container`` passes the container's level tables
-through :func:`repair_level_offsets` before preparing them.
+tacotoolbox (0.26.1 to 0.26.9 at least) pastes the per-folder ``__meta__`` offsets
+next to a level's rows in lexicographic folder order while the rows are in sample
+order, so when sibling folders do not sort in creation order (``t2, t10``) rows
+point at another folder's members (reference notes, section 1.6).  When the
+parent folders already appear in sorted order the paste was right and nothing is
+read; otherwise the parents' ``__meta__`` files are read and their offsets win,
+with one :class:`~taco_gdal.errors.TacoWarning` per dataset.
 """
 
 from __future__ import annotations
@@ -39,7 +28,7 @@ from taco_gdal.io.arrowbuf import owned_reader
 from taco_gdal.io.vsi import VSIFile
 from taco_gdal.read.opening.containers.base import VsiRule
 
-__all__ = ["repair_level_offsets"]
+__all__ = ["parent_paths", "repair_level_offsets"]
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +54,7 @@ def _archives(table: pa.Table, rule: VsiRule) -> np.ndarray:
     return np.full(table.num_rows, rule.root, dtype=object)
 
 
-def _parent_paths(table: pa.Table) -> np.ndarray:
+def parent_paths(table: pa.Table) -> np.ndarray:
     """``tile0/s1/`` for a row at ``tile0/s1/b0`` or ``tile0/s1/x/``."""
     trimmed = pc.utf8_rtrim(table.column(RELATIVE_PATH).cast(pa.string()), characters="/")
     parents = pc.replace_substring_regex(trimmed, pattern="[^/]*$", replacement="")
@@ -83,11 +72,7 @@ def _folder_paths(table: pa.Table, level: int) -> np.ndarray:
 
 
 def _may_be_misplaced(archives: np.ndarray, parents: np.ndarray) -> bool:
-    """True unless, in every archive, the parent folders of the rows appear in sorted order.
-
-    Rows are grouped by parent; the reference pasted offsets in sorted folder
-    order, so strictly increasing parent paths (per archive) rule the bug out.
-    """
+    """False when, in every archive, the rows' parent folders appear in sorted order."""
     if archives.size == 0:
         return False
     starts = np.ones(archives.size, dtype=bool)
@@ -156,7 +141,7 @@ def _repair_level(
 ) -> tuple[pa.Table, int]:
     """``table`` with offsets taken from its parents' ``__meta__``; and how many rows changed."""
     archives = _archives(table, rule)
-    parents = _parent_paths(table)
+    parents = parent_paths(table)
     if not _may_be_misplaced(archives, parents):
         return table, 0
     parent_archives = _archives(parent, rule)
@@ -203,19 +188,6 @@ def _repair_level(
 
 def repair_level_offsets(levels: Sequence[pa.Table], rule: VsiRule, where: str) -> list[pa.Table]:
     """Level tables whose level1+ offsets agree with the archives' ``__meta__`` files.
-
-    Args:
-        levels: the level tables as stored (level 0 first).
-        rule: the container's VSI rule; only archive-backed rules (``subfile``,
-            ``source_file``) carry offsets.
-        where: the dataset, named in the warning.
-
-    Returns:
-        The tables, unchanged when nothing was misplaced (no I/O at all when the
-        folder order rules the bug out).
-
-    Raises:
-        TacoFormatError: a row has no matching entry in its parent's ``__meta__``.
 
     Example:
         >>> from taco_gdal.read.opening.containers.base import Probe

@@ -1,22 +1,11 @@
 """Locations users publish TACO datasets under: ``hf://`` URLs and ``tacofoundation:`` ids.
 
-``hf://datasets/<namespace>/<name>[@<revision>]/<file>`` is mapped to the HTTPS
-address Hugging Face serves the file's bytes from, read through ``/vsicurl/``::
-
-    /vsicurl/https://huggingface.co/datasets/<namespace>/<name>/resolve/<revision>/<file>
-
-The revision defaults to ``main``.  A branch moves: a later commit may change the
-file behind the same URL, and a TACO's stored offsets would then point at other
-bytes (taco_gdal notices, through the ETag recorded at load, and raises
-``TacoChangedError``).  So a branch revision warns, and a 40-hex commit id pins the
-bytes.  The host is ``https://huggingface.co`` unless ``TACO_GDAL_HF_ENDPOINT``
-(or, as for ``huggingface_hub``, ``HF_ENDPOINT``) names another, e.g. a mirror or
-a local test server.
-
-``tacofoundation:<name>`` ids were resolved by tacoreader < 1.0 through a
-catalogue on Hugging Face; they are not locations, and loading one raises an
-error that says how to open the dataset instead.  The same goes for a ``.taco`` /
-``.tortilla`` name that is not a TACO v1 file (see :func:`legacy_hint`).
+``hf://datasets/<namespace>/<name>[@<revision>]/<file>`` is read through ``/vsicurl/``
+from ``<endpoint>/datasets/<namespace>/<name>/resolve/<revision>/<file>`` (endpoint:
+``TACO_GDAL_HF_ENDPOINT``, ``HF_ENDPOINT`` or ``https://huggingface.co``).  A branch
+revision (``main`` by default) moves under the stored offsets, so it warns; a 40-hex
+commit pins the bytes.  ``tacofoundation:<name>`` catalogue ids (tacoreader < 1.0)
+are not locations: loading one raises an error that says how to open the dataset.
 """
 
 from __future__ import annotations
@@ -112,7 +101,7 @@ def parse_hf(url: str) -> HfLocation:
 
 
 def hf_endpoint() -> str:
-    """The Hugging Face host: ``TACO_GDAL_HF_ENDPOINT``, else ``HF_ENDPOINT``, else the public one.
+    """The Hugging Face host (see the module docstring).
 
     Example:
         >>> hf_endpoint().startswith("http")

@@ -1,48 +1,13 @@
 """DuckDB as a cache of query states: built on demand, rebuilt when it cannot be trusted.
 
-A :class:`~taco_gdal.read.query.state.QueryState` says everything a query is; the
-DuckDB objects that run it are derived from it here, in the current process:
-
-* a **database** per process and kind: one with external access off (every
-  dataset, by default) and, only if a dataset opted in with
-  ``sql_external_access=True``, one with it on.  The spatial extension is a
-  large binary (loaded by file path from the ``duckdb_extension_spatial``
-  wheel, never installed from the network), so it
-  is loaded once per database, the first time a query needs it.  DuckDB only
-  allows ``LOAD`` before external access is switched off, so the first spatial
-  query replaces a database without it by one with it (the sessions rebuild,
-  which costs milliseconds);
-* a **session** per loaded dataset (per :class:`~taco_gdal.read.query.state.LevelTables`,
-  shared by every dataset derived from it): a connection to that database
-  with the level tables registered and the views ``level0``, ``level1``, ...
-  created; the views of query steps are created the first time a state that
-  has them runs, their values bound as connection variables.
-
-A session is rebuilt, from the state alone, when:
-
-* the process is not the one that built it (after ``fork``: the child never
-  uses, closes or frees the parent's DuckDB objects, it builds its own
-  database; see :mod:`taco_gdal._fork`; DuckDB's default connection is kept
-  unfreed too, see :mod:`taco_gdal.read.query._forksafe`), or the state was unpickled;
-* its database was retired: a query raised a DuckDB fatal or internal error
-  (DuckDB then refuses every later query on that database: "database has been
-  invalidated").  The failing query is retried once on a fresh database (it
-  may have been another dataset's fault); if it fails again it raises
-  :class:`~taco_gdal.errors.TacoQueryError` naming its dataset, and every other
-  dataset keeps working on the next fresh database.
-
-Threads: a session is used by one thread at a time (a lock per session; DuckDB
-connections are not thread-safe), so one dataset can be queried from many
-threads; queries of one dataset run one after the other, those of different
-datasets in parallel.  Reads of samples (GDAL) take no lock.
-
-The locked database runs with ``enable_external_access=false``,
-``python_enable_replacements=false`` (user SQL cannot scan Python variables)
-and ``lock_configuration=true`` (user SQL cannot ``SET`` them back): file and
-URL readers (``read_text``, ``read_parquet``, ``read_csv``, ``glob``,
-``ST_Read``), ``COPY``, ``ATTACH``, ``EXPORT``, ``INSTALL`` and ``LOAD`` all
-fail with a permission error.  Only the level tables, registered from Arrow,
-are visible.
+Per process, one database per kind (external access off, the default, or on) and
+one session (a connection with the level tables and views) per
+:class:`~taco_gdal.read.query.state.LevelTables`.  DuckDB allows ``LOAD`` only
+before external access is locked, so the first query needing the spatial extension
+replaces the database.  Sessions are rebuilt after a fork, after unpickling, and
+after a fatal DuckDB error (the query is retried once); a lock serialises each
+session's queries.  With external access and Python replacement scans off and the
+configuration locked, user SQL sees only the level tables.
 """
 
 from __future__ import annotations
@@ -70,10 +35,7 @@ from taco_gdal.read.query.sql import level_view_sql, quote_ident, sql_string
 from taco_gdal.read.query.state import LevelTables, RowSet, Step, level_view
 
 if TYPE_CHECKING:
-    # DuckDB is imported by the first query, not with this module:
-    # ``load`` and ``.data`` of most datasets never run one.  Whatever the order of
-    # imports, a forked child never destroys a database it inherited (see
-    # :mod:`taco_gdal.read.query._forksafe`).
+    # imported by the first query: ``load`` and ``.data`` of most datasets never run one
     import duckdb
 
 __all__ = [
@@ -114,15 +76,7 @@ _orphans: list[object] = []
 
 
 def spatial_extension_path() -> pathlib.Path:
-    """The spatial extension binary inside the installed ``duckdb_extension_spatial`` wheel.
-
-    Raises:
-        TacoQueryError: the wheel is not installed or holds no binary for this DuckDB.
-
-    Example:
-        >>> spatial_extension_path().name
-        'spatial.duckdb_extension'
-    """
+    """The spatial extension binary inside the installed ``duckdb_extension_spatial`` wheel."""
     import duckdb
 
     spec = importlib.util.find_spec("duckdb_extension_spatial")
@@ -163,12 +117,7 @@ def _open_database(external_access: bool, spatial: bool) -> Database:
 
 
 def database(external_access: bool = False, spatial: bool = False) -> Database:
-    """The process database of this kind, created (or replaced) when needed.
-
-    Args:
-        external_access: the database where ``sql()`` may read files and URLs.
-        spatial: the spatial extension must be loaded.
-    """
+    """The process database of this kind (with the spatial extension if asked), made when needed."""
     with _LOCK:
         current = _databases.get(external_access)
         usable = current is not None and current.alive and current.pid == os.getpid()
@@ -189,12 +138,7 @@ def _retire(db: Database) -> None:
 
 
 class Session:
-    """The DuckDB objects of one :class:`LevelTables` in one database.
-
-    Args:
-        base: the level tables to register.
-        db: the database to connect to.
-    """
+    """The DuckDB objects of one :class:`LevelTables` in one database."""
 
     def __init__(self, base: LevelTables, db: Database) -> None:
         self.database = db
@@ -256,22 +200,8 @@ class Session:
 
 
 def keeps_arrow_types(schema: pa.Schema) -> bool:
-    """True when DuckDB would give back exactly ``schema``'s types for these columns.
-
-    Booleans, integers, ``float``/``double``, ``string``, ``binary``,
-    ``date32``, timestamps without a time zone and lists of these come back
-    from a registered Arrow table unchanged (a test checks each against
-    DuckDB); ``large_string``, large lists, dictionaries, time zones,
-    durations and structs do not, or may not.
-    Names must differ beyond case (DuckDB's identifiers do not see case).
-    Such tables are served from memory without asking DuckDB for their schema.
-
-    Example:
-        >>> keeps_arrow_types(pa.schema([("id", pa.string()), ("t", pa.timestamp("us"))]))
-        True
-        >>> keeps_arrow_types(pa.schema([("id", pa.large_string())]))
-        False
-    """
+    """True when DuckDB would give back exactly ``schema``'s types (and names, whose case
+    it ignores): such tables are served from memory without asking DuckDB."""
     names = [field.name.lower() for field in schema]
     return len(set(names)) == len(names) and all(_kept(field.type) for field in schema)
 
@@ -315,13 +245,8 @@ def run(
     what: str,
     spatial: bool = False,
 ) -> T:
-    """Run ``action`` on the session of ``base`` once ``steps`` exist there.
-
-    A fatal DuckDB error retires the database and retries once on a fresh one.
-
-    Raises:
-        TacoQueryError: DuckDB refused or failed the query (names the dataset).
-    """
+    """Run ``action`` on the session of ``base`` once ``steps`` exist there (retried once
+    on a fresh database after a fatal DuckDB error)."""
     import duckdb
 
     fatal = (duckdb.FatalException, duckdb.InternalException)
@@ -371,13 +296,8 @@ def fetch(
 
 
 def columns(base: LevelTables, steps: Sequence[Step], relation: str) -> list[tuple[str, str]]:
-    """``(name, DuckDB type)`` of ``relation``, a view of ``steps`` or a level view.
-
-    When only filters made ``relation`` and its level still has deferred
-    columns (see :mod:`taco_gdal.read.opening.containers._deferred`), the answer comes
-    from the level's schema (:func:`_level_columns`): registering the level
-    with DuckDB would decode them.
-    """
+    """``(name, DuckDB type)`` of ``relation``; a filtered level with deferred columns is
+    described from its schema, since registering it with DuckDB would decode them."""
     level = _filtered_level(steps, relation)
     if level is not None and base.pending(level):
         return _level_columns(base, level)
@@ -428,26 +348,16 @@ def _level_columns(base: LevelTables, level: int) -> list[tuple[str, str]]:
 
 
 def define(base: LevelTables, steps: Sequence[Step], *, what: str) -> Sequence[Step]:
-    """Create the views of ``steps`` now, so that a query that cannot bind fails here.
-
-    A step whose SQL needs the spatial extension (DuckDB says so) is marked
-    ``spatial`` and created again with it loaded.
-
-    Returns:
-        ``steps``, with ``spatial`` set where it was found to be needed.
-    """
+    """Create the views of ``steps`` now, so that a query that cannot bind fails here;
+    returns ``steps``, marked ``spatial`` where DuckDB said they need that extension."""
     try:
         run(base, steps, lambda s: None, what=what)
     except TacoQueryError as exc:
         if _MISSING_SPATIAL not in str(exc) or all(step.spatial for step in steps):
             raise
-        steps = [_as_spatial(step) for step in steps]
+        steps = [replace(step, spatial=True) for step in steps]
         run(base, steps, lambda s: None, what=what)
     return steps
-
-
-def _as_spatial(step: Step) -> Step:
-    return replace(step, spatial=True)
 
 
 def release(base: LevelTables) -> None:
@@ -476,13 +386,8 @@ def interrupt(base: LevelTables) -> None:
 
 
 def _forget_parent_state() -> None:
-    """In a forked child: keep the parent's DuckDB objects unused and unfreed, start afresh.
-
-    Freeing them would run DuckDB's destructors, which wait for the parent's
-    worker threads (absent in the child): a child ending with a normal
-    interpreter exit would hang.  So each gets one reference that is never
-    released, and survives until the process ends.
-    """
+    """In a forked child: keep the parent's DuckDB objects unfreed (their destructors would
+    wait for the parent's worker threads), and start afresh."""
     global _LOCK
     _LOCK = threading.Lock()
     inherited: list[object] = [*_databases.values(), *_sessions.values()]
@@ -494,14 +399,8 @@ def _forget_parent_state() -> None:
 
 
 def _close_at_exit() -> None:
-    """Close this process's DuckDB connections before the interpreter finalises.
-
-    Left to finalisation, a connection is destroyed in whatever order the
-    interpreter tears modules and threads down, and DuckDB can abort the
-    process there ("terminate called without an active exception", duckdb
-    issue 13904); closed here, nothing is left to destroy.  Objects inherited
-    from a parent process stay untouched (see :func:`_forget_parent_state`).
-    """
+    """Close this process's DuckDB connections before finalisation, where DuckDB can abort
+    the process (duckdb issue 13904)."""
     with _LOCK:
         sessions = list(_sessions.values())
         databases = list(_databases.values())

@@ -1,36 +1,12 @@
 """A forked child never destroys a DuckDB database it inherited, DuckDB's default one included.
 
-Destroying a DuckDB database joins its worker threads
-(``TaskScheduler::~TaskScheduler`` -> ``std::thread::join``).  In a forked child
-those threads do not exist: their ``pthread_t`` handles point at descriptors
-that glibc's fork handler marked as exited and put in its cache of free thread
-stacks.  What the join then does depends on what glibc did with that memory
-since the fork, so on how many threads the process had and in which order they
-were made (seen with DuckDB 1.5.5, pyarrow 26, glibc 2.36):
-
-* nothing: the join returns and the child exits normally;
-* the stack was unmapped (the cache holds at most 40 MiB of stacks, and the
-  parent's stacks all count): the join reads freed memory, ``SIGSEGV``.  With
-  four or more DuckDB threads (a machine of four cores or more) this happens
-  on every normal exit;
-* the stack was reused for a thread the child started (Arrow restarts its
-  thread pool in a child that decodes Parquet): the join waits for that live
-  thread, which never ends, and the child hangs;
-* the join fails: ``std::system_error`` in a destructor, the child aborts.
-
-The databases taco_gdal opens are kept unfreed in the child by
-:mod:`taco_gdal.read.query._duck`.  The one it does not own is DuckDB's default
-connection, which ``import duckdb`` opens (with one thread per core) and
-DuckDB's module clean-up destroys when the interpreter exits.  Before each
-fork this module takes a reference to it (``duckdb.default_connection()``, a
-public call); the child adds one reference that is never released, so its
-database outlives the interpreter and is never joined.  Children that end with
-``os._exit`` (multiprocessing, PyTorch workers) never ran this clean-up anyway.
-
-Nothing here imports DuckDB: a process that has not imported it has nothing to
-shelter.  Connections a user opened in the parent and still holds in the child
-are the user's: freeing one there crashes the same way (keep them unfreed, or
-end the child with ``os._exit``).
+Destroying a DuckDB database joins its worker threads, which do not exist in a
+forked child: depending on what glibc did with their stacks since the fork, the
+child exits, crashes, hangs or aborts.  :mod:`taco_gdal.read.query._duck` keeps its
+own databases unfreed in a child; this module does the same for DuckDB's default
+connection (which ``import duckdb`` opens and interpreter exit destroys): a
+reference taken before each fork is, in the child, never released.  Nothing here
+imports DuckDB.  Connections a user holds across a fork remain the user's to keep.
 """
 
 from __future__ import annotations
@@ -49,12 +25,7 @@ _installed = False
 
 
 def sheltered() -> int:
-    """How many inherited DuckDB connections this process keeps unfreed.
-
-    Example:
-        >>> sheltered() >= 0
-        True
-    """
+    """How many inherited DuckDB connections this process keeps unfreed."""
     return len(_sheltered)
 
 

@@ -1,17 +1,11 @@
 """Filters as lazy views: ``filter_datetime``, and the cascade every filter shares.
 
-At level 0 a filter is a ``WHERE`` on the current view.  At level ``k > 0``
-it filters the level-``k`` view, then keeps, level by level up to level 0, the
-rows with at least one surviving child (``child.internal:parent_id =
-parent.internal:current_id``, and equal ``internal:source_file`` when both
-sides have it).  Every per-level view is remembered, so a later filter at any
-level compounds with it and ``read()`` returns only surviving children.
-
-Values are bound as DuckDB variables (``SET VARIABLE ... = ?`` when the view is
-created; the step keeps them as plain values), never written into SQL.  Spatial
-filters compare EPSG:4326 footprints computed once per dataset and enter the
-query as a bitmap of matching rows (:mod:`taco_gdal.read.spatial.filters` builds it
-and applies it with :func:`apply_row_set`).
+At level ``k > 0`` a filter restricts the level-``k`` view, then keeps, level by
+level up to 0, the rows with at least one surviving child.  Every per-level view
+is remembered, so later filters compound and ``read()`` returns only surviving
+children.  Values are bound as DuckDB variables, never written into SQL; filters
+decided in Arrow or numpy (time ranges, spatial filters) enter as a
+:class:`~taco_gdal.read.query.state.RowSet`.
 """
 
 from __future__ import annotations
@@ -99,10 +93,8 @@ def apply_predicate(
 ) -> QueryState:
     """The state with ``predicate`` applied at ``level`` (and cascaded up to level 0).
 
-    ``rows``: the stored positions to keep, decided in numpy; ``predicate`` is
-    then the name of the table they are registered as (a RowSet parameter), and
-    level-0 steps remember them so that ``.data`` intersects them without
-    asking DuckDB.
+    With ``rows`` (positions decided in numpy), ``predicate`` names the table they
+    are registered as, and ``.data`` intersects them without asking DuckDB.
     """
     bound = tuple(params.items())
 
@@ -115,9 +107,8 @@ def apply_predicate(
         sql = restricted(state.view)
         step = Step(view, sql, 0, bound, text, spatial, keeps_rows=True, rows=rows)
         if rows is not None and state.only_filters:
-            # Rows decided in numpy over filters only: the view is ours and binds; DuckDB
-            # creates it when a query first needs it (and never decodes deferred columns
-            # for .data, which intersects the row sets in memory).
+            # the view surely binds: created by the first query that needs it, so that
+            # .data never makes DuckDB decode deferred columns
             return state.then((step,), view=view)
         steps = _duck.define(state.base, (*state.steps, step), what=text)
         return state.then(steps[len(state.steps) :], view=view)
@@ -199,10 +190,8 @@ def _time_rows(
 ) -> RowSet | None:
     """The stored level-0 rows in ``span``, decided in Arrow; ``None``: let DuckDB decide.
 
-    Only for a column stored as microsecond timestamps or dates (what TACO
-    writers store), on a state no ``sql()`` reshaped: the comparison is then
-    exactly DuckDB's (nulls never match, naive values are UTC, aware ones
-    compare as instants).
+    Only where the comparison is exactly DuckDB's: microsecond timestamps or dates,
+    on a state no ``sql()`` reshaped.
     """
     if level != 0 or not state.only_filters or column not in state.base.schema(0).names:
         return None

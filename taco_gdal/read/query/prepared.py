@@ -1,26 +1,11 @@
-"""Level tables as the reader queries them: row-position ids and decoded points.
+"""Level tables as the reader queries them: ids that are row positions.
 
-``prepare_levels`` makes every level table satisfy one invariant, whatever
-wrote it:
-
-* ``internal:current_id`` is the row position in the level (the spec's
-  definition), ``internal:parent_id`` the row position of the parent in the
-  previous level (level 0: itself).  Files written before tacotoolbox 0.21
-  have no ``current_id``; TACOCAT tables store ids local to each source ZIP
-  (matched with ``internal:source_file``); both are renumbered here, so a
-  join on ``parent_id = current_id`` can never pair rows of different sources.
-  A missing ``parent_id`` is derived from ``internal:relative_path``.
-* every WKB column of :data:`~taco_gdal.format.names.GEOMETRY_COLUMNS` that
-  holds only 2D points gets two helper columns ``__taco_x:<col>`` and
-  ``__taco_y:<col>`` (decoded with numpy, no parsing per row), which let a
-  bounding-box filter discard most rows before calling ``ST_Intersects``.
-  A column is decoded chunk by chunk and given up at its first value that is
-  not a 21-byte point, so a polygon column costs nothing and is never copied.
-
-:class:`ChildIndex` answers "which rows of level ``k`` are the children of
-row ``p`` of level ``k - 1``" in O(children): built once per level from
-``internal:parent_id`` (a sorted copy and offsets; no copy at all when the
-level is stored grouped by parent, as every writer stores it).
+:func:`prepare_levels` makes ``internal:current_id`` the row position in the
+level and ``internal:parent_id`` the parent's row position in the previous level,
+whatever wrote the file (ids missing before tacotoolbox 0.21, TACOCAT ids local to
+each source ZIP, parents known only by ``internal:relative_path``), so a join on
+``parent_id = current_id`` can never pair rows of different sources.
+:class:`ChildIndex` finds a row's children from those ids in O(children).
 """
 
 from __future__ import annotations
@@ -51,7 +36,7 @@ from taco_gdal.format.names import (
 )
 from taco_gdal.io.vsi import VSIFile, read_all
 from taco_gdal.read._types import is_binary
-from taco_gdal.read.opening._repair import repair_level_offsets
+from taco_gdal.read.opening._repair import parent_paths, repair_level_offsets
 from taco_gdal.read.opening.containers._deferred import LoadedLevels
 from taco_gdal.read.opening.containers._parse import read_entries
 from taco_gdal.read.opening.containers.base import Container, VsiRule
@@ -160,7 +145,7 @@ def _parent_positions(
         keys, wanted = [previous_old], [stored]
         what = PARENT_ID
     elif RELATIVE_PATH in table.column_names:
-        keys, wanted = [_folder_paths(previous)], [_parent_paths(table)]
+        keys, wanted = [_folder_paths(previous)], [parent_paths(table)]
         what = f"parent of {RELATIVE_PATH}"
     elif child_counts is not None:
         counter, parent_level = child_counts
@@ -183,12 +168,6 @@ def _folder_paths(table: pa.Table) -> np.ndarray:
     return _as_objects(pc.binary_join_element_wise(paths, "/", ""))
 
 
-def _parent_paths(table: pa.Table) -> np.ndarray:
-    trimmed = pc.utf8_rtrim(table.column(RELATIVE_PATH).cast(pa.string()), characters="/")
-    parents = pc.replace_substring_regex(trimmed, pattern="[^/]*$", replacement="")
-    return _as_objects(parents)
-
-
 def _positions_within(groups: np.ndarray) -> np.ndarray:
     """Row position of each row among the rows of its group (``groupby().cumcount()``)."""
     return np.asarray(pd.Series(groups).groupby(groups, sort=False).cumcount(), dtype=np.int64)
@@ -201,8 +180,7 @@ def _as_objects(values: pa.ChunkedArray | pa.Array) -> np.ndarray:
 def decode_points(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray] | None:
     """x and y of a WKB column that holds only little-endian 2D points (else None).
 
-    Chunk by chunk: a column of polygons is recognised at its first value and
-    never combined into one buffer (which would copy it).
+    Chunk by chunk: a polygon column is given up at its first value, never copied.
     """
     if not is_binary(column.type):
         return None
@@ -240,8 +218,7 @@ def _decode_chunk(array: pa.Array) -> tuple[np.ndarray, np.ndarray] | None:
         records = data[starts[:, None] + np.arange(_WKB_POINT_SIZE)].reshape(-1)
     count = records.size // _WKB_POINT_SIZE
 
-    def field(dtype: str, offset: int) -> np.ndarray:
-        """One fixed-offset field of every 21-byte record, as a strided (unaligned) view."""
+    def field(dtype: str, offset: int) -> np.ndarray:  # a strided (unaligned) view
         return np.ndarray((count,), dtype, records, offset, (_WKB_POINT_SIZE,))
 
     if not (np.all(field("u1", 0) == 1) and np.all(field("<u4", 1) == 1)):
@@ -262,6 +239,7 @@ def _valid(array: pa.Array) -> np.ndarray | slice:
 
 
 def add_point_columns(table: pa.Table) -> pa.Table:
+    """``table`` with the x/y columns (:func:`point_columns`) of each 2D-point geometry column."""
     for name in GEOMETRY_COLUMNS:
         if name not in table.column_names:
             continue
@@ -282,14 +260,8 @@ def prepare_level(
 ) -> tuple[pa.Table, np.ndarray]:
     """One level table with row-position ids; also returns its stored ids (for the next level).
 
-    Args:
-        table: the level as stored.
-        level: its index.
-        previous: the prepared previous level and its stored ``current_id`` values.
-        where: named in error messages.
-        child_counts: last resort when a level has neither ``parent_id`` nor
-            ``relative_path``: children per row of the previous level, from
-            its ``__meta__`` files (rows are grouped by parent, in order).
+    ``previous`` is the prepared previous level and its stored ids; ``child_counts``
+    links a level with neither ``parent_id`` nor ``relative_path``.
     """
     positions = np.arange(table.num_rows, dtype=np.int64)
     stored = _ids(table, CURRENT_ID, where)
@@ -326,10 +298,8 @@ def prepare_levels(
 class ChildIndex:
     """The rows of a level grouped by parent: ``rows(p)`` in O(children of p).
 
-    ``order`` is ``None`` when the level is stored grouped by parent
-    (``internal:parent_id`` non-decreasing): the children of ``p`` are then the
-    rows ``offsets[p]`` to ``offsets[p + 1]``.  Otherwise ``order`` lists row
-    positions sorted by parent (stable, so siblings keep their stored order).
+    ``order`` is ``None`` when the level is stored grouped by parent, as writers
+    store it (no copy); otherwise the row positions stably sorted by parent.
 
     Example:
         >>> index = ChildIndex.build(np.array([0, 0, 1, 1, 1]), parents=3)
@@ -342,12 +312,7 @@ class ChildIndex:
 
     @classmethod
     def build(cls, parent_ids: np.ndarray, parents: int) -> ChildIndex:
-        """Index a level from its ``internal:parent_id`` values (row positions of parents).
-
-        Args:
-            parent_ids: one parent position per row of the level.
-            parents: rows of the previous level (positions ``0 .. parents - 1``).
-        """
+        """Index a level from its parent positions; ``parents``: rows of the previous level."""
         keys = np.asarray(parent_ids, dtype=np.int64)
         order: np.ndarray | None = None
         if keys.size > 1 and bool(np.any(keys[1:] < keys[:-1])):
@@ -375,10 +340,7 @@ def child_index(table: pa.Table, parents: int) -> ChildIndex:
 def child_counts(base: LevelTables, level: int) -> np.ndarray:
     """Children of every row of ``level``, counted from the ``__meta__`` files of its FOLDERs.
 
-    Only for files whose deeper levels carry neither ``internal:parent_id`` nor
-    ``internal:relative_path``.  The ``__meta__`` members of one archive are
-    read with as few coalesced range reads as possible; only parquet footers
-    are decoded.
+    For files whose deeper levels have neither ``parent_id`` nor ``relative_path``.
     """
     rows = _duck.fetch(
         base,
@@ -418,12 +380,7 @@ def _rows_in(data: pa.Buffer | bytes, where: str) -> int:
 def prepare_tables(
     tables: Sequence[pa.Table], sources: Sequence[str], rule: VsiRule, where: str
 ) -> tuple[pa.Table, ...]:
-    """The container's level tables with row-position ids (see :func:`prepare_level`).
-
-    A level without ``parent_id`` or ``relative_path`` is attached by counting the
-    rows of its parents' ``__meta__`` files, whose paths the levels prepared so
-    far give.
-    """
+    """:func:`prepare_levels`, counting children in ``__meta__`` files where nothing else links."""
     prepared: list[pa.Table] = []
     previous: tuple[pa.Table, np.ndarray] | None = None
     for level, (table, source) in enumerate(zip(tables, sources, strict=True)):
@@ -438,11 +395,9 @@ def prepare_tables(
 
 
 def prepared_state(container: Container, sql_external_access: bool = False) -> QueryState:
-    """The query state of a freshly opened container: its levels prepared, nothing run.
+    """The query state of a freshly opened container: offsets repaired, levels prepared.
 
-    Level 1+ offsets misplaced by old tacotoolbox writers are repaired from
-    ``__meta__`` first (warning once); a table with types DuckDB may refuse
-    has its views built now, so that it fails at load.
+    A table with types DuckDB may refuse has its views built now, to fail at load.
     """
     levels = repair_level_offsets(container.levels, container.vsi_rule, container.path)
     tables = prepare_tables(levels, container.sources, container.vsi_rule, container.path)

@@ -1,13 +1,9 @@
 """The SQL taco_gdal writes: every view the reader creates is built here.
 
-Identifiers are always quoted with :func:`quote_ident`; user values never enter
-SQL text (filters bind them as connection variables, see ``filters.py``).  The
-only literals written into views are container locations, through
-:func:`sql_string`.
-
-``internal:gdal_vsi`` is built by one expression, :func:`gdal_vsi_sql`, for
-every container kind; :func:`gdal_vsi_arrow` is the same rule in Arrow compute,
-for the few rows of one FOLDER's children (tested equal, row for row).
+Identifiers are quoted with :func:`quote_ident`; user values are bound as
+variables, never written into SQL; the only literals are container locations
+(:func:`sql_string`).  ``internal:gdal_vsi`` is built by one expression,
+:func:`gdal_vsi_sql`, and :func:`gdal_vsi_arrow` is the same rule in Arrow compute.
 """
 
 from __future__ import annotations
@@ -92,10 +88,7 @@ def is_hidden(column: str) -> bool:
 
 
 def not_padding_sql(id_column: str = quote_ident(ID)) -> str:
-    """Predicate that drops padding samples (``__TACOPAD__N``).
-
-    ``starts_with`` rather than ``LIKE``: ``_`` is a ``LIKE`` wildcard.
-    """
+    """Predicate that drops padding samples (``starts_with``: ``_`` is a ``LIKE`` wildcard)."""
     return f"NOT starts_with({id_column}, {sql_string(PADDING_PREFIX)})"
 
 
@@ -109,15 +102,7 @@ def _require(columns: Collection[str], needed: Sequence[str], rule: VsiRule, whe
 
 
 def gdal_vsi_sql(rule: VsiRule, columns: Collection[str], where: str = "level table") -> str:
-    """The one SQL expression that builds ``internal:gdal_vsi`` for a row.
-
-    * ``subfile``: ``/vsisubfile/{offset}_{size},{rule.root}`` (ZIP, and the
-      children of any archive member);
-    * ``source_file``: ``/vsisubfile/{offset}_{size},{rule.root}/{internal:source_file}``
-      (TACOCAT: the sample lives in the source ZIP named by the row);
-    * ``folder``: ``{rule.root}/{internal:relative_path or id}``, plus ``/__meta__``
-      for FOLDER rows (their local metadata file);
-    * ``stored``: the row already carries it (concatenated datasets).
+    """The one SQL expression that builds ``internal:gdal_vsi`` for a row (see :class:`VsiRule`).
 
     Example:
         >>> rule = VsiRule("subfile", "/data/x.tacozip")
@@ -145,10 +130,7 @@ def gdal_vsi_sql(rule: VsiRule, columns: Collection[str], where: str = "level ta
 
 
 def gdal_vsi_arrow(rule: VsiRule, table: pa.Table, where: str = "level table") -> pa.Array:
-    """:func:`gdal_vsi_sql` in Arrow compute: the same path for every row of ``table``.
-
-    For a handful of rows (a FOLDER's children) a DuckDB query costs more than
-    the rows; the rule is the same, and a test checks both agree row for row.
+    """:func:`gdal_vsi_sql` in Arrow compute, for a few rows where a query costs more.
 
     Example:
         >>> rule = VsiRule("subfile", "/data/x.tacozip")
@@ -198,11 +180,7 @@ def level_view_sql(view: str, table: str, rule: VsiRule, columns: Sequence[str])
 def single_query(query: str, where: str) -> str:
     """``query`` if it is exactly one query statement (``SELECT``, ``FROM``-first, ``VALUES``...).
 
-    ``sql()`` wraps the text in a view, so anything else (a second statement,
-    ``COPY``, ``ATTACH``, ``LOAD``, ``SET``) is refused before it reaches DuckDB.
-
-    Raises:
-        TacoQueryError: the text does not parse, or is not one query statement.
+    ``sql()`` wraps the text in a view, so anything else is refused before DuckDB.
 
     Example:
         >>> single_query("SELECT * FROM data;", "x.tacozip")
@@ -225,11 +203,7 @@ def single_query(query: str, where: str) -> str:
 
 
 def bound_query_sql(view: str, current: str, query: str) -> str:
-    """A user query over ``data``, where ``data`` is bound to the current view.
-
-    The name is bound with a common table expression around the untouched
-    query, so chained queries nest instead of rewriting SQL text.
-    """
+    """A user query over ``data``, bound to the current view by a CTE around the untouched text."""
     body = query.strip().rstrip(";").rstrip()
     return (
         f"CREATE TEMP VIEW {quote_ident(view)} AS WITH {quote_ident('data')} AS "
@@ -249,9 +223,7 @@ def filtered_view_sql(view: str, source: str, predicate: str) -> str:
 def kept_rows_view_sql(view: str, source: str, rows: str) -> str:
     """``source`` restricted to the ``internal:current_id`` values listed in table ``rows``.
 
-    A semi-join on the registered one-column table of a RowSet; the source's
-    order is kept (numbered first and restored), because a parallel hash join
-    does not promise it.
+    The order is numbered first and restored: a parallel hash join does not keep it.
     """
     return (
         f"CREATE TEMP VIEW {quote_ident(view)} AS SELECT s.* EXCLUDE ({_POSITION}) FROM "
@@ -264,11 +236,9 @@ def kept_rows_view_sql(view: str, source: str, rows: str) -> str:
 def survivors_view_sql(
     view: str, parents: str, children: str, *, match_source_file: bool = False
 ) -> str:
-    """Rows of ``parents`` with at least one row in ``children`` (an uncorrelated semi-join).
+    """Rows of ``parents`` with at least one row in ``children``, in order (as above).
 
-    Parents keep their order (a join does not promise it, so the position is
-    numbered first and restored).  With ``match_source_file`` the join also
-    requires equal ``internal:source_file`` (TACOCAT).
+    With ``match_source_file`` the join also requires equal ``internal:source_file``.
     """
     condition = f"c.{quote_ident(PARENT_ID)} = p.{quote_ident(CURRENT_ID)}"
     if match_source_file:
@@ -287,11 +257,8 @@ def descendants_sql(
 ) -> str:
     """SQL of the current rows at ``level``: the level-0 view, or descendants that survive.
 
-    ``columns_of(relation)`` lists a relation's columns.
-
     Raises:
-        TacoQueryError: a level below 0 needs ``internal:current_id``, which
-            the current view dropped.
+        TacoQueryError: the current view dropped ``internal:current_id``.
     """
     relation = state.view
     sql = f"SELECT * FROM {quote_ident(relation)}"

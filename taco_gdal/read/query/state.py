@@ -1,25 +1,10 @@
 """QueryState: everything a dataset's query is, as one immutable, picklable value.
 
-A :class:`~taco_gdal.read.dataset.TacoDataset` is a :class:`QueryState`; the
-DuckDB objects that run it are a cache built from the state on demand (see
-:mod:`taco_gdal.read.query._duck`), in whatever process holds the state.
-
-* :class:`LevelTables`: the loaded level tables (Arrow, already prepared by
-  :func:`~taco_gdal.read.query.prepared.prepare_level`), the rule that builds every
-  row's GDAL path, where they came from, and whether ``sql()`` may reach
-  outside them (``sql_external_access``).  Datasets derived from one load share
-  one ``LevelTables`` object, hence one DuckDB session.
-* :class:`Step`: one view a query step defines: its ``CREATE TEMP VIEW`` SQL,
-  the values it binds (plain Python values, set as DuckDB variables when the
-  view is created), its level and the text shown in ``repr``.  A filter below
-  level 0 is several steps (the filtered level, then one semi-join per level up
-  to 0); only the first carries text.
-* :class:`QueryState`: the tables, COLLECTION, format, path, steps, and which
-  view is current at each level.  Filters, ``sql()`` and ``concat()`` take a
-  state and return a new one.
-
-Pickling a state pickles its Arrow tables (their size is the cost: the
-metadata travels with the object, the container is not read again).
+A :class:`~taco_gdal.read.dataset.TacoDataset` is a :class:`QueryState`; the DuckDB
+objects that run it are a cache built from it on demand
+(:mod:`taco_gdal.read.query._duck`), in whatever process holds it.  So filters,
+``sql()`` and ``concat()`` take a state and return a new one, and pickling a state
+sends its Arrow tables, never reading the container again.
 """
 
 from __future__ import annotations
@@ -57,11 +42,9 @@ def level_view(level: int) -> str:
 class LevelTables:
     """The prepared level tables of one load (level 0 first) and how to build GDAL paths.
 
-    Compared by identity: every dataset derived from one load shares this
-    object.  ``loaded`` may hold a large level without its binary columns,
-    decoded on first need (see :mod:`taco_gdal.read.opening.containers._deferred`):
-    :meth:`table` and :attr:`tables` give whole levels, :meth:`light` what is
-    decoded so far, :meth:`schema` and :meth:`column` decode only what they must.
+    Compared by identity: every dataset derived from one load shares this object,
+    hence one DuckDB session.  Deferred binary columns (see
+    :mod:`taco_gdal.read.opening.containers._deferred`) are decoded on first need.
 
     Example:
         >>> import pyarrow as pa
@@ -81,14 +64,12 @@ class LevelTables:
 
     @property
     def loaded_levels(self) -> LoadedLevels:
-        """The tables and their deferred columns (shared by every dataset of one load)."""
         levels = self.loaded
         assert isinstance(levels, LoadedLevels)  # __post_init__ made it one
         return levels
 
     @property
     def depth(self) -> int:
-        """Number of levels."""
         return len(self.loaded_levels)
 
     @property
@@ -113,8 +94,7 @@ class LevelTables:
         return self.loaded_levels.schema(level)
 
     def take(self, level: int, name: str, positions: Any) -> pa.Array | pa.ChunkedArray:
-        """Column ``name`` of ``level`` at row ``positions`` (a few rows of a deferred
-        column are read from their row groups alone)."""
+        """Column ``name`` of ``level`` at row ``positions`` (see :meth:`LoadedLevels.take`)."""
         return self.loaded_levels.take(level, name, positions)
 
     def column(self, level: int, name: str) -> pa.ChunkedArray:
@@ -140,10 +120,7 @@ class LevelTables:
 class RowSet:
     """Row positions a step keeps, as a value: DuckDB sees them as a one-column table.
 
-    A spatial filter decides its rows in numpy; the step that applies them
-    registers ``rows`` (little-endian int64 bytes, so the value pickles and
-    compares cheaply) as a table named after the parameter, and its SQL
-    semi-joins on it.
+    Stored as little-endian int64 bytes, so that it pickles and compares cheaply.
 
     Example:
         >>> import numpy as np
@@ -155,7 +132,6 @@ class RowSet:
 
     @classmethod
     def of(cls, positions: Any) -> RowSet:
-        """A row set from any integer array-like."""
         import numpy as np
 
         return cls(np.asarray(positions, dtype="<i8").tobytes())
@@ -174,10 +150,10 @@ class RowSet:
 class Step:
     """One view of a query: its SQL, bound values, level and display text.
 
-    ``params`` maps DuckDB variable names (set before the view is created and
-    read by the SQL with ``getvariable``) to plain values; a :class:`RowSet`
-    value is registered as a table of that name instead (column ``row``).  ``spatial`` marks
-    SQL that needs the spatial extension.
+    ``params`` maps DuckDB variable names (read by the SQL with ``getvariable``)
+    to plain values; a :class:`RowSet` value is registered as a table of that name
+    (column ``row``).  A filter below level 0 is several steps; only the first has
+    ``text``.
     """
 
     view: str
@@ -215,12 +191,10 @@ class QueryState:
 
     @property
     def path(self) -> str:
-        """GDAL path of what was loaded."""
         return self.base.where
 
     @property
     def max_depth(self) -> int:
-        """Index of the deepest level."""
         return self.base.depth - 1
 
     def check_level(self, level: object) -> None:
@@ -266,13 +240,7 @@ class QueryState:
         view: str | None = None,
         level_views: Mapping[int, str] | None = None,
     ) -> QueryState:
-        """A new state with ``steps`` appended and new current views.
-
-        Args:
-            steps: the views to add, in creation order.
-            view: the new level-0 view (default: unchanged).
-            level_views: the new per-level views (default: unchanged).
-        """
+        """A new state with ``steps`` appended and new current views (``None``: unchanged)."""
         return replace(
             self,
             steps=(*self.steps, *steps),

@@ -1,25 +1,11 @@
 """Aggregations of ``geotiff:stats`` over a dataset's current (filtered) view, in DuckDB.
 
-``geotiff:stats`` (see :class:`~taco_gdal.extensions.GeotiffStats`) holds one
-list per band: ``[min, max, mean, std, valid%, p25, p50, p75, p95]`` for
-continuous data, or the fraction of valid pixels in each class for
-categorical data.  The aggregations run as one SQL query over whatever
-relation the caller passes (the dataset's current view after its filters),
-so nothing but the result leaves DuckDB:
-
-* ``min`` / ``max``: the smallest minimum / largest maximum;
-* ``mean``: the mean weighted by each sample's valid pixels
-  (``height * width`` from ``stac:tensor_shape`` times ``valid% / 100``;
-  1 per sample when the shape is missing);
-* ``std``: the standard deviation of all valid pixels, exact: within-sample
-  variances plus the spread of sample means, with the same weights
-  (``GeotiffStats`` stores population standard deviations);
-* ``p25`` / ``p50`` / ``p75`` / ``p95``: the weighted mean of the samples'
-  percentiles, an approximation (exact percentiles need the pixels);
-* ``categorical``: class fractions weighted by pixel count.
-
-Weighting by *valid* pixels (the reference weights by all pixels) keeps a
-mostly-nodata sample from pulling the mean.
+``geotiff:stats`` holds per band ``[min, max, mean, std, valid%, p25, p50, p75, p95]``
+or class fractions.  Each statistic is one SQL query: ``min``/``max`` the extremes;
+``mean`` and ``std`` (exact, pooled) weighted by each sample's valid pixels (the
+``stac:tensor_shape`` area times ``valid%``, else 1), so that a mostly-nodata sample
+does not pull them (the reference weights by all pixels); ``p25`` .. ``p95`` the
+weighted mean of the samples' (approximate); ``categorical`` pixel-weighted fractions.
 """
 
 from __future__ import annotations
@@ -162,12 +148,11 @@ def aggregate_stats(
 
     Args:
         fetch: runs a query in the session that knows ``source``.
-        source: a ``SELECT`` or a view name: the current (filtered) view.
-        columns: the columns ``source`` has (to find ``stac:tensor_shape``).
+        source: a ``SELECT`` or a view name.
+        columns: the columns ``source`` has.
         stat: one of ``min max mean std p25 p50 p75 p95 categorical``.
         band: a 0-based band, a list of bands, or None for every band.
-        categorical: whether the lists are class fractions; None decides by
-            length (9 values = continuous, as the reference does).
+        categorical: whether the lists are class fractions; None: 9 values are not.
         where: names the dataset in errors.
 
     Returns:
@@ -237,11 +222,7 @@ def view_stats(
     fetch: Fetch,
     columns_of: Callable[[str], Sequence[str]],
 ) -> np.ndarray:
-    """:func:`aggregate_stats` over the current rows of ``state`` at ``level``.
-
-    What ``TacoDataset.stats_*`` return; ``fetch`` runs a query in the dataset's
-    session, ``columns_of`` lists a relation's columns.
-    """
+    """:func:`aggregate_stats` over the current rows of ``state`` at ``level`` (``stats_*``)."""
     state.check_level(level)
     return aggregate_stats(
         fetch,

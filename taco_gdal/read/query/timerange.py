@@ -1,17 +1,9 @@
 """Time ranges for ``filter_datetime``: what the user types -> exact UTC bounds.
 
-Bounds are compared with the stored timestamps to the microsecond, never
-truncated to dates.  Accepted forms (ISO 8601 and Python/pandas objects):
-
-* a year ``"2024"``, a month ``"2024-03"`` or a day ``"2024-03-15"`` (or a
-  ``date``) is that whole period: as a start it means its first instant, as
-  an end "before the next period begins";
-* a datetime (``"2024-03-15T10:30:00Z"``, ``datetime``, ``pandas.Timestamp``,
-  ``numpy.datetime64``) is that instant;
-* ``"a/b"`` and ``(a, b)`` are ranges, inclusive at both ends; ``..`` or an
-  empty string (or ``None`` in a tuple) leaves an end open: ``"2024/.."``,
-  ``"../2024-03"``;
-* naive values are UTC; aware values are converted to UTC.
+A year, month or day (text or ``date``) is that whole period; a datetime (text,
+``datetime``, ``pandas.Timestamp``, ``numpy.datetime64``) is that instant;
+``"a/b"`` and ``(a, b)`` are ranges, inclusive at both ends, ``..``, ``""`` or
+``None`` leaving an end open.  Naive values are UTC.  Bounds keep microseconds.
 """
 
 from __future__ import annotations
@@ -46,10 +38,7 @@ _SLASHED = re.compile(r"(?<!\d)(\d{1,2})[/.](\d{1,2})[/.](\d{4})(?!\d)")
 
 @dataclass(frozen=True, slots=True)
 class TimeRange:
-    """``start <= t`` and ``t <= end`` (or ``t < end`` when ``end_inclusive`` is False).
-
-    Bounds are naive datetimes in UTC; ``None`` is an open end.
-    """
+    """``start <= t <= end`` (``t < end`` unless ``end_inclusive``); naive UTC, None open."""
 
     start: datetime | None
     end: datetime | None
@@ -80,7 +69,7 @@ def _day(value: date) -> _Period:
 
 
 def _slashed_hint(text: str) -> str:
-    """A note showing the ISO 8601 day for ``03/15/2024``-like text in ``text``, else ``""``."""
+    """A note giving the ISO 8601 day for ``03/15/2024``-like text, else ``""``."""
     match = _SLASHED.search(text)
     if match is None:
         return ""
@@ -142,16 +131,6 @@ def _bound(value: Any, what: str, given: Any) -> datetime | _Period | None:
     )
 
 
-def _start(value: datetime | _Period | None) -> datetime | None:
-    return value.first if isinstance(value, _Period) else value
-
-
-def _end(value: datetime | _Period | None) -> tuple[datetime | None, bool]:
-    if isinstance(value, _Period):
-        return value.after, False
-    return value, True
-
-
 def _split(value: str) -> list[str]:
     parts = value.split("/")
     if len(parts) == 2:
@@ -166,11 +145,10 @@ def _split(value: str) -> list[str]:
 
 
 def parse_range(value: Any) -> TimeRange:
-    """Normalise a user time range (see the module docstring for the accepted forms).
+    """Normalise a user time range (the accepted forms: module docstring, :data:`VALID_FORMS`).
 
     Raises:
-        TacoQueryError: unparsable values (the message shows what was given and
-            the valid forms), a start after the end, or no bound at all.
+        TacoQueryError: unparsable values, a start after the end, or no bound at all.
 
     Example:
         >>> span = parse_range("2023-01-01/2023-01-31")
@@ -197,8 +175,8 @@ def parse_range(value: Any) -> TimeRange:
             raise TacoQueryError(
                 f"filter_datetime: {value!r} is not a time or a range; expected one of: {_forms()}"
             )
-    start = _start(first)
-    end, inclusive = _end(last)
+    start = first.first if isinstance(first, _Period) else first
+    end, inclusive = (last.after, False) if isinstance(last, _Period) else (last, True)
     if start is None and end is None:
         raise TacoQueryError(f"filter_datetime: the range {value!r} is open at both ends")
     if start is not None and end is not None and (start > end or (start == end and not inclusive)):

@@ -23,8 +23,8 @@ from taco_gdal.read.opening.containers._parse import (
     column_groups,
     decode_parquet,
     parse_level,
-    parse_level_file,
-    parse_metadata,
+    parse_level_file_deferring,
+    parse_metadata_deferring,
     read_entries,
 )
 from tests.datasets import write_dataset
@@ -101,11 +101,11 @@ def test_streamed_levels_equal_levels_read_into_memory(tmp_path: Path) -> None:
     path = write_dataset(tmp_path, "3level", "zip")
     entries, labels = _member_entries(path)
     with VSIFile(str(path)) as f:
-        copied = parse_metadata(read_entries(f, entries, labels), labels, str(path))
+        copied = parse_metadata_deferring(read_entries(f, entries, labels), labels, str(path))
         sources = read_entries(f, entries, labels, stream_from=1)
         assert all(isinstance(s, StreamedLevel) for s in sources[:-1])
         assert isinstance(sources[-1], pa.Buffer)  # COLLECTION.json always comes as bytes
-        streamed = parse_metadata(sources, labels, str(path))
+        streamed = parse_metadata_deferring(sources, labels, str(path), defer=False)
     assert len(streamed[0]) == 3
     for a, b in zip(streamed[0], copied[0], strict=True):
         assert a.equals(b, check_metadata=True)
@@ -138,12 +138,12 @@ def test_streamed_corrupt_level_is_a_format_error(tmp_path: Path) -> None:
     with VSIFile(str(broken)) as f:
         sources = read_entries(f, entries, labels, stream_from=1)
         with pytest.raises(TacoFormatError, match="expected a parquet file"):
-            parse_metadata(sources, labels, str(broken))
+            parse_metadata_deferring(sources, labels, str(broken), defer=False)
 
 
 def test_level_file_streamed_or_copied_gives_one_table(tmp_path: Path) -> None:
     folder = write_dataset(tmp_path, "3level", "folder")
     for level in (0, 1, 2):
         stored = str(folder / "METADATA" / f"level{level}.parquet")
-        streamed = parse_level_file(stored, stored, stream_from=1)
+        streamed = parse_level_file_deferring(stored, stored, 1, defer=False)[0]
         assert streamed.equals(parse_level(read_all(stored), stored), check_metadata=True)

@@ -1,19 +1,11 @@
 """The bytes of some of a level's columns, read into memory for a decode that holds no GIL.
 
-A large level whose binary columns stay in the file (:mod:`._deferred`) is
-decoded without them.  Through a Python file over the level's byte range
-(:class:`~taco_gdal.read.opening.containers._deferred.RangeFile`) every read Arrow makes
-is a call into Python, which waits for the GIL whenever another thread holds
-it: the imports :func:`~taco_gdal.read.load.load` runs beside the decode made
-it wait, and the two took as long as one after the other.
-
-:func:`read_columns` instead reads the column chunks of the wanted columns, and
-the footer, with ``preadv`` into one Arrow buffer as long as the level, at
-their own offsets: the Parquet reader sees the level as it is in the file, and
-decodes it in C++ without the GIL.  The ranges of the other columns are never
-written, and the buffer comes from the system allocator, which maps a buffer
-this large on its own: pages never written are never resident, and all of it
-goes back to the system when the buffer is freed.
+Decoding through a Python file over the level's byte range makes every read of
+Arrow's a call into Python, which waits for the GIL held by the imports ``load``
+runs beside it.  :func:`read_columns` instead reads the wanted column chunks and
+the footer into one buffer as long as the level, at their own offsets, so Parquet
+decodes it in C++.  The buffer comes from the system allocator: pages never
+written are never resident, and all of it goes back when it is freed.
 """
 
 from __future__ import annotations
@@ -28,8 +20,7 @@ from taco_gdal.io.vsi import VSIFile
 __all__ = ["CHUNK_SLACK", "MERGE_GAP", "chunk_ranges", "read_columns"]
 
 CHUNK_SLACK = 100
-"""Bytes read past a column chunk's stated end: Arrow reads up to 100 more (the largest
-dictionary page header) from files of writers with the PARQUET-816 size bug."""
+"""Bytes read past a column chunk's stated end, as Arrow does (PARQUET-816)."""
 MERGE_GAP = 64 * 1024
 """Ranges closer than this are read as one (a read costs more than a small gap)."""
 _FOOTER_TAIL = 8
@@ -39,21 +30,8 @@ _FOOTER_TAIL = 8
 def chunk_ranges(
     metadata: pq.FileMetaData, names: Collection[str], length: int
 ) -> list[tuple[int, int]]:
-    """Byte ranges ``(start, end)`` of the Parquet file that a read of ``names`` touches.
-
-    Every column chunk of ``names`` (from its dictionary page, if any, to the
-    end of its data pages plus :data:`CHUNK_SLACK`) and the footer, clipped to
-    ``length`` and merged when closer than :data:`MERGE_GAP`.
-
-    Example:
-        >>> import io
-        >>> sink = io.BytesIO()
-        >>> pq.write_table(pa.table({"a": [1, 2], "b": [b"x", b"y"]}), sink)
-        >>> data = sink.getvalue()
-        >>> meta = pq.ParquetFile(io.BytesIO(data)).metadata
-        >>> chunk_ranges(meta, {"a"}, len(data))[-1][1] == len(data)
-        True
-    """
+    """Byte ranges ``(start, end)`` of the column chunks of ``names`` and the footer, merged
+    when closer than :data:`MERGE_GAP`."""
     top = set(names)
     ranges: list[tuple[int, int]] = []
     for g in range(metadata.num_row_groups):
@@ -87,24 +65,7 @@ def read_columns(
     names: Collection[str],
     where: str,
 ) -> pa.Buffer:
-    """The Parquet file in ``[offset, offset + length)`` of ``file``, with only ``names`` read.
-
-    Returns an Arrow-owned buffer of ``length`` bytes (system allocator) holding
-    the bytes of :func:`chunk_ranges` at their own positions; decode only
-    ``names`` from it.
-
-    Raises:
-        TacoFormatError: the file ends before a range (it was truncated).
-        TacoIOError: the file cannot be read.
-
-    Example:
-        >>> pq.write_table(pa.table({"a": [1, 2], "b": [b"x", b"y"]}), "t.parquet")
-        >>> with VSIFile("t.parquet") as f:
-        ...     meta = pq.ParquetFile("t.parquet").metadata
-        ...     data = read_columns(f, 0, f.size(), meta, ["a"], "t.parquet")
-        >>> pq.ParquetFile(pa.BufferReader(data)).read(["a"]).column("a").to_pylist()
-        [1, 2]
-    """
+    """The Parquet file in ``[offset, offset + length)`` of ``file``, with only ``names`` read."""
     buffer = pa.allocate_buffer(length, memory_pool=pa.system_memory_pool())
     view = memoryview(buffer)
     try:

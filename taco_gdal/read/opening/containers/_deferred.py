@@ -1,21 +1,12 @@
 """Binary columns of a large level, left in the file until something asks for them.
 
-At a million rows the two WKB columns of a level (footprints and centroids)
-are over half of its decoded bytes, yet ``load`` and
-``.data`` never look inside them: ``len``, time filters, navigation, sample
-paths and the frame itself (whose binary columns and footprints are lazy
-arrays) work from the other columns.  So a level of a local file large enough
-to be streamed (see :mod:`taco_gdal.read.opening.containers._parse`) is decoded
-without its binary columns, and :class:`DeferredColumns` records where they
-are.  :class:`LoadedLevels` holds the level tables of one load and decodes a
-level's deferred columns once, the first time a caller asks for the whole
-table or for one of those columns (a bbox filter, ``sql()``, ``to_arrow``,
-showing rows of the frame).
-
-Before decoding, the file must still be the one that was loaded (same size
-and modification time), or :class:`~taco_gdal.errors.TacoChangedError` says
-so; a column that no longer decodes is a
-:class:`~taco_gdal.errors.TacoFormatError`, as it would have been at load.
+WKB footprints and centroids can be over half of a level's decoded bytes, yet
+``load``, ``len``, time filters, navigation and ``.data`` (whose binary columns
+are lazy arrays) never look inside them.  So a streamed level
+(:mod:`taco_gdal.read.opening.containers._parse`) is decoded without them,
+:class:`DeferredColumns` records where they are, and :class:`LoadedLevels` decodes
+them once, on first need.  A file changed since the load (size or modification
+time) raises :class:`~taco_gdal.errors.TacoChangedError`.
 
 Example:
     >>> import io, pyarrow as pa, pyarrow.parquet as pq
@@ -61,8 +52,7 @@ __all__ = [
 
 
 def deferrable(field: pa.Field) -> bool:
-    """Whether a column may stay in the file: binary values (WKB, blobs), shown through lazy
-    arrays, never needed by load itself.
+    """Whether a column may stay in the file: binary values (WKB, blobs).
 
     Example:
         >>> deferrable(pa.field("wkb", pa.binary())), deferrable(pa.field("id", pa.string()))
@@ -72,7 +62,7 @@ def deferrable(field: pa.Field) -> bool:
 
 
 def file_stamp(path: str) -> tuple[int, int]:
-    """``(size, modification time in ns)`` of a local file: what says it is still the same."""
+    """``(size, modification time in ns)`` of a local file."""
     try:
         stat = os.stat(path)
     except OSError as exc:
@@ -127,18 +117,8 @@ class RangeFile(io.RawIOBase):
 
 @dataclass(frozen=True)
 class DeferredColumns:
-    """Where a level's deferred columns are and what they must look like.
-
-    Attributes:
-        path: the local file holding the level's Parquet bytes.
-        offset, length: the Parquet file's byte range in ``path``.
-        stamp: ``path``'s size and modification time when it was loaded.
-        schema: the level's whole schema as stored (deferred columns included).
-        names: the deferred columns, in stored order.
-        rows: the level's row count.
-        where: the level, as error messages name it.
-        group_rows: rows of each Parquet row group (a few rows are read from theirs).
-    """
+    """Where a level's deferred columns are (a byte range of ``path``) and what they must be
+    (``schema``: the whole stored one; ``stamp``: :func:`file_stamp` at load)."""
 
     path: str
     offset: int
@@ -167,17 +147,11 @@ class DeferredColumns:
         return cls(path, offset, length, stamp, schema, tuple(names), rows, where, groups)
 
     def fields(self) -> list[pa.Field]:
-        """The deferred columns' fields, in stored order."""
         return [self.schema.field(name) for name in self.names]
 
     def read(self, names: Sequence[str] | None = None) -> pa.Table:
-        """The deferred columns (or ``names`` of them), decoded now, one at a time.
-
-        Raises:
-            TacoChangedError: the file is not the one loaded (size or mtime differ).
-            TacoIOError: the file cannot be opened.
-            TacoFormatError: the columns no longer decode to the recorded types and rows.
-        """
+        """The deferred columns (or ``names`` of them), decoded now, one at a time; a changed
+        file is a TacoChangedError, columns that no longer decode a TacoFormatError."""
         self._check_stamp()
         wanted = list(self.names if names is None else names)
         with VSIFile(self.path) as f:  # TacoIOError if it cannot be opened
@@ -191,14 +165,8 @@ class DeferredColumns:
         return table
 
     def read_rows(self, name: str, positions: np.ndarray) -> pa.Array | None:
-        """Column ``name`` at row ``positions``, decoding only the row groups holding them.
-
-        ``None`` when they lie in more than a quarter of the row groups (decode
-        the whole column then).
-
-        Raises:
-            TacoChangedError, TacoIOError, TacoFormatError: as :meth:`read`.
-        """
+        """Column ``name`` at row ``positions``, decoding only the row groups holding them
+        (``None`` when they lie in more than a quarter of the row groups)."""
         sizes = np.asarray(self.group_rows, dtype=np.int64)
         starts = np.concatenate([[0], np.cumsum(sizes)])
         if not len(sizes) or starts[-1] != self.rows:
@@ -241,7 +209,7 @@ class DeferredColumns:
             )
 
     def _decode(self, f: VSIFile, names: list[str]) -> pa.Table:
-        """Each column from its own column chunks, read into memory (see ``_chunks``)."""
+        """Each column from its own column chunks, read into memory."""
         source = pa.PythonFile(RangeFile(f, self.offset, self.length), mode="r")
         columns: list[pa.ChunkedArray] = []
         pool = pa.default_memory_pool()
@@ -269,11 +237,7 @@ class DeferredColumns:
 
 
 def insert_columns(table: pa.Table, deferred: DeferredColumns, columns: pa.Table) -> pa.Table:
-    """``table`` (the level without its deferred columns) with ``columns`` back in place.
-
-    A deferred column goes back before the column that followed it when
-    stored; columns the reader appended (ids) stay last.
-    """
+    """``table`` (the level without its deferred columns) with ``columns`` back in stored order."""
     stored = deferred.schema.names
     for name in deferred.names:
         after = stored[stored.index(name) + 1 :]
@@ -284,14 +248,8 @@ def insert_columns(table: pa.Table, deferred: DeferredColumns, columns: pa.Table
 
 
 class LoadedLevels:
-    """The level tables of one load, each with its deferred columns decoded on first need.
-
-    ``decoded[k]`` is level ``k`` without its deferred columns (all of it when
-    ``deferred[k]`` is ``None``).  :meth:`column` decodes one deferred column,
-    :meth:`table` the rest of the level.  Thread-safe; pickles as what is
-    decoded so far and where the rest is (a process that unpickles it reads
-    that from the same local file when asked).
-    """
+    """The level tables of one load, each with its deferred columns decoded on first need
+    (thread-safe; pickles as what is decoded so far and where the rest is)."""
 
     def __init__(
         self, decoded: Sequence[pa.Table], deferred: Sequence[DeferredColumns | None] = ()
@@ -363,8 +321,8 @@ class LoadedLevels:
         return insert_columns(self._decoded[level].slice(0, 0), deferred, empty).schema
 
     def take(self, level: int, name: str, positions: np.ndarray) -> pa.Array | pa.ChunkedArray:
-        """Column ``name`` of ``level`` at row ``positions``: a few rows of a column still
-        in the file are read from their row groups only (not kept), else :meth:`column`."""
+        """Column ``name`` of ``level`` at ``positions``; a few rows of a column still in the
+        file are read from their row groups only (not kept)."""
         deferred = self._deferred[level]
         held = (level, name) in self._columns
         if deferred is not None and name in self.pending(level) and not held:

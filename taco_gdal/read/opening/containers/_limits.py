@@ -1,15 +1,9 @@
 """Checks every container runs on untrusted metadata before anything else uses it.
 
-* JSON: at most :data:`MAX_JSON_BYTES`, nesting at most :data:`MAX_JSON_DEPTH`,
-  numbers of at most :data:`MAX_NUMBER_DIGITS` digits (no ``RecursionError``,
-  no quadratic int parsing).
-* Level tables: unique column names, at most :data:`MAX_COLUMNS` columns, the
-  spec's columns of the spec's type (``id`` and ``type`` text, ids and byte
-  ranges integers, paths text).
-* Byte ranges: every row's ``internal:offset`` + ``internal:size`` inside the
-  container (or the source ZIP of a TACOCAT row), non-negative, in int64.
-* COLLECTION values of known keys with a wrong type are dropped (logged), so
-  reprs, HTML views and the collection properties never see them.
+JSON size, nesting and number lengths (no ``RecursionError``, no quadratic int
+parsing); level tables' column names, count and spec types; every row's byte
+range inside its container; and COLLECTION values of known keys with a wrong type
+dropped (logged), so that nothing downstream sees them.
 """
 
 from __future__ import annotations
@@ -53,8 +47,7 @@ MAX_JSON_BYTES: Final = 256 * 1024 * 1024
 MAX_JSON_DEPTH: Final = 64
 MAX_NUMBER_DIGITS: Final = 100
 MAX_COLUMNS: Final = 10_000
-"""Columns per level table.  Parsing is linear, but DuckDB's binding of the views is
-not: far wider tables would take minutes to bind."""
+"""Columns per level table: DuckDB's binding of far wider views would take minutes."""
 
 
 def _json_depth(text: str) -> int:
@@ -89,15 +82,7 @@ def _number(kind: type) -> Any:
 
 
 def loads_json(text: str, where: str) -> Any:
-    """``json.loads`` with size, depth and number limits.
-
-    Raises:
-        TacoFormatError: over a limit, or not JSON.
-
-    Example:
-        >>> loads_json('{"a": [1, 2]}', "COLLECTION.json")
-        {'a': [1, 2]}
-    """
+    """``json.loads`` with size, depth and number limits (TacoFormatError beyond them)."""
     if len(text) > MAX_JSON_BYTES:
         raise TacoFormatError(
             f"{where}: expected at most {MAX_JSON_BYTES} bytes of JSON, found {len(text)}"
@@ -144,8 +129,7 @@ _COLUMN_TYPES: Final = (
     (RELATIVE_PATH, _is_text_or_null, "text"),
     (SOURCE_FILE, _is_text_or_null, "text"),
 )
-"""The spec's columns and the Arrow types the reader accepts for them (a mutated
-Parquet logical type turns ``id`` into binary, which no query expects)."""
+"""The spec's columns and the Arrow types the reader accepts for them."""
 
 
 def check_columns(table: pa.Table, where: str) -> None:
@@ -165,11 +149,7 @@ def check_columns(table: pa.Table, where: str) -> None:
 
 
 def check_ranges(table: pa.Table, container_size: int, where: str, container: str) -> None:
-    """Every row's ``[offset, offset + size)`` must lie inside the container.
-
-    Raises:
-        TacoFormatError: names the first bad row (position and id), its range and the size.
-    """
+    """Raise TacoFormatError unless every row's ``[offset, offset + size)`` is in the container."""
     if OFFSET not in table.column_names or SIZE not in table.column_names:
         return
     offsets, sizes = table.column(OFFSET), table.column(SIZE)

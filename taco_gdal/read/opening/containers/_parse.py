@@ -1,12 +1,10 @@
 """Shared by the containers: coalesced range reads, parquet and JSON from bytes.
 
-A large level of a local file is not read into memory whole: the parquet
-reader gets a file over the level's byte range (:class:`StreamedLevel`) and
-decodes the columns a group at a time (:func:`decode_parquet`), so that a
-level's peak memory is its decoded table plus one group's compressed bytes and
-buffers, not the whole compressed file beside every column's buffers.
-Such a level's binary columns (WKB, blobs) are not decoded at all until asked
-for (:func:`parse_level_deferring`, :mod:`taco_gdal.read.opening.containers._deferred`).
+A large level of a local file is decoded from the file over its byte range
+(:class:`StreamedLevel`), a column group at a time (:func:`decode_parquet`), and
+its binary columns are left in the file until asked for
+(:mod:`taco_gdal.read.opening.containers._deferred`): the peak memory is then the
+decoded table plus one group's bytes, not a copy of the whole file beside it.
 """
 
 from __future__ import annotations
@@ -46,9 +44,7 @@ __all__ = [
     "parse_collection",
     "parse_level",
     "parse_level_deferring",
-    "parse_level_file",
     "parse_level_file_deferring",
-    "parse_metadata",
     "parse_metadata_deferring",
     "read_entries",
     "stream_bytes",
@@ -61,8 +57,7 @@ _MAX_GAP = 4 * 1024 * 1024
 """Entries further apart than this are read separately rather than in one range."""
 
 STREAM_BYTES = 32 * 1024 * 1024
-"""A level of a local file at least this large is decoded from the file, not from a copy,
-and its binary columns are deferred (tests lower it to exercise that path on small files)."""
+"""A level of a local file at least this large is streamed, its binary columns deferred."""
 
 
 def stream_bytes() -> int:
@@ -74,16 +69,12 @@ GROUP_BYTES = 48 * 1024 * 1024
 """Columns are decoded in groups of about this many uncompressed bytes (:func:`column_groups`)."""
 
 MAX_GROUPS = 8
-"""At most this many groups: each group's read walks every row group's footer entries again,
-so more groups cost time for little less peak memory."""
+"""At most this many groups: each one walks every row group's footer entries again."""
 
 
 @dataclass(frozen=True)
 class StreamedLevel:
-    """A level in ``[offset, offset + length)`` of an open local file, decoded from the file.
-
-    Parse it (:func:`parse_level`) before ``file`` closes.
-    """
+    """A level in ``[offset, offset + length)`` of an open local file; parse it before it closes."""
 
     file: VSIFile
     offset: int
@@ -127,19 +118,8 @@ def read_entries(
     *,
     stream_from: int | None = None,
 ) -> list[LevelSource]:
-    """The bytes of every entry, with as few range reads as possible.
-
-    Adjacent entries (TACO metadata is contiguous at the end of the archive)
-    come back from one read; each entry is a zero-copy slice of it.  With
-    ``stream_from`` (callers pass :data:`STREAM_BYTES`), a level (every entry
-    but the last, which is COLLECTION.json) of at least that many bytes in a
-    local file comes back as a :class:`StreamedLevel` instead: parse it before
-    ``f`` closes.
-
-    Raises:
-        TacoFormatError: an entry reaches past the end of the file; the message
-            names the entry, its byte range and the file size.
-    """
+    """The bytes of every entry, with as few range reads as possible (zero-copy slices);
+    a level entry of ``stream_from`` bytes or more in a local file as a :class:`StreamedLevel`."""
     out: list[LevelSource | None] = [None] * len(entries)
     size = f.size()
     for entry, label in zip(entries, labels, strict=True):
@@ -178,31 +158,15 @@ def column_groups(
 ) -> list[list[str]]:
     """The top-level columns of ``parquet`` (or ``columns`` of them) in groups to decode in turn.
 
-    Columns are dealt, largest first (uncompressed bytes in the footer: each
-    column's share of the first row group, applied to the whole file's), to the
-    group that holds the fewest bytes, with as many groups as ``budget``
-    divides the whole into (at most :data:`MAX_GROUPS`); a table under
-    ``budget`` is one group.  Each group
-    is decoded with Arrow's threads, so groups of several columns keep both
-    cores busy while memory holds one group's transients at a time.  The sizes
-    only shape the groups: a footer that lies about them costs memory, never
-    correctness.
-
-    Example:
-        >>> import io, pyarrow as pa, pyarrow.parquet as pq
-        >>> sink = io.BytesIO()
-        >>> pq.write_table(pa.table({"a": [1, 2], "b": ["x", "y"]}), sink)
-        >>> column_groups(pq.ParquetFile(pa.BufferReader(sink.getvalue())))
-        [['a', 'b']]
+    Columns are dealt, largest first, to the group holding the fewest bytes; sizes
+    come from the footer, which, if it lies, costs memory, never correctness.
     """
     names = parquet.schema_arrow.names if columns is None else list(columns)
     meta = parquet.metadata
     total = sum(max(meta.row_group(g).total_byte_size, 0) for g in range(meta.num_row_groups))
     if len(names) <= 1 or total <= budget:  # one group, without any column chunk's metadata
         return [names] if names else []
-    # The first row group's chunks, checked, give the columns' shares of the total
-    # (row groups of one writer hold alike rows); the others' chunk metadata is
-    # only ever built while decoding, where a bad one raises.
+    # the first row group's shares stand for the whole; other chunks are checked by the decode
     check_column_chunks(parquet, row_groups=[0])
     first = meta.row_group(0)
     shares = dict.fromkeys(names, 0)
@@ -231,13 +195,9 @@ _VIEWS: Final = {pa.string_view(): pa.large_string(), pa.binary_view(): pa.large
 
 
 def without_views(table: pa.Table) -> pa.Table:
-    """``table`` with its top-level ``string_view`` / ``binary_view`` columns as large strings
-    and binaries.
+    """``table`` with its top-level ``string_view`` / ``binary_view`` columns made large ones.
 
-    A Parquet file carries Arrow's schema in its metadata, so a writer (or one
-    mutated byte of that schema, found by the TACOCAT fuzzer) can make any column a
-    view; pyarrow 26 has no ``take`` kernel for views, and the TACOCAT source check
-    failed with ``ArrowNotImplementedError``.  Nothing in TACO needs them.
+    A stored Arrow schema can make any column a view, which pyarrow cannot ``take``.
 
     Example:
         >>> without_views(pa.table({"a": pa.array(["x"], pa.string_view())})).schema.types
@@ -251,18 +211,8 @@ def without_views(table: pa.Table) -> pa.Table:
 
 
 def check_column_chunks(parquet: pq.ParquetFile, row_groups: Sequence[int]) -> None:
-    """Build the column chunks' metadata of ``row_groups`` where a bad one raises, before
-    anything reads it through ``RowGroupMetaData.column``.
-
-    pyarrow (26.0.1) builds a chunk's metadata there without turning C++ exceptions
-    into Python ones, so a chunk whose size statistics are inconsistent ("Definition
-    level histogram size mismatch", found by the parquet fuzzer) ends the process
-    with ``std::terminate``.  Reading the first row of a row group builds its
-    chunks' metadata on Arrow's reading path, which reports the same fault as an
-    ``OSError``; it decodes one page per column of each row group given.
-
-    Raises:
-        OSError: a column chunk's metadata is invalid (pyarrow's message).
+    """Build the column chunks' metadata of ``row_groups`` where a bad one raises ``OSError``
+    (``RowGroupMetaData.column`` would end the process with ``std::terminate``).
 
     Example:
         >>> import io, pyarrow as pa, pyarrow.parquet as pq
@@ -283,24 +233,8 @@ def decode_parquet(
     columns: Sequence[str] | None = None,
     group_file: Callable[[list[str]], pq.ParquetFile] | None = None,
 ) -> pa.Table:
-    """The whole table of ``parquet`` (or its ``columns``), decoded a column group at a time.
-
-    The same table as ``parquet.read()`` (schema, metadata, one chunk per
-    column), with a lower peak: see :func:`column_groups`.  Between groups the
-    default memory pool returns what the group freed (``release_unused``, a
-    public pyarrow call that costs well under a millisecond here), which
-    otherwise stays resident: a binary column's builder doubles as it grows.
-    ``group_file(names)``, if given, is the file each group is read from (the
-    same Parquet file, with the bytes of ``names`` in memory).
-
-    Example:
-        >>> import io, pyarrow as pa, pyarrow.parquet as pq
-        >>> sink = io.BytesIO()
-        >>> pq.write_table(pa.table({"a": [1, 2], "b": ["x", "y"]}), sink)
-        >>> parquet = pq.ParquetFile(pa.BufferReader(sink.getvalue()))
-        >>> decode_parquet(parquet, budget=1).equals(parquet.read())
-        True
-    """
+    """``parquet.read()`` (or of ``columns``), decoded a column group at a time for a lower
+    peak; ``group_file(names)``, if given, is the file each group is read from."""
     schema = parquet.schema_arrow
     names = schema.names
     if len(set(names)) != len(names):
@@ -324,28 +258,15 @@ def decode_parquet(
 
 
 def parse_level(data: LevelSource | bytes, where: str) -> pa.Table:
-    """A level table from parquet bytes or a local file's range; ``id`` and ``type`` required.
-
-    Raises:
-        TacoFormatError: not parquet, or a required column is missing.
-    """
+    """A level table from parquet bytes or a local file's range; ``id`` and ``type`` required."""
     return parse_level_deferring(data, where, defer=False)[0]
 
 
 def parse_level_deferring(
     data: LevelSource | bytes, where: str, *, defer: bool = True
 ) -> tuple[pa.Table, DeferredColumns | None]:
-    """:func:`parse_level`, leaving a streamed level's binary columns in the file.
-
-    With ``defer`` and a :class:`StreamedLevel` holding binary columns besides
-    others, the table lacks them and the :class:`DeferredColumns` says where
-    they are (see :mod:`taco_gdal.read.opening.containers._deferred`); otherwise the
-    table is whole and the deferral ``None``.  The schema is checked whole
-    either way.
-
-    Raises:
-        TacoFormatError: not parquet, or a required column is missing.
-    """
+    """:func:`parse_level`, leaving a streamed level's binary columns in the file; also
+    returns where they are (``None`` when none were left out)."""
     streamed = isinstance(data, StreamedLevel)
     try:
         source = data.open() if isinstance(data, StreamedLevel) else owned_reader(data)
@@ -354,8 +275,7 @@ def parse_level_deferring(
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise TacoFormatError(f"{where}: expected a parquet file, cannot parse it: {exc}") from exc
     check_column_count(parquet.metadata.num_columns, where)  # before reading any column
-    # Names and spec types, deferred columns too; an empty table made without
-    # ``schema.empty_table()``, which imports pandas (load imports it beside the decode).
+    # deferred columns too; not schema.empty_table(), which imports pandas
     check_columns(pa.Table.from_batches([], schema=schema), where)
     later = [f.name for f in schema if deferrable(f)] if defer and streamed else []
     kept = [name for name in schema.names if name not in later]
@@ -389,13 +309,8 @@ def parse_level_deferring(
 def _decode_kept(
     level: LevelSource | bytes, parquet: pq.ParquetFile, kept: list[str], where: str
 ) -> pa.Table | None:
-    """Columns ``kept`` of a streamed level, decoded from their bytes in memory (no GIL held).
-
-    A column group at a time (:func:`decode_parquet`), each from its own column
-    chunks only (:func:`~taco_gdal.read.opening.containers._chunks.read_columns`), so
-    memory holds one group's compressed bytes.  None when a decode fails: the
-    decode from the file then reports what is wrong.
-    """
+    """Columns ``kept`` of a streamed level, decoded from their chunks in memory (no GIL held);
+    None when that fails, for the decode from the file to report what is wrong."""
     if not isinstance(level, StreamedLevel):
         return None
     metadata = parquet.metadata
@@ -405,17 +320,10 @@ def _decode_kept(
         return pq.ParquetFile(pa.BufferReader(data), metadata=metadata)
 
     try:
-        # one thread: the peak stays that of the decode from the file (Arrow's threads
-        # raise it), and load() imports beside it
+        # one thread: Arrow's threads would raise the peak, and load() imports beside it
         return decode_parquet(parquet, use_threads=False, columns=kept, group_file=group_file)
     except (pa.ArrowException, OSError, ValueError):
         return None
-
-
-def parse_level_file(path: str, where: str, stream_from: int | None = None) -> pa.Table:
-    """:func:`parse_level` of a whole file; a local one of ``stream_from`` bytes or more is
-    decoded from the file rather than from a copy of it."""
-    return parse_level_file_deferring(path, where, stream_from, defer=False)[0]
 
 
 def parse_level_file_deferring(
@@ -433,11 +341,7 @@ def parse_level_file_deferring(
 
 
 def parse_collection(data: pa.Buffer | bytes, where: str) -> dict[str, Any]:
-    """COLLECTION.json from bytes.
-
-    Raises:
-        TacoFormatError: not UTF-8 JSON, or not a JSON object.
-    """
+    """COLLECTION.json from bytes (TacoFormatError unless a UTF-8 JSON object)."""
     try:
         text = memoryview(data).tobytes().decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -448,33 +352,11 @@ def parse_collection(data: pa.Buffer | bytes, where: str) -> dict[str, Any]:
     return normalise_collection(value, where)
 
 
-def parse_metadata(
-    buffers: Sequence[LevelSource], labels: Sequence[str], path: str
-) -> tuple[list[pa.Table], dict[str, Any], list[str]]:
-    """Level tables and COLLECTION.json from the buffers :func:`read_entries` returned.
-
-    ``buffers`` hold the level parquet files in order, then COLLECTION.json;
-    ``labels`` name each entry in messages (as ``"{path}: {label}"``).
-
-    Returns:
-        The level tables, the collection, and where each level table came from.
-
-    Raises:
-        TacoFormatError: a level is not parquet or lacks ``id``/``type``, or the
-            collection is not a JSON object.
-    """
-    levels, collection, sources, _ = parse_metadata_deferring(buffers, labels, path, defer=False)
-    return levels, collection, sources
-
-
 def parse_metadata_deferring(
     buffers: Sequence[LevelSource], labels: Sequence[str], path: str, *, defer: bool = True
 ) -> tuple[list[pa.Table], dict[str, Any], list[str], list[DeferredColumns | None]]:
-    """:func:`parse_metadata`, leaving streamed levels' binary columns in the file.
-
-    Returns:
-        As :func:`parse_metadata`, then each level's :class:`DeferredColumns` (or ``None``).
-    """
+    """Level tables, COLLECTION.json, each level's source and :class:`DeferredColumns` (or
+    None), from the buffers :func:`read_entries` returned."""
     sources = [f"{path}: {label}" for label in labels]
     parsed = [
         parse_level_deferring(buffer, where, defer=defer)

@@ -1,10 +1,9 @@
 """Paths stored in metadata must stay inside the dataset.
 
-A FOLDER row's ``internal:relative_path`` (or level-0 ``id``) and a TACOCAT
-row's ``internal:source_file`` are joined to the dataset's location; a value
-with a ``..`` component, an absolute path, a drive or a backslash, or (for
-local datasets) a symlink on the way, would make a reader or ``export()`` touch
-a file outside the dataset.  These checks refuse them.
+A FOLDER row's ``internal:relative_path`` (or level-0 ``id``) and a TACOCAT row's
+``internal:source_file`` are joined to the dataset's location: a ``..``
+component, an absolute path, a drive, a backslash or (locally) a symlink would
+make a reader or ``export()`` touch a file outside it.
 """
 
 from __future__ import annotations
@@ -46,10 +45,7 @@ def escape_reason(value: str) -> str | None:
         return "an absolute path"
     if value.startswith("/vsi") or "://" in value:
         return "a URL or GDAL virtual path"
-    parts = value.rstrip("/").split("/")
-    if ".." in parts:
-        return "a '..' component"
-    if posixpath.normpath(value).startswith(".."):
+    if ".." in value.rstrip("/").split("/") or posixpath.normpath(value).startswith(".."):
         return "a '..' component"
     return None
 
@@ -67,11 +63,7 @@ def symlink_on_path(root: str, relative: str) -> str | None:
 
 
 def check_inside(root: str, relative: str, what: str, where: str) -> None:
-    """Raise unless ``root/relative`` stays inside ``root`` (no ``..``, absolute path, symlink).
-
-    Raises:
-        TacoFormatError: names the value, the column and why it escapes.
-    """
+    """Raise :class:`TacoFormatError` unless ``root/relative`` stays inside ``root``."""
     reason = escape_reason(relative)
     if reason is not None:
         raise TacoFormatError(
@@ -109,11 +101,7 @@ def _symlinks(root: str) -> Iterator[str]:
 
 
 def check_folder_paths(levels: Sequence[pa.Table], sources: Sequence[str], data_root: str) -> None:
-    """Every FOLDER row's path stays under ``DATA/``, and (local) ``DATA/`` holds no symlink.
-
-    Raises:
-        TacoFormatError: names the row (level, position) and its path, or the symlink.
-    """
+    """Every FOLDER row's path stays under ``DATA/``, and (local) ``DATA/`` holds no symlink."""
     for level, row, value in _row_paths(levels):
         reason = escape_reason(value)
         if reason is not None:
@@ -132,14 +120,8 @@ def check_folder_paths(levels: Sequence[pa.Table], sources: Sequence[str], data_
 
 
 def check_sample_source(path: str, where: str) -> None:
-    """A local sample file under a dataset's ``DATA/`` must not go through a symlink.
-
-    Called by writers right before copying (``export``), so a link planted
-    after :func:`taco_gdal.load` is refused too.  Other paths pass.
-
-    Raises:
-        TacoFormatError: names the path and the symlink.
-    """
+    """A local sample file under a dataset's ``DATA/`` must not go through a symlink (checked
+    by ``export`` right before copying, so a link planted after the load is refused)."""
     marker = "/DATA/"
     if path.startswith("/vsi") or is_remote(path) or marker not in path:
         return

@@ -1,17 +1,11 @@
 """What a container is to the reader: a small protocol, a probe, a VSI rule.
 
-A container turns a location into metadata: one Arrow table per hierarchy
-level, the COLLECTION.json dict, and the rule that builds each sample's GDAL
-path (:class:`VsiRule`).  Everything else (DuckDB views, filters, navigation,
-concatenation) is shared.  Containers are found through the entry point group
-``taco_gdal.containers`` (see ``registry.py``), so a plugin adds a format by
-providing a class that satisfies :class:`Container`.
-
-Detection happens in two rounds over every registered container, in
-``priority`` order: :meth:`Container.claims` looks at the name only (no I/O),
-then :meth:`Container.detect` may look inside through the shared
-:class:`Probe`, which caches what it has read so detectors never repeat a
-request.
+A container turns a location into metadata: one Arrow table per level, the
+COLLECTION.json dict, and the rule that builds each sample's GDAL path
+(:class:`VsiRule`); everything else (DuckDB views, filters, navigation, concat) is
+shared, so a plugin adds a format with one class satisfying :class:`Container`.
+Detection asks every container in ``priority`` order, by name (no I/O), then by
+content through one shared :class:`Probe` that caches what it read.
 """
 
 from __future__ import annotations
@@ -58,8 +52,7 @@ class VsiRule:
             (``/vsisubfile/{offset}_{size},{root}/{internal:source_file}``),
             ``folder`` (``{root}/{relative_path or id}``, ``/__meta__`` for FOLDER
             rows) or ``stored`` (the column is already in the table).
-        root: a GDAL path: the archive, the TACOCAT base folder, or the folder
-            holding the samples.
+        root: the archive, the TACOCAT base folder, or the folder holding the samples.
 
     Example:
         >>> VsiRule("subfile", "/data/x.tacozip").kind
@@ -82,11 +75,7 @@ def path_exists(path: str) -> bool:
 
 
 class Probe:
-    """A location being identified, with its stat and first bytes read at most once.
-
-    Args:
-        path: the GDAL path (already through :func:`taco_gdal.format.vsi.to_vsi`).
-        given: what the user passed, for messages.
+    """A location being identified (a GDAL ``path``; ``given`` for messages), each read once.
 
     Example:
         >>> Probe("/data/x.tacozip", "/data/x.tacozip").name
@@ -150,14 +139,9 @@ class Probe:
 class Container(Protocol):
     """A storage format the reader can open.
 
-    Class attributes ``format`` (a short name) and ``priority`` (lower is asked
-    first); class methods ``claims``, ``detect`` and ``open``; and, on the
-    opened container, its metadata.
-
-    A format with integrity checks of its own may add a method
-    ``verify(level) -> Sequence[taco_gdal.verify.report.Failure]``;
-    :func:`taco_gdal.verify` calls it when present and otherwise checks that every
-    row's byte range lies inside its file (``crc``: readable; ``full``: digests).
+    ``format`` is a short name; a lower ``priority`` is asked first.  A format with
+    integrity checks of its own may add ``verify(level) ->
+    Sequence[taco_gdal.verify.report.Failure]``, which :func:`taco_gdal.verify` calls.
     """
 
     format: ClassVar[str]
@@ -208,10 +192,6 @@ class Container(Protocol):
 class OpenedContainer:
     """The metadata every opened container holds: the data half of :class:`Container`.
 
-    Built-in and plugin containers subclass it and add the class attributes
-    ``format`` and ``priority`` and the class methods ``claims``, ``detect``
-    and ``open``.
-
     Example:
         >>> opened = OpenedContainer("/data/ds", [], {}, VsiRule("folder", "/data/ds/DATA"), [])
         >>> opened.vsi_rule.kind
@@ -224,5 +204,4 @@ class OpenedContainer:
     vsi_rule: VsiRule
     sources: Sequence[str]
     deferred: Sequence[DeferredColumns | None] = ()
-    """Per level, the columns ``levels`` lacks because they stay in the file until asked
-    (see :mod:`taco_gdal.read.opening.containers._deferred`); empty: none."""
+    """Per level, the columns ``levels`` lacks because they stay in the file until asked."""

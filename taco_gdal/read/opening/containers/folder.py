@@ -1,8 +1,4 @@
-"""TACO FOLDER: ``COLLECTION.json``, ``METADATA/levelK.parquet`` and ``DATA/`` on disk.
-
-All reads go through GDAL's VSI layer, so a folder on a web server or in a
-bucket opens the same way as a local one.
-"""
+"""TACO FOLDER: ``COLLECTION.json``, ``METADATA/levelK.parquet`` and ``DATA/``, read through VSI."""
 
 from __future__ import annotations
 
@@ -25,19 +21,13 @@ from taco_gdal.read.opening.containers.base import OpenedContainer, Probe, VsiRu
 __all__ = ["FolderContainer", "Metadata", "read_folder_deferring", "read_level_files"]
 
 Metadata: TypeAlias = tuple[list[pa.Table], dict[str, Any], list[str], list[DeferredColumns | None]]
-"""Level tables, COLLECTION.json, where each level came from, and each level's deferred
-columns (see :mod:`taco_gdal.read.opening.containers._deferred`)."""
+"""Level tables, COLLECTION.json, where each level came from, each level's deferred columns."""
 
 
 def read_level_files(
     folder: str, depth: int | None
 ) -> tuple[list[pa.Table], list[str], list[DeferredColumns | None]]:
-    """``{folder}/level0.parquet`` ... up to ``depth`` (unknown: until a file is missing).
-
-    Returns:
-        The level tables (a large local level without its binary columns), their paths,
-        and each level's deferred columns.
-    """
+    """``{folder}/level0.parquet`` ... up to ``depth`` (unknown: until a file is missing)."""
     levels: list[pa.Table] = []
     sources: list[str] = []
     deferred: list[DeferredColumns | None] = []
@@ -55,12 +45,6 @@ def read_level_files(
 
 def read_folder_deferring(folder: str, levels_folder: str | None = None) -> Metadata:
     """``{folder}/COLLECTION.json`` and the level files of ``levels_folder`` (default ``folder``).
-
-    The collection's ``taco:pit_schema`` says how many levels to read.
-
-    Returns:
-        The level tables, the collection, where each level table came from, and each
-        level's deferred columns.
 
     Example:
         >>> levels, collection, sources, deferred = read_folder_deferring("cat/.tacocat")

@@ -1,8 +1,7 @@
 """Which container formats the reader knows: built-ins plus entry-point plugins.
 
-The built-in formats are registered here and only here (:data:`BUILTINS`).
-Plugins declare a class satisfying :class:`taco_gdal.containers.Container`
-(the public plugin contract) under the entry point group ``taco_gdal.containers``::
+Plugins declare a class satisfying :class:`taco_gdal.containers.Container` under
+the entry point group ``taco_gdal.containers``::
 
     [project.entry-points."taco_gdal.containers"]
     caf = "my_plugin.caf:CafContainer"

@@ -1,17 +1,9 @@
 """TACOCAT: the metadata of many TACO ZIPs consolidated in one place.
 
-Three forms are recognised:
-
-* the binary ``__TACOCAT__`` file of the specification (128-byte header, then
-  the level parquet files and COLLECTION.json back to back): two reads, the
-  header and one range;
-* a ``.tacocat/`` folder (``level0.parquet`` ..., ``COLLECTION.json``), as
-  tacotoolbox >= 0.19 writes it;
-* a folder that contains ``.tacocat/COLLECTION.json``.
-
-Rows keep ``internal:source_file``, the name of the ZIP that holds the sample;
-GDAL paths are ``/vsisubfile/{offset}_{size},{base}/{source_file}`` where the
-base defaults to the folder holding the TACOCAT and ``base_path`` overrides it.
+Three forms: the binary ``__TACOCAT__`` file of the specification, a ``.tacocat/``
+folder (tacotoolbox >= 0.19), or a folder that contains
+``.tacocat/COLLECTION.json``.  Rows name their ZIP in ``internal:source_file``;
+the ZIPs are looked for beside the TACOCAT unless ``base_path`` says otherwise.
 """
 
 from __future__ import annotations

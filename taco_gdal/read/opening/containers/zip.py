@@ -1,9 +1,8 @@
 """TACO ZIP (``.tacozip`` / ``.zip``): opened from its TACO_HEADER alone.
 
-Two reads, whatever the size of the archive: the first bytes (the 157-byte
-TACO_HEADER, shared with format detection), then one range covering every
-``METADATA/levelK.parquet`` and ``COLLECTION.json`` (they sit next to each
-other at the end of the archive).  The central directory is never read.
+Two reads whatever the archive's size: the TACO_HEADER (shared with detection),
+then one range over the adjacent level parquet files and COLLECTION.json.  The
+central directory is never read.
 """
 
 from __future__ import annotations
