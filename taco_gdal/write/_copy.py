@@ -41,7 +41,7 @@ __all__ = [
 
 BLOCK_SIZE = 8 * 1024 * 1024
 """Block of a remote (VSI) copy: a remote sample up to this size is fetched in one read."""
-COPY_BLOCK = 1024 * 1024
+COPY_BLOCK = 256 * 1024
 """Block of a local copy."""
 THREADED_MIN = 4 * 1024 * 1024
 """Samples of at least this many bytes, with a SHA-256, are hashed and written on the
