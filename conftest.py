@@ -51,9 +51,10 @@ _DOCTEST_ROOTS = (_ROOT / "taco_gdal", _ROOT / "plugins")
 # never this venv): the plugin's modules import ``qgis`` at the top, so
 # collecting their examples would fail on the import.
 collect_ignore = ["plugins/qgis_taco"]
-# The old path of the container modules (taco_gdal._moved): importing it warns, and the
-# modules it stands for are collected at their new paths.
-collect_ignore += ["taco_gdal/read/containers"]
+# Module paths kept for old imports (taco_gdal._moved): importing one warns, and the
+# modules they stand for are collected at their new paths.
+_MOVED = ("dataframe", "filters", "hub", "levels", "navigation", "state", "stats", "timerange")
+collect_ignore += ["taco_gdal/read/containers"] + [f"taco_gdal/read/{m}.py" for m in _MOVED]
 # Optional extras (pyproject ``torch`` / ``dask``): their examples run when the
 # extra is installed (scripts/setup.sh installs both), and are not collected
 # in an environment without it rather than failing on the import.

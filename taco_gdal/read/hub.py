@@ -1,0 +1,7 @@
+"""Deprecated: moved to :mod:`taco_gdal.read.opening.hub`."""
+
+from __future__ import annotations
+
+from taco_gdal._moved import moved_module
+
+moved_module(__name__, "taco_gdal.read.opening.hub")
