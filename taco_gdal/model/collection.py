@@ -9,15 +9,24 @@ from typing import Any, Final
 import pyarrow as pa
 
 from taco_gdal.format.names import (
+    CHECKSUM,
+    CHECKSUM_DESCRIPTION,
     CORE_FIELD_DESCRIPTIONS,
     FIELD_SCHEMA_KEY,
     INTERNAL_FIELD_DESCRIPTIONS,
+    INTERNAL_PREFIX,
     PATH,
     PIT_SCHEMA_KEY,
 )
 from taco_gdal.model._arrow import type_name
 
-__all__ = ["CORE_KEYS", "collection_json_bytes", "field_schema", "order_collection"]
+__all__ = [
+    "CORE_KEYS",
+    "collection_json_bytes",
+    "declare_checksum",
+    "field_schema",
+    "order_collection",
+]
 
 CORE_KEYS: Final = (
     "id",
@@ -56,6 +65,42 @@ def field_schema(tables: list[pa.Table], descriptions: Mapping[str, str]) -> dic
         ]
         for index, table in enumerate(tables)
     }
+
+
+def declare_checksum(collection: Mapping[str, Any], algorithm: str | None) -> dict[str, Any]:
+    """``collection`` whose ``taco:field_schema`` declares the ``taco_gdal:checksum`` column.
+
+    The writers add that column to every level table when asked for digests, after
+    :meth:`~taco_gdal.model.Taco.metadata` computed the field schema; declaring it
+    here keeps what is written and what ``validate`` expects in agreement.  The
+    entry goes before the ``internal:*`` columns, where the column is stored; an
+    existing entry (a dataset exported from one with digests) is replaced.  With
+    ``algorithm`` None the collection is returned unchanged (a shallow copy).
+
+    Example:
+        >>> fields = {"level0": [["id", "string", ""], ["internal:parent_id", "int64", ""]]}
+        >>> declared = declare_checksum({"taco:field_schema": fields}, "xxh3")
+        >>> [entry[0] for entry in declared["taco:field_schema"]["level0"]]
+        ['id', 'taco_gdal:checksum', 'internal:parent_id']
+    """
+    out = dict(collection)
+    fields = out.get(FIELD_SCHEMA_KEY)
+    if algorithm is None or not isinstance(fields, Mapping):
+        return out
+    declared: dict[str, Any] = {}
+    for level, entries in fields.items():
+        kept = [e for e in entries if not (isinstance(e, list) and e and e[0] == CHECKSUM)]
+        at = next(
+            (
+                i
+                for i, e in enumerate(kept)
+                if isinstance(e, list) and e and str(e[0]).startswith(INTERNAL_PREFIX)
+            ),
+            len(kept),
+        )
+        declared[level] = [*kept[:at], [CHECKSUM, "string", CHECKSUM_DESCRIPTION], *kept[at:]]
+    out[FIELD_SCHEMA_KEY] = declared
+    return out
 
 
 def order_collection(
