@@ -3,7 +3,7 @@
 A row's footprint is the set of WGS84 points known for it: its centroid, the
 corners, edge midpoints and centre of its raster grid (``stac:crs`` +
 ``stac:geotransform`` + ``stac:tensor_shape``) and the vertices of its
-``istac:geometry``.  Each row becomes a longitude interval (one whose points
+``istac:geometry`` (in ``istac:crs``, WGS84 when that column is absent).  Each row becomes a longitude interval (one whose points
 span more than 180 degrees is taken to cross the antimeridian); the dataset's
 box is the shortest arc of the circle that covers every interval, found as
 the complement of the widest gap between them.  ``west > east`` then means the
@@ -48,12 +48,25 @@ def _wkb_geometries(values: pa.Array, column: str) -> tuple[np.ndarray, Any]:
         ) from exc
 
 
-def _geometry_points(values: pa.Array, column: str) -> Points:
+def _geometry_points(values: pa.Array, column: str, crs: pa.Array | None = None) -> Points:
+    """Every vertex of every geometry, in WGS84: transformed from ``crs`` where one is given."""
     import shapely
 
     rows, geometries = _wkb_geometries(values, column)
     coords, index = shapely.get_coordinates(geometries, return_index=True)
-    return rows[index], coords[:, 0], coords[:, 1]
+    rows = rows[index]
+    lon, lat = coords[:, 0].copy(), coords[:, 1].copy()
+    if crs is None:
+        return rows, lon, lat
+    from taco_gdal.extensions._geo import wgs84_transformer
+
+    names = np.asarray(crs.to_pylist(), dtype=object)[rows]
+    for name in {str(n) for n in names if n}:
+        if name in ("EPSG:4326", "OGC:CRS84"):
+            continue
+        mask = names == name
+        lon[mask], lat[mask] = wgs84_transformer(name).transform(lon[mask], lat[mask])
+    return rows, lon, lat
 
 
 def _grid_points(crs: pa.Array, transform: pa.Array, shape: pa.Array) -> Points:
@@ -161,10 +174,13 @@ def footprint_box(column: Column) -> tuple[float, float, float, float] | None:
         (-2.0, 40.0, 2.01, 41.0)
     """
     parts: list[Points] = []
-    for name in ("stac:centroid", "istac:centroid", "istac:geometry"):
+    for name in ("stac:centroid", "istac:centroid"):
         values = column(name)
         if values is not None:
             parts.append(_geometry_points(values, name))
+    geometry = column("istac:geometry")
+    if geometry is not None:
+        parts.append(_geometry_points(geometry, "istac:geometry", column("istac:crs")))
     grid = [column(name) for name in ("stac:crs", "stac:geotransform", "stac:tensor_shape")]
     if all(values is not None for values in grid):
         crs, transform, shape = grid

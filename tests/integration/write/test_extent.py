@@ -125,3 +125,12 @@ def test_unparseable_wkb_is_a_taco_error() -> None:
     )
     with pytest.raises(TacoError, match="stac:centroid"):
         extent_of_tables([table])
+
+
+def test_projected_footprints_are_boxed_in_wgs84(tmp_path: Path) -> None:
+    from tests.cli.rasters import raster_folder
+
+    samples = samples_from_rasters(raster_folder(tmp_path))  # EPSG:32630 and EPSG:4326
+    path = create(Taco(Tortilla(samples), **COLLECTION), tmp_path / "utm.tacozip", quiet=True)[0]
+    west, south, east, north = _spatial(path)
+    assert -3.72 < west < east < -3.6 and 40.3 < south < north < 40.46
