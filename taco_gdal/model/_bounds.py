@@ -3,8 +3,9 @@
 A row's footprint is the set of WGS84 points known for it: its centroid, the
 corners, edge midpoints and centre of its raster grid (``stac:crs`` +
 ``stac:geotransform`` + ``stac:tensor_shape``) and the vertices of its
-``istac:geometry`` (in ``istac:crs``, WGS84 when that column is absent).  Each row becomes a longitude interval (one whose points
-span more than 180 degrees is taken to cross the antimeridian); the dataset's
+``istac:geometry`` (in ``istac:crs``, WGS84 when that column is absent).  Each
+row becomes a longitude interval (one whose points span more than 180 degrees
+is taken to cross the antimeridian); the dataset's
 box is the shortest arc of the circle that covers every interval, found as
 the complement of the widest gap between them.  ``west > east`` then means the
 box crosses the antimeridian, as in STAC.
