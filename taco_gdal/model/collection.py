@@ -8,6 +8,7 @@ from typing import Any, Final
 
 import pyarrow as pa
 
+from taco_gdal.errors import TacoValidationError
 from taco_gdal.format.names import (
     CHECKSUM,
     CHECKSUM_DESCRIPTION,
@@ -122,8 +123,19 @@ def collection_json_bytes(collection: Mapping[str, Any]) -> bytes:
 
     ``json.dumps(indent=4, ensure_ascii=False)`` in UTF-8, no trailing newline.
 
+    Raises:
+        TacoValidationError: a string holds a lone surrogate (not encodable as UTF-8).
+
     Example:
         >>> collection_json_bytes({"id": "ñ"})
         b'{\\n    "id": "\\xc3\\xb1"\\n}'
     """
-    return json.dumps(collection, indent=4, ensure_ascii=False).encode("utf-8")
+    text = json.dumps(collection, indent=4, ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate, e.g. read from a "\ud800" escape
+        found = text[max(0, exc.start - 40) : exc.end + 40]
+        raise TacoValidationError(
+            f"COLLECTION.json: expected valid Unicode text, found a lone surrogate "
+            f"{text[exc.start : exc.end]!r} at character {exc.start}: ...{found!r}..."
+        ) from exc

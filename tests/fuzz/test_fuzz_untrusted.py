@@ -16,9 +16,10 @@ import taco_gdal
 from taco_caf.layout import parse_index as parse_caf_index
 from taco_cozip.container import parse_json as parse_cozip_json
 from taco_gdal.containers import MAX_JSON_DEPTH, loads_json
-from taco_gdal.errors import TacoFormatError
+from taco_gdal.errors import TacoError, TacoFormatError
 from taco_taridx.write import write_taridx
 from taco_v1.container import _json as parse_v1_json
+from tests.datasets import write_dataset
 
 HUGE_NUMBER = b'{"format_version": "1.0", "files": {"a": {"start_byte": ' + b"7" * 5000 + b"}}}"
 DEEP = b'{"format_version": "1.0", "files": ' + b"[" * 1100 + b"]" * 1100 + b"}"
@@ -64,3 +65,15 @@ def test_taridx_member_name_that_is_not_utf8(tmp_path: Path) -> None:
     index = write_taridx(shard, tmp_path / "train.taridx")
     with pytest.raises(TacoFormatError, match=r"UTF-8 member name.*caf\\xe9\.bin"):
         taco_gdal.load(index)
+
+
+def test_export_of_a_collection_with_a_lone_surrogate(tmp_path: Path) -> None:
+    # Found by the folder_json fuzzer: a "\ud800" escape is valid JSON, loads, and made
+    # export's COLLECTION.json encoding raise UnicodeEncodeError.
+    folder = write_dataset(tmp_path, "flat", "folder")
+    document = folder / "COLLECTION.json"
+    text = document.read_text(encoding="utf-8")
+    document.write_text(text.replace('"description": "', '"description": "\\ud800', 1))
+    ds = taco_gdal.load(folder)
+    with pytest.raises(TacoError, match="lone surrogate"):
+        taco_gdal.export(ds, tmp_path / "out.tacozip", quiet=True)
