@@ -136,6 +136,9 @@ class VSIFile:
     @contextmanager
     def _scope(self) -> Iterator[None]:
         """Around every GDAL call: quiet errors; on a remote file, retry/timeout options."""
+        if self._fd is not None:  # read by the operating system: GDAL is not even imported
+            yield
+            return
         with _quiet_gdal():
             if not self.remote:
                 yield
