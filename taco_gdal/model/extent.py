@@ -20,10 +20,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from taco_gdal.errors import TacoValidationError
-from taco_gdal.model._bounds import footprint_box
+from taco_gdal.model._bounds import covering_arc, footprint_box
 from taco_gdal.model._levels import Level
 
-__all__ = ["Extent", "box_contains", "compute_extent", "extent_of_tables"]
+__all__ = ["Extent", "box_contains", "compute_extent", "extent_of_tables", "union_boxes"]
 
 # (centroid column, time columns in priority order): STAC wins over ISTAC.
 _SOURCES: Final = (
@@ -148,6 +148,30 @@ def box_contains(outer: Sequence[float], inner: Sequence[float], eps: float = 1e
     if start > 360.0 - eps:  # the same longitude on either side of the wrap
         start = 0.0
     return start + _arc(iw, ie) <= width + eps
+
+
+def union_boxes(
+    boxes: Sequence[Sequence[float] | None],
+) -> tuple[float, float, float, float] | None:
+    """The smallest box containing every box (any may cross the antimeridian); None if none.
+
+    For merging the extents of parts (TACOCAT, TACOLLECTION, ``concat``): a min/max of
+    the corners is wrong as soon as one box crosses the antimeridian.
+
+    Example:
+        >>> union_boxes([(170, 0, 175, 1), (-178, -1, -170, 0), None])
+        (170.0, -1.0, -170.0, 1.0)
+        >>> union_boxes([(-2, 40, -1, 41), (1, 40, 2.01, 41)])
+        (-2.0, 40.0, 2.01, 41.0)
+    """
+    import numpy as np
+
+    given = [tuple(float(v) for v in box) for box in boxes if box is not None]
+    if not given:
+        return None
+    west, south, east, north = (np.asarray(values) for values in zip(*given, strict=True))
+    arc_west, arc_east = covering_arc(west, east)
+    return arc_west, float(south.min()), arc_east, float(north.max())
 
 
 def _iso(moment: datetime) -> str:
