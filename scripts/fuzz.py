@@ -7,8 +7,13 @@ Usage::
     .venv/bin/python scripts/fuzz.py 100000 --seconds 3600  # stop each parser after an hour
 
 Each case mutates 1-6 random bytes of the parser's region (and truncates the
-file in one case out of five), loads the dataset, materialises the rows, reads
-every sample and runs ``verify(level="crc")`` (see ``tests/fuzz/_harness.py``).
+file in one case out of five) -- or, for the structured targets (``folder_json``,
+``tacocat_json``, ``caf_json``, ``wkb``, ``parquet_pages``, ``taridx_names``, see
+``tests/fuzz/_targets.py``), rewrites a JSON document, WKB values, Parquet pages
+or tar member names from the same random pairs -- then loads the dataset, drives
+every public call (``.data``, reprs and HTML views, ``filter_bbox`` /
+``filter_datetime`` at levels 0 and 1, ``export``), reads every sample and runs
+``verify(level="crc")`` (see ``tests/fuzz/_harness.py``).
 Prints one JSON line per parser with the count of each outcome; an exception
 that is not a TacoError, or wrong bytes from a file that verifies clean, is
 counted as ``BUG`` with the reproducing mutation printed to stderr.  The CI
@@ -29,6 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.fuzz._harness import make_targets, run_mutation
+from tests.fuzz._targets import make_structured_targets
 
 
 def main() -> int:
@@ -42,7 +48,8 @@ def main() -> int:
         "--slow", type=float, default=1.0, help="print cases slower than this (s) to stderr"
     )
     args = parser.parse_args()
-    targets = make_targets(Path(tempfile.mkdtemp(prefix="taco-fuzz-")))
+    root = Path(tempfile.mkdtemp(prefix="taco-fuzz-"))
+    targets = {**make_targets(root / "bytes"), **make_structured_targets(root / "structured")}
     rng = random.Random(args.seed)
     bugs = 0
     for name in args.parsers or list(targets):

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from taco_gdal.io.sample import open_sample
     from taco_gdal.io.telemetry import network_stats
     from taco_gdal.model import Curator, Extent, Provider, Sample, Taco, Tortilla
+    from taco_gdal.rasters import samples_from_rasters
     from taco_gdal.read import TacoDataFrame, TacoDataset
     from taco_gdal.read.concat import concat  # the function, not its module
     from taco_gdal.read.load import load
@@ -70,6 +71,7 @@ _LAZY = {
     "verify": "taco_gdal.verify",
     "convert": "taco_gdal.generations",
     "validate": "taco_gdal.verify",
+    "samples_from_rasters": "taco_gdal.rasters",
 }
 
 
@@ -112,6 +114,7 @@ __all__ = [
     "open_sample",
     "read_profile",
     "sample_env",
+    "samples_from_rasters",
     "validate",
     "verbose",
     "verify",

@@ -26,6 +26,9 @@ module only, so what it exports is what an out-of-tree plugin can rely on:
 * formats without TACO metadata: :func:`derived_collection`, :func:`described_collection`,
   :func:`core_fields`,
   :func:`dataset_id`, :func:`sample_id`, :func:`to_taco`, :data:`MEMBER_COLUMN`;
+* untrusted JSON: :func:`loads_json`, the one bounded parser every container's JSON
+  documents go through (size, nesting depth :data:`MAX_JSON_DEPTH` and number length
+  :data:`MAX_NUMBER_DIGITS` limited; only TacoFormatError escapes);
 * the error taxonomy and the column names of the TACO spec.
 
 Example:
@@ -77,6 +80,11 @@ from taco_gdal.format.vsi import join as join_vsi
 from taco_gdal.format.vsi import parent as parent_vsi
 from taco_gdal.io.arrowbuf import owned_reader
 from taco_gdal.io.vsi import VSIFile, file_size, read_all, read_range
+from taco_gdal.read.opening.containers._limits import (
+    MAX_JSON_DEPTH,
+    MAX_NUMBER_DIGITS,
+    loads_json,
+)
 from taco_gdal.read.opening.containers.base import (
     PROBE_BYTES,
     Container,
@@ -110,6 +118,8 @@ __all__ = [
     "GDAL_VSI",
     "ID",
     "INTERNAL_PREFIX",
+    "MAX_JSON_DEPTH",
+    "MAX_NUMBER_DIGITS",
     "MEMBER_COLUMN",
     "OFFSET",
     "PARENT_ID",
@@ -142,6 +152,7 @@ __all__ = [
     "described_collection",
     "file_size",
     "join_vsi",
+    "loads_json",
     "owned_reader",
     "parent_vsi",
     "path_exists",

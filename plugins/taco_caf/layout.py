@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, TypeGuard
 
-from taco_gdal.containers import TacoFormatError
+from taco_gdal.containers import TacoFormatError, loads_json
 
 __all__ = [
     "FOOTER_SIZE",
@@ -169,14 +169,24 @@ def _is_int(value: object) -> TypeGuard[int]:
 
 
 def _decode(data: bytes, where: str) -> dict[str, Any]:
+    """The index as a dict, through the bounded JSON parser every container uses.
+
+    Once the bounded parse accepted the text (depth and numbers within limits), it
+    is read again for duplicate keys, which ``loads_json`` does not report.
+    """
     try:
-        document = json.loads(data.decode("utf-8"), object_pairs_hook=_no_duplicate_keys)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise CafFormatError(
             f"{where}: expected the CAF index as UTF-8 JSON, cannot parse it: {exc}"
         ) from exc
+    try:
+        document = loads_json(text, f"{where}: CAF index")
+        json.loads(text, object_pairs_hook=_no_duplicate_keys)
     except CafFormatError as exc:
         raise CafFormatError(f"{where}: {exc}") from exc
+    except TacoFormatError as exc:
+        raise CafFormatError(str(exc)) from exc
     if not isinstance(document, dict):
         raise CafFormatError(
             f"{where}: expected the CAF index to be a JSON object, found {type(document).__name__}"

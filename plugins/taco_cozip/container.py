@@ -20,7 +20,6 @@ looks at the probe's first bytes, which the probe reads once for everyone.
 
 from __future__ import annotations
 
-import json
 from typing import Any, ClassVar, Final
 
 import pyarrow as pa
@@ -50,10 +49,12 @@ from taco_gdal.containers import (
     TYPE,
     OpenedContainer,
     Probe,
+    TacoFormatError,
     VsiRule,
     derived_collection,
     described_collection,
     join_vsi,
+    loads_json,
     owned_reader,
     parent_vsi,
     read_all,
@@ -92,9 +93,11 @@ def parse_json(data: bytes, where: str) -> dict[str, Any]:
         CozipFormatError: not UTF-8 JSON, or not an object.
     """
     try:
-        value = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+        value = loads_json(data.decode("utf-8"), where)
+    except UnicodeDecodeError as exc:
         raise CozipFormatError(f"{where}: expected UTF-8 JSON, cannot parse it: {exc}") from exc
+    except TacoFormatError as exc:
+        raise CozipFormatError(str(exc)) from exc
     if not isinstance(value, dict):
         raise CozipFormatError(f"{where}: expected a JSON object, found {type(value).__name__}")
     return value

@@ -160,6 +160,18 @@ def _check(member: TarMember, row: Any, index: TaridxIndex, where: str) -> str:
     return stem
 
 
+def _check_utf8(name: str, where: str) -> None:
+    """Refuse a member name that is not UTF-8: it cannot become a sample id."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raw = name.encode("utf-8", "surrogateescape")
+        raise TaridxFormatError(
+            f"{where}: expected a UTF-8 member name (it becomes the sample id), found the "
+            f"bytes {raw!r}"
+        ) from exc
+
+
 def _names_and_stems(
     path: str, index: TaridxIndex, shards: list[str]
 ) -> tuple[list[str], list[str]]:
@@ -175,6 +187,7 @@ def _names_and_stems(
             row = rows[position]
             where = f"{path}: row {position} -> {shard_path} byte {int(row['offset'])}"
             member = parse_member_header(block, where)
+            _check_utf8(member.name, where)
             names[position], stems[position] = member.name, _check(member, row, index, where)
     return names, stems
 

@@ -21,7 +21,6 @@ Two columns get their TACO 2 types so filters work as on v2: ``stac:centroid``
 
 from __future__ import annotations
 
-import json
 from typing import Any, ClassVar, Final
 
 import numpy as np
@@ -42,11 +41,13 @@ from taco_gdal.containers import (
     TYPE,
     OpenedContainer,
     Probe,
+    TacoFormatError,
     VSIFile,
     VsiRule,
     build_subfile,
     core_fields,
     described_collection,
+    loads_json,
     owned_reader,
 )
 from taco_v1.layout import (
@@ -234,9 +235,11 @@ class TacoV1Container(OpenedContainer):
 
 def _json(data: bytes, where: str) -> dict[str, Any]:
     try:
-        value = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+        value = loads_json(data.decode("utf-8"), where)
+    except UnicodeDecodeError as exc:
         raise V1FormatError(f"{where}: expected the COLLECTION as UTF-8 JSON: {exc}") from exc
+    except TacoFormatError as exc:
+        raise V1FormatError(str(exc)) from exc
     if not isinstance(value, dict):
         raise V1FormatError(f"{where}: expected the COLLECTION to be a JSON object")
     return value

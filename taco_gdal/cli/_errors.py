@@ -43,6 +43,8 @@ PATHS_KEY: Final = "taco.paths"
 """``ctx.meta`` key: the files the verb was given (named in error lines)."""
 
 _USAGE_ERRORS: Final = (TacoQueryError, TacoExistsError)
+_API_OVERWRITE_HINT: Final = "; pass overwrite=True to replace it"
+"""The Python caller's hint in the writers' TacoExistsError; the CLI names --overwrite."""
 T = TypeVar("T")
 
 
@@ -82,7 +84,7 @@ def one_line(exc: BaseException, verb: str, paths: list[str]) -> str:
     if not isinstance(exc, TacoError | OSError | click.ClickException):
         text = f"unexpected error (a bug: please report it with --debug output): {text}"
     if isinstance(exc, TacoExistsError):
-        text += " (taco: add --overwrite)"
+        text = text.replace(_API_OVERWRITE_HINT, "") + " (add --overwrite to replace it)"
     named = [p for p in paths if p and p not in text]
     if named and len(named) == len(paths):
         text += f" (file: {', '.join(named)})"

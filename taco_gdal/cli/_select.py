@@ -49,6 +49,13 @@ def parse_bbox(text: str | None) -> Box | None:
         raise click.BadParameter(
             f"expected xmin,ymin,xmax,ymax (four numbers), found {text!r}", param_hint="--bbox"
         )
+    if values[0] > values[2]:
+        click.echo(
+            f"taco: note: --bbox {text}: xmin {values[0]:g} > xmax {values[2]:g}, read as a box "
+            f"that crosses the antimeridian (from {values[0]:g} east across 180 to "
+            f"{values[2]:g}); swap them for the box between",
+            err=True,
+        )
     return values[0], values[1], values[2], values[3]
 
 
@@ -107,7 +114,8 @@ def selection_options(fn: F) -> F:
         click.option(
             "--bbox",
             metavar="XMIN,YMIN,XMAX,YMAX",
-            help="Keep samples whose geometry intersects the box (EPSG:4326 for centroids).",
+            help="Keep samples whose geometry intersects the box (EPSG:4326 for centroids); "
+            "XMIN > XMAX is a box that crosses the antimeridian (170,-10,-170,10).",
         ),
         click.option(
             "--datetime",

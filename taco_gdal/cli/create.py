@@ -10,6 +10,9 @@
   ``--no-stac``, CRS, shape and geotransform are read from each raster.
 
 The COLLECTION fields come from options (``--id`` defaults to OUT's name).
+``--stats`` adds per-band statistics (``geotiff:stats``, read from every raster)
+that ``stats_mean()`` and the other ``stats_*`` methods of a loaded dataset use;
+``--stats-classes 0,1,2`` makes them class fractions of a categorical raster.
 """
 
 from __future__ import annotations
@@ -107,6 +110,34 @@ def _samples_from_folder(folder: Path, pattern: str, time: datetime | None) -> l
     return list(samples_from_rasters(folder, pattern=pattern, time=time))
 
 
+def _classes(text: str | None) -> list[int] | None:
+    """``"0,1,2"`` as ``[0, 1, 2]`` (None: continuous statistics)."""
+    if text is None:
+        return None
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError as exc:
+        raise click.BadParameter(
+            f"expected comma-separated integer class values such as 0,1,2, found {text!r}",
+            param_hint="--stats-classes",
+        ) from exc
+    if not values:
+        raise click.BadParameter(
+            f"expected at least one class value such as 0,1,2, found {text!r}",
+            param_hint="--stats-classes",
+        )
+    return values
+
+
+def _add_stats(samples: list[Sample], classes: list[int] | None) -> None:
+    """Extend every sample with its ``geotiff:stats`` (continuous, or class fractions)."""
+    from taco_gdal.extensions import GeotiffStats
+
+    extension = GeotiffStats(categorical=classes is not None, class_values=classes)
+    for sample in samples:
+        sample.extend_with(extension)
+
+
 def default_id(output: str) -> str:
     """A valid dataset id from the output's name.
 
@@ -128,6 +159,8 @@ def default_id(output: str) -> str:
         "taco create samples.csv tiles.tacozip --id tiles --title 'My tiles'",
         "taco create samples.parquet tiles/ --format folder",
         "taco create rasters/ tiles.tacozip --checksum sha256",
+        "taco create rasters/ tiles.tacozip --stats",
+        "taco create masks/ masks.tacozip --stats-classes 0,1,2",
     ],
 )
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
@@ -149,6 +182,16 @@ def default_id(output: str) -> str:
 @click.option("--task", "tasks", multiple=True, default=["other"], help="ML task.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["auto", "zip", "folder"]), default="auto")
 @click.option("--split-size", default="4GB", help="Most sample bytes per ZIP part.")
+@click.option(
+    "--stats",
+    is_flag=True,
+    help="Store per-band statistics (geotiff:stats) for the stats_* methods.",
+)
+@click.option(
+    "--stats-classes",
+    metavar="VALUES",
+    help="With --stats: categorical rasters, fractions of these classes (e.g. 0,1,2).",
+)
 @checksum_option
 def create(
     common: Common,
@@ -166,6 +209,8 @@ def create(
     tasks: tuple[str, ...],
     fmt: str,
     split_size: str,
+    stats: bool,
+    stats_classes: str | None,
     checksum: str | None,
 ) -> None:
     """Write a TACO dataset (ZIP or FOLDER) from SOURCE.
@@ -173,6 +218,7 @@ def create(
     SOURCE is a folder of rasters (metadata read from the rasters: footprint,
     CRS, time) or a .csv/.parquet table with a 'path' column (plus optional
     'id', 'time_start' and metadata columns).  Prints the files written.
+    --stats reads every raster once more for its per-band statistics.
     """
     from taco_gdal.model import Taco, Tortilla
     from taco_gdal.write import create as write
@@ -186,6 +232,11 @@ def create(
             f"expected a folder of rasters or a {'/'.join(_TABLE_SUFFIXES)} table, found {source}",
             param_hint="SOURCE",
         )
+    classes = _classes(stats_classes)
+    if classes is not None and not stats:
+        raise click.BadParameter("needs --stats as well", param_hint="--stats-classes")
+    if stats:
+        _add_stats(samples, classes)
     taco = Taco(
         Tortilla(samples),
         id=dataset_id or default_id(output),

@@ -18,12 +18,12 @@ __all__ = ["command"]
     writes=True,
     paths=("path", "output"),
     examples=[
-        "taco index dataset.tacozip footprints.gpkg",
+        "taco index dataset.tacozip footprints.gpkg --layer footprints",
         "taco index dataset.tacozip footprints.fgb --bbox -10,35,5,44 --overwrite",
         "taco index dataset.tacozip footprints.gpkg --vrt mosaics/",
         "taco index tiles.caf footprints.gpkg --probe",
         "ogrinfo -so footprints.gpkg",
-        "gdalinfo \"$(ogrinfo -q -sql 'SELECT location FROM dataset LIMIT 1' footprints.gpkg "
+        "gdalinfo \"$(ogrinfo -q -sql 'SELECT location FROM footprints LIMIT 1' footprints.gpkg "
         "| sed -n 's/.*location (String) = //p')\"",
     ],
 )

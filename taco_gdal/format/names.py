@@ -104,6 +104,11 @@ Written for FILE rows when ``create(..., checksum=...)`` asks for it, null for
 FOLDER and padding rows; readers that do not know it ignore it.
 """
 CHECKSUM_ALGORITHMS: Final = ("crc32c", "xxh3", "sha256")
+CHECKSUM_DESCRIPTION: Final = (
+    "Digest of the sample's bytes, '<algorithm>:<lowercase hex>' (taco_gdal extension); "
+    "null for FOLDER and padding rows."
+)
+"""``taco:field_schema`` description of :data:`CHECKSUM`."""
 
 STAC3_DATETIME: Final = "stac:datetime"
 """TACO 3 (taco-eo) STAC acquisition time; null when only a start/end range is known."""

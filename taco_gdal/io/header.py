@@ -11,11 +11,12 @@ repair=True)``), rewrites both CRC fields from the payload on disk.
 
 from __future__ import annotations
 
+import operator
 import struct
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterable
 
-from taco_gdal.errors import TacoFormatError
+from taco_gdal.errors import TacoError, TacoFormatError
 from taco_gdal.format.header import (
     CRC_OFFSET,
     HEADER_NAME,
@@ -32,7 +33,7 @@ from taco_gdal.format.zip import CD_CRC_OFFSET, read_central_directory
 from taco_gdal.io._faults import pause_point
 from taco_gdal.io.vsi import VSIFile
 
-__all__ = ["read_header", "repair_header", "update_header"]
+__all__ = ["header_entries", "read_header", "repair_header", "update_header"]
 
 
 def read_header(path: str) -> TacoHeader:
@@ -47,20 +48,64 @@ def read_header(path: str) -> TacoHeader:
         return parse_header(f.read_at(0, HEADER_SIZE), vsi)
 
 
-def update_header(path: str, entries: Sequence[HeaderEntry]) -> tuple[PatchWrite, ...]:
+def _entry(item: object, index: int, where: str) -> HeaderEntry:
+    """``item`` as a HeaderEntry: itself, or an ``(offset, length)`` pair of integers."""
+    if isinstance(item, HeaderEntry):
+        return item
+    expected = "expected a HeaderEntry or an (offset, length) pair of integers"
+    pair = tuple(item) if isinstance(item, Iterable) and not isinstance(item, str | bytes) else ()
+    try:
+        if len(pair) != 2:
+            raise ValueError(f"{len(pair)} values")
+        entry = HeaderEntry(operator.index(pair[0]), operator.index(pair[1]))
+    except TacoError as exc:
+        raise TacoFormatError(f"{where}: entry {index} {item!r}: {exc}") from exc
+    except (TypeError, ValueError) as exc:
+        raise TacoFormatError(f"{where}: entry {index}: {expected}, found {item!r}") from exc
+    return entry
+
+
+def header_entries(entries: object, where: str) -> tuple[HeaderEntry, ...]:
+    """HeaderEntry values, or ``(offset, length)`` pairs (what tacozip takes), as HeaderEntries.
+
+    Raises:
+        TacoFormatError: ``entries`` is not a sequence of those, naming the entry.
+
+    Example:
+        >>> header_entries([(100, 20), HeaderEntry(120, 5)], "x.tacozip")
+        (HeaderEntry(offset=100, length=20), HeaderEntry(offset=120, length=5))
+    """
+    if isinstance(entries, str | bytes) or not isinstance(entries, Iterable):
+        raise TacoFormatError(
+            f"{where}: expected a sequence of HeaderEntry or (offset, length) pairs, "
+            f"found {entries!r}"
+        )
+    return tuple(_entry(item, index, where) for index, item in enumerate(entries))
+
+
+def update_header(
+    path: str, entries: Iterable[HeaderEntry | tuple[int, int]]
+) -> tuple[PatchWrite, ...]:
     """Replace the header entries of an existing TACO ZIP in place, with three writes.
 
-    The header and the central directory are read and checked first; if either
-    is wrong a :class:`~taco_gdal.errors.TacoFormatError` is raised and the file
-    is left byte-identical.  Returns the writes that were applied.
+    ``entries`` are :class:`~taco_gdal.format.header.HeaderEntry` values or plain
+    ``(offset, length)`` pairs, as tacozip takes them.  The entries, the header and
+    the central directory are checked first; if any is wrong a
+    :class:`~taco_gdal.errors.TacoFormatError` is raised and the file is left
+    byte-identical.  Returns the writes that were applied.
+
+    Example:
+        >>> update_header("dataset.tacozip", [(1024, 2048), (3072, 512)])
+        (PatchWrite(offset=41, data=...), PatchWrite(offset=14, data=...), ...)
     """
     vsi = to_vsi(path)
+    wanted = header_entries(entries, vsi)
     with VSIFile(vsi, "rb") as f:
         current = f.read_at(0, HEADER_SIZE)
         parse_header(current, vsi)
         size = f.size()
         directory = read_central_directory(f.read_at, size, vsi)
-    writes = plan_update(current, directory, entries, vsi)
+    writes = plan_update(current, directory, wanted, vsi)
     with VSIFile(vsi, "r+b") as f:
         for write in writes:
             f.write_at(write.offset, write.data)

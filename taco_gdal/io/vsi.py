@@ -6,7 +6,8 @@ import logging
 import os
 import stat
 import time
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import TracebackType
 from typing import Any, Final
 
@@ -29,9 +30,30 @@ READ_ATTEMPTS: Final = 3
 errors are retried by GDAL itself, see :mod:`taco_gdal.io.profile`)."""
 
 
+_NO_RANGE: Final = "Range downloading not supported"
+"""What GDAL's /vsicurl/ says of a server that answers a Range request with the whole file."""
+NO_RANGE_HINT: Final = (
+    " (the server ignores HTTP Range requests, and taco_gdal reads a dataset by byte "
+    "ranges: serve it from a server that supports Range, e.g. any object store, or "
+    "download it and open the local copy)"
+)
+
+
 def _gdal_message() -> str:
     msg = gdal.GetLastErrorMsg()
-    return f": {msg}" if msg else ""
+    if not msg:
+        return ""
+    return f": {msg}{NO_RANGE_HINT if _NO_RANGE in msg else ''}"
+
+
+@contextmanager
+def _quiet_gdal() -> Iterator[None]:
+    """GDAL's errors are not printed to stderr (this thread): they go into TacoIOErrors."""
+    gdal.PushErrorHandler("CPLQuietErrorHandler")
+    try:
+        yield
+    finally:
+        gdal.PopErrorHandler()
 
 
 def is_plain_local(path: str) -> bool:
@@ -111,9 +133,18 @@ class VSIFile:
             raise TacoIOError(f"cannot open {path!r} (mode {mode!r}){message}")
         self._handle = handle
 
-    def _scope(self) -> AbstractContextManager[object]:
-        """Retry/timeout options around every GDAL call on a remote file."""
-        return metadata_env() if self.remote else nullcontext()
+    @contextmanager
+    def _scope(self) -> Iterator[None]:
+        """Around every GDAL call: quiet errors; on a remote file, retry/timeout options."""
+        if self._fd is not None:  # read by the operating system: GDAL is not even imported
+            yield
+            return
+        with _quiet_gdal():
+            if not self.remote:
+                yield
+                return
+            with metadata_env():
+                yield
 
     def _forget_remote(self) -> None:
         """Drop what GDAL cached about this remote file (a failure, or partial bytes)."""
@@ -299,7 +330,8 @@ def file_size(path: str) -> int:
     """Size of ``path`` in bytes (``VSIStatL``)."""
     gdal.ErrorReset()
     try:
-        stat = gdal.VSIStatL(path)
+        with _quiet_gdal():
+            stat = gdal.VSIStatL(path)
     except RuntimeError as exc:
         raise TacoIOError(f"cannot stat {path!r}: {exc}") from exc
     if stat is None:

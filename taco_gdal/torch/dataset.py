@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 import torch
 from torch.utils.data import Dataset
@@ -89,8 +90,41 @@ def _container_key(row: dict[str, Any]) -> str | None:
     return None if path is None else pinning.container_of(str(path))
 
 
-def _as_tensor(value: Any) -> Any:
-    return torch.from_numpy(value) if isinstance(value, np.ndarray) else value
+_COMPUTABLE: dict[np.dtype[Any], type[np.generic]] = {
+    np.dtype(np.uint16): np.int32,
+    np.dtype(np.uint32): np.int64,
+}
+"""Unsigned pixel types torch stores but cannot compute with (no ``mean``, no ``+``),
+and the signed type that holds every value of each."""
+
+
+def _as_tensor(value: Any, dtype: torch.dtype | None) -> Any:
+    """A numpy array as a tensor torch computes with (``dtype``: cast to that instead)."""
+    if not isinstance(value, np.ndarray):
+        return value
+    if dtype is not None:
+        return torch.from_numpy(value).to(dtype)
+    wider = _COMPUTABLE.get(value.dtype)
+    return torch.from_numpy(value if wider is None else value.astype(wider))
+
+
+def _null_fill(kind: pa.DataType) -> Any:
+    """What an item holds for a null of an Arrow type, so ``default_collate`` batches it.
+
+    Numbers and booleans: NaN; text and times (ISO strings in an item): ``""``;
+    binary (WKB): ``b""``; nested types: None (batch those with ``collate_samples``).
+    """
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
+        return float("nan")
+    if pa.types.is_decimal(kind):
+        return float("nan")
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_temporal(kind):
+        return ""
+    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+        return b""
+    if pa.types.is_fixed_size_binary(kind):
+        return b""
+    return None
 
 
 class SampleDataset(Dataset[Any]):
@@ -113,9 +147,15 @@ class SampleDataset(Dataset[Any]):
       dict, recursively);
     * ``id`` and the row's other metadata columns (``internal:*`` left out)
       as plain values that ``default_collate`` batches: timestamps, dates and
-      times as ISO 8601 strings, geometry as WKB ``bytes``, nulls as ``None``
-      (when a column has nulls, give the DataLoader
-      ``collate_fn=taco_gdal.torch.collate_samples``).
+      times as ISO 8601 strings, geometry as WKB ``bytes``; a null is NaN in a
+      numeric or boolean column, ``""`` in a text or time column and ``b""`` in
+      a binary one, so a plain ``DataLoader`` batches columns with nulls too.
+      A null in a list or struct column stays ``None``: batch those with
+      ``collate_fn=taco_gdal.torch.collate_samples``.
+
+    Pixels come as a tensor type torch computes with: ``uint16`` rasters as
+    ``int32`` and ``uint32`` as ``int64`` (torch stores those unsigned types but
+    has no arithmetic on them); ``dtype=`` casts to another type instead.
 
     Args:
         source: a :class:`~taco_gdal.TacoDataset` (filtered or not) or a
@@ -132,6 +172,9 @@ class SampleDataset(Dataset[Any]):
             (e.g. S3 endpoint and keys: a spawned worker does not inherit the
             parent's thread-local :class:`~taco_gdal.Env`).  They travel with
             the pickled dataset.
+        dtype: the ``torch.dtype`` of every image tensor (e.g. ``torch.float32``);
+            default: the raster's type, with ``uint16``/``uint32`` widened to
+            ``int32``/``int64``.
         read_threads: threads that read the samples of one ``__getitems__``
             call (a DataLoader batch) at the same time, in every process, so
             a worker has up to ``n`` requests in flight instead of waiting one
@@ -179,9 +222,19 @@ class SampleDataset(Dataset[Any]):
         columns: Sequence[str] | None = None,
         gdal_options: Mapping[str, object] | None = None,
         read_threads: int | None = None,
+        dtype: torch.dtype | None = None,
     ) -> None:
         self.rows = source if isinstance(source, SampleRows) else resolve_rows(source, level)
         self.transform = transform
+        if dtype is not None and not isinstance(dtype, torch.dtype):
+            raise TacoQueryError(
+                f"{self.rows.where}: dtype expected a torch.dtype such as torch.float32, "
+                f"found {dtype!r}"
+            )
+        self.dtype = dtype
+        self.fills = [
+            {f.name: _null_fill(f.type) for f in level.table.schema} for level in self.rows.levels
+        ]
         self.columns = None if columns is None else tuple(columns)
         if self.columns is not None:
             unknown = [c for c in self.columns if c not in self.rows.levels[0].table.column_names]
@@ -297,14 +350,15 @@ class SampleDataset(Dataset[Any]):
             )
         return int(index) % count
 
-    def _keep(self, row: dict[str, Any]) -> dict[str, Any]:
+    def _keep(self, depth: int, row: dict[str, Any]) -> dict[str, Any]:
         names = self.columns or [c for c in row if not c.startswith(INTERNAL_PREFIX)]
-        kept = {c: row[c] for c in names if c in row}
+        fills = self.fills[depth]
+        kept = {c: fills.get(c) if row[c] is None else row[c] for c in names if c in row}
         kept[ID] = row[ID]
         return kept
 
     def _item(self, depth: int, position: int, row: dict[str, Any]) -> dict[str, Any]:
-        item = self._keep(row)
+        item = self._keep(depth, row)
         if row[TYPE] == FOLDER:
             level = self.rows.levels[depth]
             children = [int(j) for j in level.children(position)]
@@ -318,7 +372,7 @@ class SampleDataset(Dataset[Any]):
         if self.reader.reader is not None and isinstance(value, dict):
             item.update(value)
         else:
-            item[IMAGE] = _as_tensor(value)
+            item[IMAGE] = _as_tensor(value, self.dtype)
         return item
 
     def __repr__(self) -> str:

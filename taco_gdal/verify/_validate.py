@@ -359,7 +359,7 @@ def _check_extent(
     if not isinstance(extent, dict):
         return
     spatial = extent.get("spatial")
-    if not (
+    if spatial is not None and not (
         isinstance(spatial, list)
         and len(spatial) == 4
         and all(isinstance(v, int | float) for v in spatial)
@@ -371,17 +371,16 @@ def _check_extent(
             found=repr(spatial)[:200],
         )
         return
-    from taco_gdal.model.extent import extent_of_tables
+    from taco_gdal.model.extent import box_contains, extent_of_tables
 
     try:
-        computed = extent_of_tables(list(levels))
+        computed = extent_of_tables(list(levels), footprints=False)
     except (TacoError, pa.ArrowException, ValueError) as exc:
         out.add(codes.EXTENT, f"the rows' extent cannot be computed: {exc}")
         return
-    west, south, east, north = spatial
-    cw, cs, ce, cn = computed.spatial
-    eps = 1e-9
-    if cw < west - eps or cs < south - eps or ce > east + eps or cn > north + eps:
+    if computed.spatial is not None and not (
+        spatial is not None and box_contains(spatial, computed.spatial)
+    ):
         out.add(
             codes.EXTENT,
             "extent.spatial does not contain every row's centroid" + because,

@@ -31,7 +31,7 @@ from taco_gdal.format.names import (
     level_file,
 )
 from taco_gdal.model._arrow import from_numpy
-from taco_gdal.model.collection import collection_json_bytes
+from taco_gdal.model.collection import collection_json_bytes, declare_checksum
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import atomic_directory
 from taco_gdal.write._copy import copy_sample
@@ -127,5 +127,7 @@ def write_folder(
                 with_checksums(table, None if digests is None else digests[level])
             )
             pq.write_table(stored, root / METADATA_DIR / level_file(level), **level_options)
-        (root / COLLECTION_FILE).write_bytes(collection_json_bytes(package.collection))
+        (root / COLLECTION_FILE).write_bytes(
+            collection_json_bytes(declare_checksum(package.collection, checksum))
+        )
     return target

@@ -34,7 +34,7 @@ from taco_gdal.format.names import (
 )
 from taco_gdal.format.vsi import to_vsi
 from taco_gdal.model._arrow import from_numpy
-from taco_gdal.model.collection import collection_json_bytes
+from taco_gdal.model.collection import collection_json_bytes, declare_checksum
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write._atomic import atomic_file
 from taco_gdal.write._copy import is_local, read_small_files
@@ -342,7 +342,9 @@ def write_layout(
         _write_local_meta(writer, layout, measured, meta_options, bar)
         release_memory()
         entries = _write_levels(writer, layout, measured, level_options, target.parent, last_use)
-        info = writer.add_bytes(COLLECTION_FILE, collection_json_bytes(package.collection))
+        info = writer.add_bytes(
+            COLLECTION_FILE, collection_json_bytes(declare_checksum(package.collection, checksum))
+        )
         entries.append(HeaderEntry(info.data_offset, info.size))
         writer.set_header_entries(entries)
         writer.close()

@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import functools
+import os
+import threading
 import zipfile
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import click
+import pytest
 from click.testing import CliRunner
 
 from taco_gdal.cli import cli
 from taco_gdal.cli._options import Common, verb
 from taco_gdal.errors import TacoFormatError, TacoQueryError
+from taco_gdal.model import Sample, Taco, Tortilla
+from taco_gdal.write import create
 from tests.cli.conftest import Run, taco
 
 
@@ -142,3 +150,84 @@ def test_documented_schema_file_is_current() -> None:
     from taco_gdal.cli import VERBS
 
     assert set(VERB_SCHEMA) == set(VERBS)
+
+
+class _NoRangeHandler(SimpleHTTPRequestHandler):
+    """The standard library's file server: it answers every GET with the whole file."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        return None
+
+
+@pytest.fixture
+def no_range_server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A 127.0.0.1 HTTP server that ignores ``Range`` (200 and the whole file), and its root."""
+    root = tmp_path / "served"
+    root.mkdir()
+    handler = functools.partial(_NoRangeHandler, directory=str(root))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", root
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+def test_a_server_without_range_is_one_line_with_a_hint(
+    no_range_server: tuple[str, Path],
+) -> None:
+    url, root = no_range_server
+    blobs = []
+    for name in ("a", "b"):  # big enough that GDAL will not fetch the whole file at once
+        path = root / f"{name}.bin"
+        path.write_bytes(os.urandom(3_000_000))
+        blobs.append(Sample(name, path))
+    taco_ = Taco(
+        Tortilla(blobs),
+        id="big",
+        dataset_version="1.0.0",
+        description="two 3 MB samples",
+        licenses=["CC0-1.0"],
+        providers=[{"name": "taco_gdal tests"}],
+        tasks=["other"],
+    )
+    create(taco_, root / "big.tacozip", quiet=True)
+    for verb_ in ("info", "ls"):
+        line = _one_line(
+            taco(verb_, f"{url}/big.tacozip", check=False),
+            1,
+            "TacoIOError",
+            "Range downloading not supported",
+            "serve it from a server that supports Range",
+        )
+        assert "ERROR 1" not in line
+
+
+def test_an_existing_output_names_the_cli_option(datasets: dict[str, Path], tmp_path: Path) -> None:
+    out = tmp_path / "copy.tacozip"
+    out.write_bytes(b"x")
+    line = _one_line(
+        taco("export", datasets["flat"], out, check=False), 2, "TacoExistsError", "--overwrite"
+    )
+    assert "overwrite=True" not in line
+
+
+def test_a_bbox_across_the_antimeridian_is_noted_and_documented(
+    datasets: dict[str, Path],
+) -> None:
+    run = taco("ls", datasets["flat"], "--bbox", "1,40,-1,41", "--format", "csv")
+    assert "crosses the antimeridian" in run.err and "swap them" in run.err
+    # from 1 east across 180 to -1: every longitude but -1..1, so the samples near -3.6 match
+    assert len(run.out.strip().splitlines()[1:]) == 3
+    assert "antimeridian" in taco("ls", "--help").out
+    quiet = taco("ls", datasets["flat"], "--bbox", "-4,40,-3,41", "--format", "csv")
+    assert quiet.err == ""
+
+
+def test_index_help_queries_the_layer_it_names() -> None:
+    text = taco("index", "--help").out
+    assert "--layer footprints" in text and "FROM footprints" in text
+    assert "FROM dataset" not in text

@@ -195,3 +195,29 @@ def test_create_and_export_store_digests_that_verify_checks(
     )
     refused = taco("create", folder, tmp_path / "md5.tacozip", "--checksum", "md5", check=False)
     assert refused.code == 2 and "'md5' is not one of 'crc32c', 'xxh3', 'sha256'" in refused.err
+
+
+def test_create_with_stats_feeds_the_stats_methods(tmp_path: Path) -> None:
+    folder = raster_folder(tmp_path)  # every raster: values 20..219, each twice
+    out = tmp_path / "stats.tacozip"
+    taco("create", folder, out, "--stats")
+    ds = taco_gdal.load(out)
+    assert "geotiff:stats" in ds.to_arrow(0).column_names
+    assert ds.stats_mean().tolist() == pytest.approx([119.5])
+    assert ds.stats_min().tolist() == [20.0] and ds.stats_max().tolist() == [219.0]
+    assert taco_gdal.validate(out).ok
+    classes = tmp_path / "classes.tacozip"
+    taco("create", folder, classes, "--stats", "--stats-classes", "20,21,5")
+    fractions = taco_gdal.load(classes).stats_categorical()
+    assert fractions.shape == (1, 3)
+    assert fractions[0].tolist() == pytest.approx([0.005, 0.005, 0.0])
+
+
+def test_create_stats_classes_need_stats_and_integers(tmp_path: Path) -> None:
+    folder = raster_folder(tmp_path, utm=0, lonlat=1)
+    alone = taco("create", folder, tmp_path / "a.tacozip", "--stats-classes", "1,2", check=False)
+    assert alone.code == 2 and "needs --stats" in alone.err
+    bad = taco(
+        "create", folder, tmp_path / "b.tacozip", "--stats", "--stats-classes", "x", check=False
+    )
+    assert bad.code == 2 and "comma-separated integer class values" in bad.err

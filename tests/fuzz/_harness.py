@@ -1,8 +1,12 @@
 """Mutation fuzzing through the real loader: what may come out of ``load()`` on hostile bytes.
 
-A *target* is a pristine dataset on disk, the file and byte region to mutate,
-and the path to load.  :func:`run_mutation` writes the mutated file, loads it,
-materialises the rows, reads every FILE sample's bytes and runs ``verify``:
+A *target* is a pristine dataset on disk, the file and byte region to mutate
+(or, for the structured targets of :mod:`tests.fuzz._targets`, a function that
+rewrites a document from the mutation), and the path to load.
+:func:`run_mutation` writes the mutated file, loads it, drives every public call
+(``.data``, ``repr`` and ``_repr_html_`` of the dataset and the frame,
+``filter_bbox`` / ``filter_datetime`` at level 0 and level 1, ``export``), reads
+every FILE sample's bytes and runs ``verify``:
 
 * any exception that is not a :class:`~taco_gdal.errors.TacoError` is a bug;
 * a mutation that loads and *verifies clean* must serve exactly the original
@@ -14,16 +18,19 @@ from __future__ import annotations
 
 import shutil
 import tarfile
+import tempfile
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from osgeo import gdal
 
 import taco_gdal
 from taco_gdal import Sample, Taco, Tortilla
-from taco_gdal.errors import TacoError
+from taco_gdal.errors import TacoError, TacoWarning
 from taco_gdal.format import zip as zipfmt
 from taco_gdal.format.names import FILE, GDAL_VSI, ID, TYPE
 from taco_gdal.format.zip import read_central_directory
@@ -44,9 +51,11 @@ class Target:
     mutated: Path
     region: tuple[int, int]
     load_path: Path
-    truth: dict[str, bytes] | None
-    pristine: bytes = b""
+    truth: dict[str, bytes] | None = field(repr=False)
+    pristine: bytes = field(default=b"", repr=False)
     outcomes: dict[str, int] = field(default_factory=dict)
+    rewrite: Callable[[Mutation, int | None], None] | None = field(default=None, repr=False)
+    """Writes the mutated document itself (structured targets); None: bytes of ``region``."""
 
 
 def _samples(path: Path) -> dict[str, bytes]:
@@ -173,6 +182,9 @@ def _plugins(root: Path) -> tuple[Path, Path]:
 
 
 def mutate(target: Target, mutation: Mutation, truncate: int | None) -> None:
+    if target.rewrite is not None:
+        target.rewrite(mutation, truncate)
+        return
     data = bytearray(target.pristine)
     start, end = target.region
     width = max(1, end - start)
@@ -202,6 +214,7 @@ def run_mutation(target: Target, mutation: Mutation, truncate: int | None = None
             served = _served(frame)
         except TacoError:
             return _count(target, "refused")
+        drive(ds)
         try:
             report = taco_gdal.verify(target.load_path, level="crc")
         except TacoError:
@@ -214,6 +227,57 @@ def run_mutation(target: Target, mutation: Mutation, truncate: int | None = None
         return _count(target, "loaded, verified, bytes right")
     finally:
         target.mutated.write_bytes(target.pristine)
+
+
+_WORLD = (-180.0, -90.0, 180.0, 90.0)
+
+
+def _calls(ds: Any, level: int) -> list[Callable[[], object]]:
+    """Every public call on a loaded dataset, each run on its own (a TacoError ends only it)."""
+
+    def frame_views() -> object:
+        frame = ds.data
+        return repr(frame), frame._repr_html_()
+
+    calls: list[Callable[[], object]] = [
+        lambda: repr(ds),
+        lambda: ds._repr_html_(),
+        frame_views,
+        lambda: _footprints(ds.filter_bbox(*_WORLD, level=level).data),
+        lambda: ds.filter_bbox(-4.0, 40.0, -3.0, 41.0, level=level).data,
+        lambda: ds.filter_bbox(170.0, -10.0, -170.0, 10.0, level=level).data,
+        lambda: ds.filter_datetime("1900-01-01/2100-01-01", level=level).data,
+        lambda: ds.filter_datetime("2023", level=level).data,
+    ]
+    return calls
+
+
+def _export(ds: Any) -> None:
+    with tempfile.TemporaryDirectory(prefix="taco-fuzz-export-") as out:
+        taco_gdal.export(ds, Path(out) / "x.tacozip", quiet=True)
+
+
+def drive(ds: Any) -> dict[str, int]:
+    """Run every public call on ``ds``: levels 0 and 1, reprs, filters, export.
+
+    A TacoError is a refusal of that call; any other exception propagates (a bug).
+    Returns how many calls ran and how many were refused.
+    """
+    counts = {"ran": 0, "refused": 0}
+    try:
+        depth = int(ds.max_depth)
+    except TacoError:
+        depth = 0
+    calls = _calls(ds, 0) + (_calls(ds, 1) if depth >= 1 else []) + [lambda: _export(ds)]
+    for call in calls:
+        counts["ran"] += 1
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", TacoWarning)  # e.g. a box outside the extent
+                call()
+        except TacoError:
+            counts["refused"] += 1
+    return counts
 
 
 def check_no_escape(call: Callable[[], object]) -> str:

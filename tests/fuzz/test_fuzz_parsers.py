@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from taco_caf.layout import parse_footer
 from taco_caf.layout import parse_index as parse_caf_index
+from taco_cozip.container import parse_json as parse_cozip_json
 from taco_gdal.errors import TacoFormatError
 from taco_gdal.format import zip as zipfmt
 from taco_gdal.format.header import HeaderEntry, TacoHeader, parse_header, serialize_header
@@ -19,6 +20,8 @@ from taco_gdal.format.tacocat import TacoCatHeader
 from taco_gdal.read.opening.containers._parse import parse_collection
 from taco_taridx.layout import parse_header as parse_taridx_header
 from taco_taridx.layout import parse_index as parse_taridx_index
+from taco_v1.container import _json as parse_v1_json
+from tests.fuzz._documents import mutate_json
 from tests.fuzz._harness import check_no_escape
 from tests.fuzz.conftest import EXAMPLES
 
@@ -130,3 +133,29 @@ def test_collection_values(key: str, value: object) -> None:
 def test_collection_pathological(text: str) -> None:
     with pytest.raises(TacoFormatError):
         parse_collection(text.encode("utf-8", "surrogatepass"), "fuzz")
+
+
+COLLECTION = json.dumps(
+    {
+        "id": "x",
+        "extent": {"spatial": [0, 0, 1, 1], "temporal": None},
+        "providers": [{"name": "p"}],
+        "taco:pit_schema": {"root": {"n": 1, "type": "FILE"}, "hierarchy": {}},
+        "taco:field_schema": {"level0": [["id", "string", ""]]},
+    }
+)
+JSON_PARSERS: dict[str, tuple[str, Callable[[bytes], object]]] = {
+    "collection": (COLLECTION, lambda data: parse_collection(data, "fuzz")),
+    "caf index": (CAF_INDEX.decode(), lambda data: parse_caf_index(data, 10, "fuzz")),
+    "cozip collection": (COLLECTION, lambda data: parse_cozip_json(data, "fuzz")),
+    "v1 collection": (COLLECTION, lambda data: parse_v1_json(data, "fuzz")),
+}
+
+
+@pytest.mark.parametrize("parser", list(JSON_PARSERS))
+@FAST
+@given(mutation=st.lists(st.tuples(st.integers(0, 2**20), st.integers(0, 255)), max_size=3))
+def test_every_json_parser_is_bounded(parser: str, mutation: list[tuple[int, int]]) -> None:
+    """Huge numbers, deep nesting, special floats, surrogates and other types in every node."""
+    document, parse = JSON_PARSERS[parser]
+    _refused_or_parsed(lambda: parse(mutate_json(document, mutation)))

@@ -129,3 +129,35 @@ def test_read_header_of_short_file(tmp_path: Path):
         TacoFormatError, match=r"short.tacozip: a TACO_HEADER needs 157 bytes, only 24"
     ):
         read_header(str(path))
+
+
+def test_update_takes_plain_pairs_as_tacozip_does(taco_zip: Path):
+    before = read_header(str(taco_zip)).entries
+    pairs = [(e.offset, e.length) for e in reversed(before)]
+    update_header(str(taco_zip), pairs)
+    assert read_header(str(taco_zip)).entries == tuple(reversed(before))
+    update_header(str(taco_zip), [before[0], (before[1].offset, before[1].length)])
+    assert read_header(str(taco_zip)).entries == before
+    _check_with_zip_tools(taco_zip)
+
+
+@pytest.mark.parametrize(
+    ("entries", "match"),
+    [
+        ([(1, 2), (3,)], r"entry 1: expected a HeaderEntry or an \(offset, length\) pair"),
+        ([(1, 2), ("a", 3)], r"entry 1: expected .* found \('a', 3\)"),
+        ([(1.5, 2)], r"entry 0: expected"),
+        ([(-1, 2)], r"entry 0 \(-1, 2\): .*unsigned 64-bit"),
+        ([None], r"entry 0: expected .* found None"),
+        (5, r"expected a sequence of HeaderEntry or \(offset, length\) pairs, found 5"),
+        ("ab", r"expected a sequence"),
+        ([(0, 1)] * 8, r"at most 7 entries"),
+    ],
+)
+def test_bad_entries_are_refused_and_leave_the_file_identical(
+    taco_zip: Path, entries: object, match: str
+):
+    before = taco_zip.read_bytes()
+    with pytest.raises(TacoFormatError, match=match):
+        update_header(str(taco_zip), entries)  # type: ignore[arg-type]
+    assert taco_zip.read_bytes() == before

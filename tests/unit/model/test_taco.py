@@ -174,11 +174,8 @@ def _stac(lon: float, lat: float, start: datetime, end: datetime | None = None) 
     return STAC("EPSG:4326", (1, 2, 2), (lon - 0.5, 0.5, 0, lat + 0.5, 0, -0.5), start, None, end)
 
 
-def test_extent_defaults_to_globe(flat: Tortilla, make_taco: MakeTaco) -> None:
-    assert make_taco(flat).metadata().collection["extent"] == {
-        "spatial": [-180.0, -90.0, 180.0, 90.0],
-        "temporal": None,
-    }
+def test_no_footprint_no_spatial_extent(flat: Tortilla, make_taco: MakeTaco) -> None:
+    assert make_taco(flat).metadata().collection["extent"] == {"temporal": None}
 
 
 def test_extent_from_stac_centroids_and_time_middle(blob: Path, make_taco: MakeTaco) -> None:
@@ -189,7 +186,7 @@ def test_extent_from_stac_centroids_and_time_middle(blob: Path, make_taco: MakeT
         ),
     ]
     extent = make_taco(Tortilla(samples)).extent
-    assert extent.spatial == (10.0, 40.0, 12.0, 45.0)
+    assert extent.spatial == (9.5, 39.5, 12.5, 45.5)  # the rasters, not their centroids
     assert extent.temporal == ("2023-01-02T00:00:00Z", "2023-06-01T00:00:01Z")
 
 
@@ -199,7 +196,7 @@ def test_extent_searches_deeper_levels(blob: Path, make_taco: MakeTaco) -> None:
         child = Sample("img", blob).extend_with(_stac(-70 + i, -10 - i, datetime(2020, 1, 1 + i)))
         tiles.append(Sample(f"t{i}", Tortilla([child])))
     extent = make_taco(Tortilla(tiles)).extent
-    assert extent.spatial == (-70.0, -11.0, -69.0, -10.0)
+    assert extent.spatial == (-70.5, -11.5, -68.5, -9.5)
     assert extent.temporal == ("2020-01-01T00:00:00Z", "2020-01-02T00:00:00Z")
 
 
@@ -207,17 +204,17 @@ def test_extent_from_istac(blob: Path, make_taco: MakeTaco) -> None:
     geom = shapely.to_wkb(shapely.box(0, 0, 2, 2))
     sample = Sample("a", blob).extend_with(ISTAC("EPSG:4326", geom, datetime(2021, 5, 5)))
     extent = make_taco(Tortilla([sample])).extent
-    assert extent.spatial == (1.0, 1.0, 1.0, 1.0)
+    assert extent.spatial == (0.0, 0.0, 2.0, 2.0)  # the geometry, not its centroid
     assert extent.temporal == ("2021-05-05T00:00:00Z", "2021-05-05T00:00:00Z")
 
 
-def test_extent_antimeridian_keeps_the_wider_side(blob: Path, make_taco: MakeTaco) -> None:
+def test_extent_crosses_the_antimeridian(blob: Path, make_taco: MakeTaco) -> None:
     lons = [170, 179, -179]
     samples = [
         Sample(f"s{i}", blob).extend_with(_stac(lon, 0, datetime(2020, 1, 1)))
         for i, lon in enumerate(lons)
     ]
-    assert make_taco(Tortilla(samples)).extent.spatial == (170.0, 0.0, 179.0, 0.0)
+    assert make_taco(Tortilla(samples)).extent.spatial == (169.5, -0.5, -178.5, 0.5)
 
 
 def test_extent_given_by_user(flat: Tortilla, make_taco: MakeTaco) -> None:
