@@ -28,15 +28,7 @@ def is_padding_id(sample_id: str) -> bool:
 
 
 def check_sample_id(sample_id: object) -> str:
-    r"""Return ``sample_id`` if it is a valid sample id, else raise.
-
-    Rules (spec 5.5.1): a non-empty string without ``/``, ``\`` or ``:``, not
-    starting with ``__`` (reserved for padding, which only ``Tortilla(pad_to=...)``
-    creates), and not ``.`` or ``..`` (they would escape the folder in a FOLDER
-    container).
-
-    Raises:
-        TacoValidationError: the id breaks a rule; the message names the rule.
+    """Return ``sample_id`` if it is a valid sample id (spec 5.5.1), else raise.
 
     Example:
         >>> check_sample_id("tile_0")
@@ -65,12 +57,7 @@ def check_sample_id(sample_id: object) -> str:
 
 
 def check_key(key: object, where: str) -> str:
-    """Return ``key`` if it may name a metadata column, else raise.
-
-    Keys match ``^[a-zA-Z0-9_]+(?:[:][\\w]+)?$`` and are not core or internal names.
-
-    Raises:
-        TacoValidationError: wrong format, or a reserved name.
+    """Return ``key`` if it may name a metadata column (see KEY_PATTERN), else raise.
 
     Example:
         >>> check_key("stac:crs", "sample 'a'")
