@@ -1,9 +1,5 @@
-"""Printing a verify/validate report and choosing the exit code (1 when a check failed).
-
-The report is the integrity module's: ``.ok``, ``.failures`` (each with
-``code``, ``message``, ``member``, ``row_id``, ``expected``, ``found``,
-``severity``) and ``.to_dict()``.  Warnings are printed; only errors fail.
-"""
+"""Printing a verify/validate report and choosing the exit code (1 when an error, not a
+warning, was found)."""
 
 from __future__ import annotations
 

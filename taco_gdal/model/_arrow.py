@@ -87,12 +87,7 @@ _PYTHON_COLUMNS: Final[dict[pa.DataType, tuple[type, str]]] = {
 
 
 def from_numpy(values: np.ndarray[Any, Any]) -> pa.Array:
-    """An Arrow array over a 1-d NumPy array of numbers or booleans (no pandas import).
-
-    Example:
-        >>> from_numpy(np.array([True, False])).to_pylist()
-        [True, False]
-    """
+    """An Arrow array over a 1-d NumPy array of numbers or booleans (no pandas import)."""
     if values.dtype == np.bool_:
         bits = np.packbits(values, bitorder="little")
         return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(bits)])
@@ -104,12 +99,7 @@ def from_numpy(values: np.ndarray[Any, Any]) -> pa.Array:
 
 
 def int64_values(array: pa.Array | pa.ChunkedArray) -> np.ndarray[Any, np.dtype[np.int64]]:
-    """The values of an int64 column without nulls as NumPy (a view when in one chunk).
-
-    Example:
-        >>> int64_values(pa.chunked_array([[1, 2], [3]])).tolist()
-        [1, 2, 3]
-    """
+    """The values of an int64 column without nulls as NumPy (a view when in one chunk)."""
     if isinstance(array, pa.ChunkedArray):
         array = array.chunk(0) if array.num_chunks == 1 else array.combine_chunks()
     if array.type != pa.int64() or array.null_count:
@@ -146,12 +136,7 @@ def flags(mask: pa.Array | pa.ChunkedArray) -> np.ndarray[Any, np.dtype[np.bool_
 
 
 def string_scalar(text: str) -> pa.Scalar:
-    """A ``string`` scalar (``pa.scalar`` would import pandas).
-
-    Example:
-        >>> string_scalar("/").as_py()
-        '/'
-    """
+    """A ``string`` scalar (``pa.scalar`` would import pandas)."""
     return string_array([text])[0]
 
 
@@ -173,12 +158,7 @@ def _python_column(values: Sequence[Any], data_type: pa.DataType) -> pa.Array | 
 
 
 def column_from_values(values: Sequence[Any], data_type: pa.DataType) -> pa.Array:
-    """One Arrow array of ``data_type`` from Python values (``None`` is null).
-
-    Example:
-        >>> column_from_values([1, None], pa.int8()).to_pylist()
-        [1, None]
-    """
+    """One Arrow array of ``data_type`` from Python values (``None`` is null)."""
     if data_type in _PYTHON_COLUMNS:
         column = _python_column(values, data_type)
         if column is not None:

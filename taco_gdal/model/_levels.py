@@ -45,10 +45,6 @@ class Level:
     types: dict[str, pa.DataType] = field(default_factory=dict)
     """Resolved metadata columns of the level (set by PIT-2)."""
 
-    @property
-    def has_extension_columns(self) -> bool:
-        return any(group._ext for group in self.groups)
-
     def parent_ids(self) -> np.ndarray[Any, np.dtype[np.int64]]:
         """``internal:parent_id`` of every row (level 0: the row itself)."""
         if self.index == 0:
@@ -86,7 +82,7 @@ class Level:
         """Values of metadata column ``name`` over the whole level, as ``data_type``."""
         if isinstance(self.samples, ColumnSamples):
             return self.samples.column(name, data_type)
-        if not self.has_extension_columns:
+        if not any(group._ext for group in self.groups):
             return column_from_values(values_of(self.samples, name), data_type)
         chunks = [group._chunk(name, data_type) for group in self.groups]
         return pa.concat_arrays(chunks)

@@ -8,23 +8,12 @@ from typing import Final
 from taco_gdal.errors import TacoValidationError
 from taco_gdal.format.names import INTERNAL_PREFIX, PADDING_PREFIX, PATH, PROTECTED_COLUMNS
 
-__all__ = ["KEY_PATTERN", "check_key", "check_sample_id", "is_padding_id"]
+__all__ = ["KEY_PATTERN", "check_key", "check_sample_id"]
 
 KEY_PATTERN: Final = re.compile(r"^[a-zA-Z0-9_]+(?:[:][\w]+)?$")
 """Metadata keys: alphanumeric plus ``_``, optionally one ``namespace:`` prefix."""
 
-_PADDING_ID: Final = re.compile(re.escape(PADDING_PREFIX) + r"[0-9]+")
 _FORBIDDEN_ID_CHARS: Final = ("/", "\\", ":")
-
-
-def is_padding_id(sample_id: str) -> bool:
-    """True for ``__TACOPAD__0``, ``__TACOPAD__1``, ...
-
-    Example:
-        >>> is_padding_id("__TACOPAD__3"), is_padding_id("__x")
-        (True, False)
-    """
-    return _PADDING_ID.fullmatch(sample_id) is not None
 
 
 def check_sample_id(sample_id: object) -> str:

@@ -119,9 +119,7 @@ def contact_list(
             _optional_str(f"{key}[{position}]", name, extra)
         try:
             model = kind(**{k: value[k] for k in value if k in known})
-        except TypeError as exc:
-            raise TacoValidationError(f"{key}[{position}]: {exc}") from exc
-        except TacoValidationError as exc:
+        except (TypeError, TacoValidationError) as exc:
             raise TacoValidationError(f"{key}[{position}]: {exc}") from exc
         out.append({**model.to_dict(), **extras})
     return out

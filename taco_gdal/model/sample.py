@@ -280,16 +280,6 @@ class Sample:
         return FILE if self._ref is None or isinstance(self._ref, str) else FOLDER
 
     @property
-    def _path(self) -> str | None:
-        ref = self._ref
-        return ref if isinstance(ref, str) else None
-
-    @property
-    def _tortilla(self) -> Tortilla | None:
-        ref = self._ref
-        return None if ref is None or isinstance(ref, str) else ref
-
-    @property
     def path(self) -> str | Tortilla | None:
         """GDAL-usable path of a FILE (None for padding), the Tortilla of a FOLDER."""
         return self._ref
@@ -297,12 +287,17 @@ class Sample:
     @property
     def file_path(self) -> str | None:
         """Where a FILE's bytes are read from (local or ``/vsi...``); None otherwise."""
-        return self._path
+        ref = self._ref
+        return ref if isinstance(ref, str) else None
 
     @property
     def tortilla(self) -> Tortilla | None:
         """The children of a FOLDER sample; None for a FILE."""
-        return self._tortilla
+        ref = self._ref
+        return None if ref is None or isinstance(ref, str) else ref
+
+    _path = file_path
+    _tortilla = tortilla
 
     @property
     def size(self) -> int:
