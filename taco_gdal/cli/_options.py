@@ -31,12 +31,7 @@ class Common:
 
 
 def parse_config(values: Sequence[str]) -> dict[str, str]:
-    """``["KEY=VALUE", ...]`` -> ``{"KEY": "VALUE"}`` (click.BadParameter if malformed).
-
-    Example:
-        >>> parse_config(["GDAL_HTTP_MAX_RETRY=3", "CPL_DEBUG=ON"])
-        {'GDAL_HTTP_MAX_RETRY': '3', 'CPL_DEBUG': 'ON'}
-    """
+    """``["KEY=VALUE", ...]`` -> ``{"KEY": "VALUE"}`` (click.BadParameter if malformed)."""
     options: dict[str, str] = {}
     for item in values:
         key, sep, value = item.partition("=")
@@ -109,14 +104,6 @@ def verb(
 ) -> Callable[[Callable[..., None]], click.Command]:
     """Make ``fn(common, **params)`` the click command ``taco <name>``; ``examples`` go in
     ``--help``, ``writes`` adds ``--overwrite``, ``paths`` are quoted in error lines.
-
-    Example:
-        >>> @verb("hello", examples=["taco hello"], paths=())
-        ... def hello(common: Common) -> None:
-        ...     "Say hello."
-        ...     click.echo("hello")
-        >>> hello.name
-        'hello'
     """
     epilog = (
         "\b\nExamples:\n"

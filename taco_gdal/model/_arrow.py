@@ -111,12 +111,7 @@ def int64_values(array: pa.Array | pa.ChunkedArray) -> np.ndarray[Any, np.dtype[
 
 
 def flags(mask: pa.Array | pa.ChunkedArray) -> np.ndarray[Any, np.dtype[np.bool_]]:
-    """A boolean Arrow column as NumPy, null as False (no pandas import).
-
-    Example:
-        >>> flags(pa.array([True, None, False])).tolist()
-        [True, False, False]
-    """
+    """A boolean Arrow column as NumPy, null as False (no pandas import)."""
     if isinstance(mask, pa.ChunkedArray):
         mask = mask.combine_chunks()
     n = len(mask)
@@ -182,10 +177,6 @@ def string_array(values: Sequence[str | None]) -> pa.Array:
 
     ``pa.array`` grows its buffer by doubling (up to twice the text at once for
     millions of paths); here byte lengths are counted first, then encoded once.
-
-    Example:
-        >>> string_array(["a", None, "ñ"]).to_pylist()
-        ['a', None, 'ñ']
     """
     n = len(values)
     lengths = np.zeros(n, dtype=np.int64)

@@ -30,14 +30,7 @@ _POSITIONS: dict[int, dict[str, int]] = {}
 
 
 def shared(cache: dict[T, T], value: T) -> T:
-    """The object equal to ``value`` already in ``cache`` (at most :data:`MAX_INTERNED` kept).
-
-    Example:
-        >>> cache: dict[str, str] = {}
-        >>> first = "".join(["b", "0"])
-        >>> shared(cache, first) is shared(cache, "".join(["b", "0"]))
-        True
-    """
+    """The object equal to ``value`` already in ``cache`` (at most :data:`MAX_INTERNED` kept)."""
     found = cache.get(value)
     if found is not None:
         return found
@@ -74,12 +67,7 @@ EMPTY: Final[FieldMap] = intern_fields({})
 
 
 def position(fields: FieldMap, name: str) -> int:
-    """Index of ``name`` in ``fields``; -1 when absent.
-
-    Example:
-        >>> position(intern_fields({"a": pa.int8(), "b": pa.int8()}), "b")
-        1
-    """
+    """Index of ``name`` in ``fields``; -1 when absent."""
     known = _POSITIONS.get(id(fields))
     if known is not None:  # an interned map: alive forever, so its id is its own
         return known.get(name, -1)

@@ -17,12 +17,7 @@ _FORBIDDEN_ID_CHARS: Final = ("/", "\\", ":")
 
 
 def check_sample_id(sample_id: object) -> str:
-    """Return ``sample_id`` if it is a valid sample id (spec 5.5.1), else raise.
-
-    Example:
-        >>> check_sample_id("tile_0")
-        'tile_0'
-    """
+    """Return ``sample_id`` if it is a valid sample id (spec 5.5.1), else raise."""
     if not isinstance(sample_id, str):
         raise TacoValidationError(
             f"sample id: expected a string, found {type(sample_id).__name__} {sample_id!r}"
@@ -46,12 +41,7 @@ def check_sample_id(sample_id: object) -> str:
 
 
 def check_key(key: object, where: str) -> str:
-    """Return ``key`` if it may name a metadata column (see KEY_PATTERN), else raise.
-
-    Example:
-        >>> check_key("stac:crs", "sample 'a'")
-        'stac:crs'
-    """
+    """Return ``key`` if it may name a metadata column (see KEY_PATTERN), else raise."""
     if not isinstance(key, str) or KEY_PATTERN.match(key) is None:
         raise TacoValidationError(
             f"{where}: metadata key {key!r} is not valid; expected alphanumeric and '_', "

@@ -67,12 +67,7 @@ class LevelRows:
     _plain: dict[str, list[Any]] = field(default_factory=dict, compare=False, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {
-            "table": self.table,
-            "children_order": self.children_order,
-            "children_start": self.children_start,
-            "children_stop": self.children_stop,
-        }
+        return {k: v for k, v in self.__dict__.items() if k != "_plain"}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         for key, value in state.items():
