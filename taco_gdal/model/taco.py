@@ -44,18 +44,14 @@ class Taco:
     ``stac:``/``istac:`` centroid and time columns unless given.
 
     Args:
-        tortilla: the root tortilla (level 0).
         id: lowercase letters, digits, ``_`` and ``-``.
         dataset_version: version of the data, e.g. ``"1.0.0"``.
-        description: what the dataset is.
         licenses: SPDX identifiers or expressions (``"CC-BY-4.0"``,
             ``"Apache-2.0 OR MIT"``), or ``"proprietary"``/``"other"``.
         providers: :class:`Provider` objects or dicts.
         tasks: names from :data:`taco_gdal.model.TASKS`.
-        taco_version: the TACO specification version.
         title: at most 250 characters.
         curators: :class:`Curator` objects or dicts.
-        keywords: search terms.
         extent: an :class:`Extent` or ``{"spatial": [...], "temporal": [...]}``.
         **extra: further top-level COLLECTION keys (JSON values).
 

@@ -29,13 +29,8 @@ class ResumableSampler(Sampler[int]):
     """DistributedSampler's order (same arguments, same indices) that survives a restart:
     ``load_state_dict(state_dict())`` continues with the next index, none repeated.
 
-    Args:
-        dataset: anything with ``len()`` (a :class:`SampleDataset`).
-        num_replicas: number of DDP ranks (default: the process group's, else 1).
-        rank: this process's rank (default: the process group's, else 0).
-        shuffle: a seeded permutation per epoch (``seed + epoch``), as DistributedSampler.
-        seed: the seed shared by every rank.
-        drop_last: drop the tail so ranks split evenly, instead of repeating indices.
+    Arguments are DistributedSampler's; ``num_replicas`` and ``rank`` default to the
+    initialised process group's, else 1 and 0.
 
     Example:
         >>> from torch.utils.data import DataLoader
