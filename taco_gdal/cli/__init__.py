@@ -1,15 +1,6 @@
-"""The ``taco`` command: ``taco <verb> ...``, shaped like GDAL's ``gdal`` command.
-
-Each verb lives in its own module and is imported only when it runs (or when
-``--help`` lists it), so ``taco --help`` starts without loading pyarrow,
-DuckDB or geopandas.  The same group is ``rio taco`` (rasterio's
-``rasterio.rio_plugins`` entry point) and ``python -m taco_gdal``.
-
-Exit codes: 0 success; 1 invalid data, a failed check or an I/O error; 2 a
-usage error (bad option, bad SQL, an output that exists without
-``--overwrite``).  Errors print one line naming the error class, the file and
-what was expected and found; ``--debug`` (or ``TACO_DEBUG=1``) shows the
-traceback instead.
+"""The ``taco`` command (also ``rio taco`` and ``python -m taco_gdal``), shaped like GDAL's
+``gdal``: each verb module is imported only when it runs, so ``taco --help`` loads no
+pyarrow, DuckDB or geopandas.  Exit codes and one-line errors: see ``_EPILOG``.
 
 Example:
     >>> from click.testing import CliRunner
@@ -69,7 +60,7 @@ class VerbGroup(click.Group):
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        # The summaries come from VERBS, so `taco --help` imports no verb module.
+        # summaries from VERBS: `taco --help` imports no verb module
         with formatter.section("Commands"):
             added = [(n, c.get_short_help_str()) for n, c in sorted(self.commands.items())]
             formatter.write_dl([*VERBS.items(), *(a for a in added if a[0] not in VERBS)])

@@ -1,12 +1,5 @@
-"""Options every verb shares, and the decorator that gives them to a verb.
-
-``--json``, ``-q/--quiet``, ``--progress``, ``--config KEY=VALUE`` (GDAL
-options, set thread-locally with :func:`taco_gdal.env.config_options`, the
-functional form of :class:`taco_gdal.Env`, around the verb),
-``--overwrite`` (verbs that write) and ``--debug``.  The verb function receives
-them as one :class:`Common` value; option names are the same in every verb,
-as in GDAL's ``gdal`` command.
-"""
+"""Options every verb shares (same names in every verb, as in GDAL's ``gdal``), and
+the :func:`verb` decorator that passes them to the verb as one :class:`Common`."""
 
 from __future__ import annotations
 
@@ -27,16 +20,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 @dataclass(frozen=True)
 class Common:
-    """The shared options of one verb run.
-
-    Attributes:
-        json: print JSON (for scripts) instead of text.
-        quiet: print nothing but the result.
-        progress: show progress bars while writing.
-        overwrite: replace existing outputs.
-        debug: tracebacks instead of one-line errors.
-        config: GDAL configuration options set for this command only.
-    """
+    """The shared options of one verb run (``config``: GDAL options for this command)."""
 
     json: bool = False
     quiet: bool = False
@@ -45,22 +29,9 @@ class Common:
     debug: bool = False
     config: dict[str, str] = field(default_factory=dict)
 
-    def note(self, message: str) -> None:
-        """Print a human note to stderr, unless ``--quiet``."""
-        if not self.quiet:
-            click.echo(message, err=True)
-
 
 def parse_config(values: Sequence[str]) -> dict[str, str]:
-    """``["KEY=VALUE", ...]`` -> ``{"KEY": "VALUE"}``.
-
-    Raises:
-        click.BadParameter: an item has no ``=`` or an empty key.
-
-    Example:
-        >>> parse_config(["GDAL_HTTP_MAX_RETRY=3", "CPL_DEBUG=ON"])
-        {'GDAL_HTTP_MAX_RETRY': '3', 'CPL_DEBUG': 'ON'}
-    """
+    """``["KEY=VALUE", ...]`` -> ``{"KEY": "VALUE"}`` (click.BadParameter if malformed)."""
     options: dict[str, str] = {}
     for item in values:
         key, sep, value = item.partition("=")
@@ -74,8 +45,7 @@ def parse_config(values: Sequence[str]) -> dict[str, str]:
 
 
 def checksum_option(fn: F) -> F:
-    """``--checksum ALGORITHM``: store a per-sample digest (``taco_gdal:checksum``)
-    computed while each sample is copied (``taco verify --level full`` checks it)."""
+    """``--checksum ALGORITHM``: store a per-sample digest (``taco_gdal:checksum``)."""
     option = click.option(
         "--checksum",
         type=click.Choice(list(CHECKSUM_ALGORITHMS)),
@@ -132,22 +102,8 @@ def verb(
     json_flag: bool = True,
     paths: Sequence[str] = ("path",),
 ) -> Callable[[Callable[..., None]], click.Command]:
-    """Make ``fn(common, **params)`` the click command ``taco <name>``.
-
-    Args:
-        name: the verb.
-        examples: shell lines shown under "Examples" in ``--help``.
-        writes: add ``--overwrite``.
-        json_flag: add ``--json``.
-        paths: parameters naming files, quoted in error lines.
-
-    Example:
-        >>> @verb("hello", examples=["taco hello"], paths=())
-        ... def hello(common: Common) -> None:
-        ...     "Say hello."
-        ...     click.echo("hello")
-        >>> hello.name
-        'hello'
+    """Make ``fn(common, **params)`` the click command ``taco <name>``; ``examples`` go in
+    ``--help``, ``writes`` adds ``--overwrite``, ``paths`` are quoted in error lines.
     """
     epilog = (
         "\b\nExamples:\n"

@@ -122,12 +122,8 @@ def write_rows(
 ) -> None:
     """Print (or write to ``output``) the rows of ``table`` in ``fmt``.
 
-    ``json`` prints one document, ``envelope`` plus ``count``, ``columns`` and
-    ``rows``; ``parquet`` writes the Arrow table unchanged (to stdout only when
-    it is not a terminal).
-
-    Raises:
-        click.UsageError: Parquet to a terminal.
+    ``json`` is one document: ``envelope`` plus ``count``, ``columns`` and ``rows``;
+    ``parquet`` to a terminal raises click.UsageError.
 
     Example:
         >>> import pyarrow as pa

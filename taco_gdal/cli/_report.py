@@ -1,9 +1,5 @@
-"""Printing a verify/validate report and choosing the exit code (1 when a check failed).
-
-The report is the integrity module's: ``.ok``, ``.failures`` (each with
-``code``, ``message``, ``member``, ``row_id``, ``expected``, ``found``,
-``severity``) and ``.to_dict()``.  Warnings are printed; only errors fail.
-"""
+"""Printing a verify/validate report and choosing the exit code (1 when an error, not a
+warning, was found)."""
 
 from __future__ import annotations
 
@@ -47,13 +43,7 @@ def _line(failure: Any) -> str:
 
 
 def print_report(common: Common, report: CheckReport, check: str, path: str) -> None:
-    """Print ``report`` (JSON or one line per failure); exit 1 when it is not ok.
-
-    Example:
-        >>> from taco_gdal.verify.report import Report
-        >>> print_report(Common(), Report("x.tacozip", "verify", "crc", ()), "verify", "x.tacozip")
-        verify x.tacozip: OK
-    """
+    """Print ``report`` (JSON or one line per failure); exit 1 when it is not ok."""
     if common.json:
         emit_json(report.to_dict())
     else:

@@ -1,9 +1,8 @@
 """``taco convert SRC OUT``: ZIP -> FOLDER, FOLDER -> ZIP, plugin formats -> TACO ZIP.
 
-The source format is detected the way :func:`taco_gdal.load` detects it.  A
-plugin format converts through the function its package declares under the
-``taco_gdal.converters`` entry point group (``caf``, ``taridx``), with the
-signature ``(source, output, dataset_id=None, overwrite=False, quiet=False)``.
+A plugin format converts through the function registered under the
+``taco_gdal.converters`` entry points:
+``(source, output, dataset_id=None, overwrite=False, quiet=False)``.
 """
 
 from __future__ import annotations
@@ -24,9 +23,6 @@ CONVERTERS_GROUP = "taco_gdal.converters"
 
 def converter_for(fmt: str, where: str) -> Callable[..., Path]:
     """The converter a plugin registered for container format ``fmt``.
-
-    Raises:
-        TacoValidationError: no plugin converts ``fmt`` (the message lists those that do).
 
     Example:
         >>> converter_for("caf", "tiles.caf").__name__

@@ -1,10 +1,4 @@
-"""``taco info PATH``: what a dataset is, as JSON (default) or text.
-
-The document (schema ``info`` in :mod:`taco_gdal.cli.schema`) holds the
-COLLECTION's identity, the container format and TACO version, the hierarchy
-(``taco:pit_schema``) with sample counts per level, the extent, the bytes on
-disk and, for a TACOCAT, its parts.
-"""
+"""``taco info PATH``: what a dataset is, as JSON (schema ``info``) or text."""
 
 from __future__ import annotations
 
@@ -40,7 +34,7 @@ def _level(ds: TacoDataset, level: int, stored: int) -> dict[str, Any]:
         "folders": types.get(FOLDER, 0),
         "padding": stored - table.num_rows,
         "file_bytes": sample_bytes,
-        "columns": [c for c in table.column_names],
+        "columns": table.column_names,
     }
 
 
@@ -54,7 +48,6 @@ def _folder_bytes(path: str) -> int | None:
 
 
 def _parts(ds: TacoDataset) -> list[dict[str, Any]]:
-    """The files holding the level-0 samples, with sample counts and sizes."""
     from taco_gdal.format.names import GDAL_VSI
     from taco_gdal.format.vsi import SUBFILE_PREFIX, parse_subfile
     from taco_gdal.io.vsi import file_size

@@ -1,10 +1,4 @@
-"""``taco ls PATH``: samples of one level with their GDAL paths.
-
-Rows come from :meth:`TacoDataset.to_arrow` after the shared selection
-(``--level``, ``--where``, ``--bbox``, ``--datetime``); ``--columns`` picks
-what is printed (``id``, ``type`` and ``internal:gdal_vsi`` by default,
-``all`` for every column).
-"""
+"""``taco ls PATH``: samples of one level (after the shared selection) with their GDAL paths."""
 
 from __future__ import annotations
 
@@ -24,9 +18,6 @@ __all__ = ["command", "pick_columns"]
 
 def pick_columns(table: pa.Table, spec: str | None, where: str) -> pa.Table:
     """The columns ``--columns`` asks for (default ``id,type,internal:gdal_vsi``).
-
-    Raises:
-        TacoQueryError: a named column does not exist (the message lists those that do).
 
     Example:
         >>> import pyarrow as pa

@@ -1,8 +1,4 @@
-"""``taco open PATH ID``: the GDAL path of one sample, for ``gdalinfo "$(taco open ...)"``.
-
-``ID`` is a sample id, or ids joined with ``/`` down the hierarchy
-(``tile_3/B04``); a plain number is a position at that step (``0/1``).
-"""
+"""``taco open PATH ID``: the GDAL path of one sample, for ``gdalinfo "$(taco open ...)"``."""
 
 from __future__ import annotations
 
@@ -20,12 +16,9 @@ __all__ = ["command", "resolve"]
 
 
 def resolve(ds: TacoDataset, sample: str) -> tuple[str, str]:
-    """``(type, GDAL path)`` of the sample ``sample`` names (``a/b/c``).
+    """``(type, GDAL path)`` of the sample ``sample`` names: ids or positions joined by ``/``.
 
     A FOLDER's path is its ``__meta__`` (the metadata of its children).
-
-    Raises:
-        TacoNavigationError: a step names no sample (the message lists what exists).
 
     Example:
         >>> resolve(taco_gdal.load("tiles.tacozip"), "tile001/b04")

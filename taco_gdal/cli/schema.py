@@ -1,20 +1,8 @@
 """JSON Schemas (draft 2020-12) of what ``taco <verb> --json`` prints.
 
-Scripts can rely on these shapes; the CLI tests validate every ``--json``
-output against them.  ``python -m taco_gdal.cli.schema`` prints them all as
-one document.
-
-=========================  ===================================================
-verb                       schema
-=========================  ===================================================
-``info``                   ``info``
-``ls``, ``sql``            ``rows`` (``--format jsonl``: one ``row`` per line)
-``open``                   ``open``
-``create``, ``export``,    ``written``
-``convert``, ``cat``
-``index``                  ``index``
-``validate``, ``verify``   ``report``
-=========================  ===================================================
+Scripts can rely on these shapes (the CLI tests check every ``--json`` output);
+:data:`VERB_SCHEMA` maps each verb to its schema (``--format jsonl`` lines follow
+``row``).  ``python -m taco_gdal.cli.schema`` prints them all as one document.
 
 Example:
     >>> sorted(SCHEMAS)

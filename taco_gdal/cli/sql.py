@@ -1,8 +1,4 @@
-"""``taco sql PATH QUERY``: a DuckDB query over ``data`` and ``level0`` .. ``levelN``.
-
-``data`` is the dataset's level 0; ``level1``, ... are the deeper level tables
-(padding hidden); every view ends with ``internal:gdal_vsi``, the GDAL path.
-"""
+"""``taco sql PATH QUERY``: a DuckDB query over ``data`` (level 0) and ``level0`` .. ``levelN``."""
 
 from __future__ import annotations
 

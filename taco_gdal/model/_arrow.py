@@ -1,9 +1,4 @@
-"""Arrow helpers of the data model: type inference and column building.
-
-Samples keep their metadata as plain Python values next to an Arrow type per
-field; level tables are built column by column from those values with one
-``pa.array`` call per column (no per-row tables, no per-row dicts).
-"""
+"""Arrow helpers of the data model: type inference and column building (one call per column)."""
 
 from __future__ import annotations
 
@@ -47,9 +42,6 @@ _FAST_TYPES: Final[dict[type, pa.DataType]] = {
 def infer_type(value: Any) -> pa.DataType:
     """The Arrow type pyarrow infers for one Python value.
 
-    Args:
-        value: any value ``pa.array`` accepts (scalars, lists, dicts, datetimes, numpy values).
-
     Raises:
         TacoSchemaError: pyarrow cannot represent the value.
 
@@ -79,12 +71,8 @@ def infer_type(value: Any) -> pa.DataType:
         ) from exc
 
 
-# Writing without pandas.  pyarrow imports pandas (a large import) the first
-# time ``pa.array``, ``pa.scalar`` or ``Array.to_numpy`` runs, even on NumPy
-# input; a writer needs none of it.  The helpers below build and read the
-# columns a writer makes (NumPy numbers and booleans, strings, Python floats
-# and ints) through Arrow buffers instead; other types still go through
-# ``pa.array``.
+# pyarrow imports pandas on the first ``pa.array``/``pa.scalar``/``to_numpy``; the helpers
+# below build a writer's common columns from Arrow buffers so a write never imports it.
 _NUMPY_TYPES: Final[dict[str, pa.DataType]] = {
     "int64": pa.int64(),
     "int32": pa.int32(),
@@ -99,14 +87,7 @@ _PYTHON_COLUMNS: Final[dict[pa.DataType, tuple[type, str]]] = {
 
 
 def from_numpy(values: np.ndarray[Any, Any]) -> pa.Array:
-    """An Arrow array over a 1-d NumPy array of numbers or booleans (no pandas import).
-
-    Numbers share the NumPy buffer; booleans are packed into bits.
-
-    Example:
-        >>> from_numpy(np.array([True, False])).to_pylist()
-        [True, False]
-    """
+    """An Arrow array over a 1-d NumPy array of numbers or booleans (no pandas import)."""
     if values.dtype == np.bool_:
         bits = np.packbits(values, bitorder="little")
         return pa.Array.from_buffers(pa.bool_(), len(values), [None, pa.py_buffer(bits)])
@@ -118,12 +99,7 @@ def from_numpy(values: np.ndarray[Any, Any]) -> pa.Array:
 
 
 def int64_values(array: pa.Array | pa.ChunkedArray) -> np.ndarray[Any, np.dtype[np.int64]]:
-    """The values of an int64 column without nulls as NumPy (a view when in one chunk).
-
-    Example:
-        >>> int64_values(pa.chunked_array([[1, 2], [3]])).tolist()
-        [1, 2, 3]
-    """
+    """The values of an int64 column without nulls as NumPy (a view when in one chunk)."""
     if isinstance(array, pa.ChunkedArray):
         array = array.chunk(0) if array.num_chunks == 1 else array.combine_chunks()
     if array.type != pa.int64() or array.null_count:
@@ -135,12 +111,7 @@ def int64_values(array: pa.Array | pa.ChunkedArray) -> np.ndarray[Any, np.dtype[
 
 
 def flags(mask: pa.Array | pa.ChunkedArray) -> np.ndarray[Any, np.dtype[np.bool_]]:
-    """A boolean Arrow column as NumPy, null as False (no pandas import).
-
-    Example:
-        >>> flags(pa.array([True, None, False])).tolist()
-        [True, False, False]
-    """
+    """A boolean Arrow column as NumPy, null as False (no pandas import)."""
     if isinstance(mask, pa.ChunkedArray):
         mask = mask.combine_chunks()
     n = len(mask)
@@ -160,12 +131,7 @@ def flags(mask: pa.Array | pa.ChunkedArray) -> np.ndarray[Any, np.dtype[np.bool_
 
 
 def string_scalar(text: str) -> pa.Scalar:
-    """A ``string`` scalar (``pa.scalar`` would import pandas).
-
-    Example:
-        >>> string_scalar("/").as_py()
-        '/'
-    """
+    """A ``string`` scalar (``pa.scalar`` would import pandas)."""
     return string_array([text])[0]
 
 
@@ -187,14 +153,7 @@ def _python_column(values: Sequence[Any], data_type: pa.DataType) -> pa.Array | 
 
 
 def column_from_values(values: Sequence[Any], data_type: pa.DataType) -> pa.Array:
-    """One Arrow array of ``data_type`` from Python values (``None`` is null).
-
-    Extension types are built from their storage type.
-
-    Example:
-        >>> column_from_values([1, None], pa.int8()).to_pylist()
-        [1, None]
-    """
+    """One Arrow array of ``data_type`` from Python values (``None`` is null)."""
     if data_type in _PYTHON_COLUMNS:
         column = _python_column(values, data_type)
         if column is not None:
@@ -216,14 +175,8 @@ _INT32_MAX: Final = 2**31 - 1
 def string_array(values: Sequence[str | None]) -> pa.Array:
     """A ``string`` array of ``values`` (None is null) whose buffers have their exact size.
 
-    ``pa.array`` grows its data buffer by doubling, so for millions of paths it
-    holds up to twice the text at once and keeps slack afterwards.  Here the
-    byte lengths are counted first, 65,536 strings at a time, and the text is
-    then encoded straight into one buffer of the right size.
-
-    Example:
-        >>> string_array(["a", None, "ñ"]).to_pylist()
-        ['a', None, 'ñ']
+    ``pa.array`` grows its buffer by doubling (up to twice the text at once for
+    millions of paths); here byte lengths are counted first, then encoded once.
     """
     n = len(values)
     lengths = np.zeros(n, dtype=np.int64)
@@ -263,8 +216,7 @@ def string_array(values: Sequence[str | None]) -> pa.Array:
 
 
 def ascii_rows_array(rows: npt.NDArray[np.uint8], valid: npt.NDArray[np.bool_]) -> pa.Array:
-    """A ``string`` array of fixed-width ASCII ``rows`` (one row of bytes per value,
-    null where not ``valid``), built on their bytes: no Python string per value.
+    """A ``string`` array of fixed-width ASCII ``rows`` (null where not ``valid``), no str per row.
 
     Example:
         >>> rows = np.frombuffer(b"abcdef", np.uint8).reshape(3, 2)

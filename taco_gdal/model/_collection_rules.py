@@ -64,12 +64,7 @@ def check_text(key: str, value: object, *, required: bool = True) -> str | None:
 
 
 def check_dataset_id(value: object) -> str:
-    """Dataset ids are lowercase ASCII letters, digits, ``_`` and ``-``.
-
-    Example:
-        >>> check_dataset_id("sen2-floods_v1")
-        'sen2-floods_v1'
-    """
+    """Dataset ids are lowercase ASCII letters, digits, ``_`` and ``-``."""
     if not isinstance(value, str) or _DATASET_ID.fullmatch(value) is None:
         raise TacoValidationError(
             f"id: expected lowercase letters, digits, '_' and '-' only, found {value!r}"

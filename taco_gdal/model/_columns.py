@@ -1,13 +1,8 @@
 """Samples declared as columns: a Tortilla of many FILE samples without a ``Sample`` each.
 
-A million :class:`~taco_gdal.model.Sample` objects take hundreds of megabytes
-before a write starts (the object, its id, path and value objects).  The same samples
-given as columns (ids, paths, a metadata table) take the columns' own bytes:
-:meth:`Tortilla.from_columns <taco_gdal.model.Tortilla.from_columns>` keeps
-them as Arrow arrays in a :class:`ColumnSamples`, which the level builder
-reads column-wise and which makes a ``Sample`` only when one is asked for
-(indexing, iteration).  The tables written are the ones the same samples built
-one by one would give, byte for byte.
+Backs :meth:`Tortilla.from_columns <taco_gdal.model.Tortilla.from_columns>`: a million
+``Sample`` objects cost hundreds of megabytes, the same columns only their own bytes.
+Tables written are byte for byte those of the same samples built one by one.
 """
 
 from __future__ import annotations
@@ -35,15 +30,7 @@ _BAD_ID: Final = r"[/\\:]|^__|^\.\.?$|^$"
 
 
 class ColumnSamples(Sequence[Sample]):
-    """FILE samples held as columns; a :class:`Sample` is made only when indexed.
-
-    Attributes:
-        ids: sample ids (``string``, no nulls).
-        paths: GDAL-usable paths, as :class:`Sample` would store them.
-        sizes: file sizes in bytes (int64).
-        metadata: metadata columns (one row per sample), or None.
-        types: ``{column: Arrow type}`` of ``metadata`` (shared field map).
-    """
+    """FILE samples held as columns (ids, paths, sizes, metadata); Samples made when indexed."""
 
     __slots__ = ("ids", "metadata", "paths", "sizes", "types")
 
@@ -96,7 +83,7 @@ class ColumnSamples(Sequence[Sample]):
 
 
 def _strings(values: object, what: str) -> pa.StringArray:
-    """``values`` (Arrow, NumPy or a sequence of str) as one ``string`` array without nulls."""
+    """``values`` (Arrow, NumPy or str sequence) as one ``string`` array without nulls."""
     try:
         if isinstance(values, pa.Array | pa.ChunkedArray):
             array = values
@@ -126,8 +113,7 @@ def _check_ids(ids: pa.StringArray) -> None:
     if pc.any(bad).as_py():
         row = int(np.flatnonzero(flags(bad))[0])
         check_sample_id(ids[row].as_py())  # raises with the rule's own message
-    # sorted and compared with the next id: a hash count (count_distinct) holds
-    # a hash table of every id, sorting needs only the order
+    # sorting, not count_distinct: no hash table of every id
     ordered = ids.take(pc.sort_indices(ids))
     repeated = flags(pc.equal(ordered[1:], ordered[:-1]))
     if repeated.any():
@@ -192,13 +178,7 @@ def _metadata(metadata: object, rows: int) -> pa.Table | None:
 
 
 def column_samples(ids: object, paths: object, metadata: object = None) -> ColumnSamples:
-    """Check and hold the columns of :meth:`Tortilla.from_columns`.
-
-    Raises:
-        TacoValidationError: an id breaks a rule or repeats, a path is missing or
-            not a regular file, or a column is not strings.
-        TacoSchemaError: the metadata has another row count or a bad column name.
-    """
+    """Check and hold the columns of :meth:`Tortilla.from_columns` (which documents errors)."""
     id_array = _strings(ids, "ids")
     path_array = _strings(paths, "paths")
     if len(id_array) != len(path_array):

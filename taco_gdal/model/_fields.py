@@ -1,12 +1,9 @@
 """Field maps shared between samples, and values kept as tuples beside them.
 
-A dataset of a million samples has a handful of distinct schemas, so a sample
-does not own a ``{field: type}`` dict nor a ``{field: value}`` dict (together
-several hundred bytes): it points at one shared, never-mutated field map and keeps
-its values in a tuple in the map's order.  A change to a sample's fields
-builds a new map and interns it.  Interned maps are kept for the life of the
-process (at most :data:`MAX_INTERNED`; past that, maps are simply not shared),
-which also makes their ``id`` a safe cache key for field positions.
+A million samples have a handful of schemas, so a sample points at one shared,
+never-mutated, interned ``{field: type}`` map and keeps its values in a tuple in
+its order.  Interned maps live for the process (at most :data:`MAX_INTERNED`), so
+their ``id`` is a safe cache key for field positions.
 """
 
 from __future__ import annotations
@@ -33,17 +30,7 @@ _POSITIONS: dict[int, dict[str, int]] = {}
 
 
 def shared(cache: dict[T, T], value: T) -> T:
-    """The object equal to ``value`` already in ``cache`` (``value`` itself the first time).
-
-    At most :data:`MAX_INTERNED` values are remembered per cache; later new
-    values are returned as given (so unique ones cost nothing extra).
-
-    Example:
-        >>> cache: dict[str, str] = {}
-        >>> first = "".join(["b", "0"])
-        >>> shared(cache, first) is shared(cache, "".join(["b", "0"]))
-        True
-    """
+    """The object equal to ``value`` already in ``cache`` (at most :data:`MAX_INTERNED` kept)."""
     found = cache.get(value)
     if found is not None:
         return found
@@ -80,12 +67,7 @@ EMPTY: Final[FieldMap] = intern_fields({})
 
 
 def position(fields: FieldMap, name: str) -> int:
-    """Index of ``name`` in ``fields``; -1 when absent.
-
-    Example:
-        >>> position(intern_fields({"a": pa.int8(), "b": pa.int8()}), "b")
-        1
-    """
+    """Index of ``name`` in ``fields``; -1 when absent."""
     known = _POSITIONS.get(id(fields))
     if known is not None:  # an interned map: alive forever, so its id is its own
         return known.get(name, -1)
@@ -108,11 +90,7 @@ def value_at(sample: _HasValues, index: int) -> Any:
 
 
 def values_of(samples: Sequence[_HasValues] | Iterable[_HasValues], name: str) -> list[Any]:
-    """The value of ``name`` in every sample (None where absent), for one Arrow column.
-
-    Samples of one tortilla share their field map, so the position of ``name``
-    is looked up once per run of samples with the same map.
-    """
+    """The value of ``name`` in every sample (None where absent); one lookup per shared map."""
     out: list[Any] = []
     append = out.append
     current: FieldMap | None = None

@@ -1,9 +1,7 @@
 """Walk a Tortilla tree level by level and build the level tables column-wise.
 
-Level ``k`` is the concatenation, in parent order, of the tortillas of level
-``k-1``'s FOLDER rows: depth-first sample order grouped by parent, the row order
-``MetadataPackage`` documents.  Each column is built with one ``pa.array`` call
-over Python values (or one concatenation of tortilla-extension arrays).
+Level ``k`` concatenates, in parent order, the tortillas of level ``k-1``'s FOLDER
+rows (the row order ``MetadataPackage`` documents).
 """
 
 from __future__ import annotations
@@ -42,15 +40,10 @@ class Level:
     index: int
     samples: Sequence[Sample]
     groups: list[Tortilla]
-    """Tortillas whose samples make this level, in row order."""
     group_parents: list[int]
     """Row in the previous level of each group's FOLDER sample (level 0: ``[-1]``)."""
     types: dict[str, pa.DataType] = field(default_factory=dict)
-    """Resolved metadata columns of the level, in column order (set by PIT-2)."""
-
-    @property
-    def has_extension_columns(self) -> bool:
-        return any(group._ext for group in self.groups)
+    """Resolved metadata columns of the level (set by PIT-2)."""
 
     def parent_ids(self) -> np.ndarray[Any, np.dtype[np.int64]]:
         """``internal:parent_id`` of every row (level 0: the row itself)."""
@@ -60,13 +53,11 @@ class Level:
         return np.repeat(np.asarray(self.group_parents, dtype=np.int64), counts)
 
     def ids(self) -> pa.Array:
-        """The ``id`` column."""
         if isinstance(self.samples, ColumnSamples):
             return self.samples.ids
         return string_array([s.id for s in self.samples])
 
     def folder_mask(self) -> np.ndarray[Any, np.dtype[np.bool_]]:
-        """True for the FOLDER rows."""
         if isinstance(self.samples, ColumnSamples):
             return np.zeros(len(self.samples), dtype=np.bool_)
         return np.fromiter((s._tortilla is not None for s in self.samples), np.bool_)
@@ -91,7 +82,7 @@ class Level:
         """Values of metadata column ``name`` over the whole level, as ``data_type``."""
         if isinstance(self.samples, ColumnSamples):
             return self.samples.column(name, data_type)
-        if not self.has_extension_columns:
+        if not any(group._ext for group in self.groups):
             return column_from_values(values_of(self.samples, name), data_type)
         chunks = [group._chunk(name, data_type) for group in self.groups]
         return pa.concat_arrays(chunks)

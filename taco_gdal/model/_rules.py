@@ -8,40 +8,16 @@ from typing import Final
 from taco_gdal.errors import TacoValidationError
 from taco_gdal.format.names import INTERNAL_PREFIX, PADDING_PREFIX, PATH, PROTECTED_COLUMNS
 
-__all__ = ["KEY_PATTERN", "check_key", "check_sample_id", "is_padding_id"]
+__all__ = ["KEY_PATTERN", "check_key", "check_sample_id"]
 
 KEY_PATTERN: Final = re.compile(r"^[a-zA-Z0-9_]+(?:[:][\w]+)?$")
 """Metadata keys: alphanumeric plus ``_``, optionally one ``namespace:`` prefix."""
 
-_PADDING_ID: Final = re.compile(re.escape(PADDING_PREFIX) + r"[0-9]+")
 _FORBIDDEN_ID_CHARS: Final = ("/", "\\", ":")
 
 
-def is_padding_id(sample_id: str) -> bool:
-    """True for ``__TACOPAD__0``, ``__TACOPAD__1``, ...
-
-    Example:
-        >>> is_padding_id("__TACOPAD__3"), is_padding_id("__x")
-        (True, False)
-    """
-    return _PADDING_ID.fullmatch(sample_id) is not None
-
-
 def check_sample_id(sample_id: object) -> str:
-    r"""Return ``sample_id`` if it is a valid sample id, else raise.
-
-    Rules (spec 5.5.1): a non-empty string without ``/``, ``\`` or ``:``, not
-    starting with ``__`` (reserved for padding, which only ``Tortilla(pad_to=...)``
-    creates), and not ``.`` or ``..`` (they would escape the folder in a FOLDER
-    container).
-
-    Raises:
-        TacoValidationError: the id breaks a rule; the message names the rule.
-
-    Example:
-        >>> check_sample_id("tile_0")
-        'tile_0'
-    """
+    """Return ``sample_id`` if it is a valid sample id (spec 5.5.1), else raise."""
     if not isinstance(sample_id, str):
         raise TacoValidationError(
             f"sample id: expected a string, found {type(sample_id).__name__} {sample_id!r}"
@@ -65,17 +41,7 @@ def check_sample_id(sample_id: object) -> str:
 
 
 def check_key(key: object, where: str) -> str:
-    """Return ``key`` if it may name a metadata column, else raise.
-
-    Keys match ``^[a-zA-Z0-9_]+(?:[:][\\w]+)?$`` and are not core or internal names.
-
-    Raises:
-        TacoValidationError: wrong format, or a reserved name.
-
-    Example:
-        >>> check_key("stac:crs", "sample 'a'")
-        'stac:crs'
-    """
+    """Return ``key`` if it may name a metadata column (see KEY_PATTERN), else raise."""
     if not isinstance(key, str) or KEY_PATTERN.match(key) is None:
         raise TacoValidationError(
             f"{where}: metadata key {key!r} is not valid; expected alphanumeric and '_', "

@@ -43,10 +43,7 @@ class SchemaDiff:
 def diff_schema(
     types: Mapping[str, pa.DataType], reference: Mapping[str, pa.DataType], *, same_names: bool
 ) -> SchemaDiff:
-    """Differences of ``types`` against ``reference`` (order ignored, null agrees with all).
-
-    With ``same_names=False`` only type conflicts count (missing/extra are allowed).
-    """
+    """Differences from ``reference`` (order ignored, null agrees; names if ``same_names``)."""
     diff = SchemaDiff()
     if same_names:
         diff.missing = [name for name in reference if name not in types]
@@ -55,17 +52,13 @@ def diff_schema(
         ref_type = reference.get(name)
         if ref_type is None or ref_type == data_type:
             continue
-        if is_null_type(ref_type) or is_null_type(data_type):
-            continue
-        diff.conflicts.append((name, data_type, ref_type))
+        if not (is_null_type(ref_type) or is_null_type(data_type)):
+            diff.conflicts.append((name, data_type, ref_type))
     return diff
 
 
 def merge_into(merged: dict[str, pa.DataType], types: Mapping[str, pa.DataType]) -> None:
-    """Add ``types``'s new columns to ``merged`` and replace ``null`` types by real ones.
-
-    Call only after :func:`diff_schema` found no conflict.
-    """
+    """Add ``types``'s new columns to ``merged``, replacing ``null`` types (no conflicts left)."""
     for name, data_type in types.items():
         current = merged.get(name)
         if current is None or (is_null_type(current) and not is_null_type(data_type)):

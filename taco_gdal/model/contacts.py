@@ -89,13 +89,9 @@ class Curator:
 def contact_list(
     key: str, values: object, kind: type[Provider] | type[Curator]
 ) -> list[dict[str, Any]]:
-    """Validate providers/curators given as models or dicts; the COLLECTION.json form.
+    """Providers/curators (models or dicts) checked, in COLLECTION.json form.
 
-    Dict keys must be fields of ``kind`` (spec-style provider dicts with
-    ``organization``/``email``/``role`` are accepted for providers too and kept).
-
-    Raises:
-        TacoValidationError: not a list, an unknown key, or an invalid entry.
+    Provider dicts may also carry the Curator keys (spec-style), which are kept.
     """
     if isinstance(values, str | bytes | Mapping) or not isinstance(values, Sequence):
         raise TacoValidationError(
@@ -123,9 +119,7 @@ def contact_list(
             _optional_str(f"{key}[{position}]", name, extra)
         try:
             model = kind(**{k: value[k] for k in value if k in known})
-        except TypeError as exc:
-            raise TacoValidationError(f"{key}[{position}]: {exc}") from exc
-        except TacoValidationError as exc:
+        except (TypeError, TacoValidationError) as exc:
             raise TacoValidationError(f"{key}[{position}]: {exc}") from exc
         out.append({**model.to_dict(), **extras})
     return out

@@ -1,37 +1,19 @@
-"""The hand-off between the data model and the writers.
-
-``Taco.metadata()`` (in :mod:`taco_gdal.model`) produces a :class:`MetadataPackage`;
-the ZIP and FOLDER writers consume it.  It is all Arrow: no per-row Python
-objects survive beyond the ``Sample`` objects the user made.
+"""The hand-off between the data model (``Taco.metadata()``) and the ZIP/FOLDER writers.
 
 Level tables (``levels[i]``), columns in this order:
 
-* ``id`` (string), ``type`` (string, ``FILE``/``FOLDER``)
-* the user and extension columns of that level, in their schema order:
-  insertion order (sample fields in the order they were added, then tortilla
-  extension columns), taken from the first tortilla of the level, at *every*
-  level.  tacotoolbox 0.26.9 sorts level-1+ columns alphabetically; taco_gdal
-  does not, so a dataset reads back in the order it was described (readers
-  select columns by name, so both orders load in either reader).
-* ``internal:current_id`` (int64, 0..n-1, row position in the level)
-* ``internal:parent_id`` (int64; level 0: equal to current_id; level k>0: the
-  parent's ``internal:current_id`` in level k-1)
-* ``internal:relative_path`` (string, levels >= 1 only): path under ``DATA/``,
-  ``"{parent relative path}{id}"``; FOLDER rows end with ``/`` (``tile0/s1/``),
-  FILE rows do not (``tile0/s1/b0``).  Level 0 rows have no such column; their
-  path under ``DATA/`` is the id (plus ``/`` for a FOLDER).
-* ``path`` (string): where the writer copies a FILE sample's bytes from (a local
-  path or any GDAL VSI path); null for FOLDER rows and for zero-byte padding
-  samples (``__TACOPAD__N``).  Writers never store this column.
+* ``id``, ``type`` (``FILE``/``FOLDER``);
+* the level's user and extension columns in insertion order, from its first
+  tortilla (tacotoolbox sorts level-1+ columns; readers select by name, so both load);
+* ``internal:current_id`` (row position) and ``internal:parent_id`` (the parent's
+  ``current_id`` in level k-1; at level 0 the row itself);
+* ``internal:relative_path`` (levels >= 1): path under ``DATA/``, ``/``-terminated
+  for FOLDER rows;
+* ``path``: where a FILE's bytes are copied from (null for FOLDER and padding rows);
+  writers never store it.
 
-Rows are in depth-first sample order grouped by parent: the rows of level k+1
-are the children of level k's row 0, then of row 1, and so on.  The ZIP writer
-adds ``internal:offset`` and ``internal:size`` (int64) between ``parent_id`` and
-``relative_path``, measured from the bytes it wrote.
-
-``collection`` is the COLLECTION.json content (a JSON-ready dict, keys in the
-order the reference writes them) including ``taco:pit_schema`` and
-``taco:field_schema``.
+Rows of level k+1 are the children of level k's row 0, then row 1, and so on.
+``collection`` is the JSON-ready COLLECTION.json dict, in the reference's key order.
 """
 
 from __future__ import annotations
@@ -53,12 +35,8 @@ class MetadataPackage:
     levels: list[pa.Table]
     collection: dict[str, Any]
     file_sizes: list[npt.NDArray[np.int64]] | None = field(default=None, compare=False)
-    """Bytes of each row's source (0 for FOLDER and padding rows), when already known.
-
-    ``Taco.metadata()`` fills it from the sizes its Samples found when they were
-    made, so splitting by size does not stat every source again; other packages
-    leave it None and the writer asks the sources.
-    """
+    """Bytes of each row's source (0 for FOLDER/padding) when known, so a writer need
+    not stat every source again; None lets the writer ask the sources."""
 
     @property
     def depth(self) -> int:

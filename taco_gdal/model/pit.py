@@ -1,12 +1,7 @@
 """Position-Invariant Tree rules (spec 5.5) and ``taco:pit_schema`` (reference §3.2).
 
-* PIT-1: every level-0 sample has the same subtree *shape*: the same number of
-  children, the same id and type at each position, recursively.  Padding
-  samples count like any other (``pad_to`` is what makes counts equal).
-* PIT-2: all samples of one level share one schema (names and types; column
-  order is taken from the first tortilla of the level).
-* All root samples have the same type; at most levels 0..5 (``Tortilla`` checks
-  the depth when it is built).
+PIT-1: every root subtree has the same shape (ids and types per position, padding
+included); PIT-2: one schema per level (column order from its first tortilla).
 """
 
 from __future__ import annotations
@@ -29,11 +24,7 @@ __all__ = ["check_pit1", "check_pit2", "check_root_types", "pit_schema"]
 
 
 def check_root_types(root: Tortilla) -> None:
-    """All level-0 samples are FILE, or all are FOLDER.
-
-    Raises:
-        TacoPITError: names the first root sample whose type differs from sample 0's.
-    """
+    """All level-0 samples are FILE, or all are FOLDER (else TacoPITError)."""
     kinds = root.sample_types
     first = kinds[0]
     for position, kind in enumerate(kinds):
@@ -46,10 +37,6 @@ def check_root_types(root: Tortilla) -> None:
 
 def check_pit1(root: Tortilla) -> None:
     """PIT-1: every root sample's subtree is isomorphic to root sample 0's.
-
-    Raises:
-        TacoPITError: names the root sample (position and id), the folder path and
-            the child position that differ.
 
     Example:
         >>> from taco_gdal.model import Sample, Tortilla
@@ -110,12 +97,7 @@ def _compare(ref: Tortilla, other: Tortilla, who: str, ref_path: str, path: str)
 
 
 def check_pit2(levels: list[Level]) -> None:
-    """PIT-2: one schema per level; stores the resolved schema in ``Level.types``.
-
-    Raises:
-        TacoSchemaError: names the level, the folder whose samples differ from the
-            level's first folder, and the differing columns or types.
-    """
+    """PIT-2: one schema per level (else TacoSchemaError); sets ``Level.types``."""
     for level in levels:
         first = level.groups[0]
         merged = dict(first.column_types)
@@ -137,16 +119,14 @@ def check_pit2(levels: list[Level]) -> None:
 
 
 # --- taco:pit_schema ---------------------------------------------------------------------
-# Computed on NumPy copies of the id columns (``internal:parent_id``,
-# ``internal:current_id``), taking only the ``id`` and ``type`` values of the rows a
-# pattern shows: filtering whole level tables (every column, ``path`` included) copies
-# every column of the deepest level and set the writer's peak before its level
-# Parquet.  Columns that are not integers without nulls take the Arrow path.
+# Computed on NumPy id columns, taking only the rows a pattern shows: filtering whole
+# level tables copied every column and set the writer's memory peak.  Columns that are
+# not integers without nulls take the Arrow path.
 IntArray = npt.NDArray[np.int64]
 
 
 def _integers(table: pa.Table, name: str) -> IntArray | None:
-    """Column ``name`` as int64 NumPy values; None when it has nulls or is not an integer."""
+    """Column ``name`` as int64 NumPy; None when it has nulls or is not an integer."""
     column = table.column(name)
     if column.null_count or not pa.types.is_integer(column.type) or column.type == pa.uint64():
         return None
@@ -160,20 +140,11 @@ def _first_largest(parents: IntArray) -> int:
     return int(values[tied][np.argmin(first[tied])])
 
 
-def _pattern_of(table: pa.Table, n: int, rows: IntArray) -> dict[str, Any]:
-    chosen = from_numpy(rows)
-    return {
-        "n": n,
-        "type": table.column(TYPE).take(chosen).to_pylist(),
-        "id": table.column(ID).take(chosen).to_pylist(),
-    }
-
-
 def _canonical_pattern(table: pa.Table, parents: IntArray, rows: IntArray) -> dict[str, Any]:
-    """Pattern of ``rows`` (positions in ``table``, ``parents`` their parent ids): ``n`` is
-    every row, ``type`` / ``id`` those of the parent with the most children."""
-    best = _first_largest(parents)
-    return _pattern_of(table, rows.size, rows[parents == best])
+    """Pattern of ``rows`` (``parents`` their parent ids): ``n`` counts all, ids/types shown
+    are those of the parent with the most children."""
+    chosen = from_numpy(rows[parents == _first_largest(parents)])
+    return _pattern(rows.size, table.select([ID, TYPE]).take(chosen))
 
 
 def _canonical_group(table: pa.Table) -> pa.Table:
@@ -251,15 +222,9 @@ def _max_children(table: pa.Table) -> int:
 def pit_schema(tables: list[pa.Table]) -> dict[str, Any]:
     """``taco:pit_schema`` of the level tables, the reference writer's algorithm.
 
-    ``{"root": {"n", "type"}, "shape": [n0, max children per level...],
-    "hierarchy": {"1": [pattern], "2": [one pattern per FOLDER id of hierarchy
-    "1"'s pattern], ...}}``; a pattern is ``{"n": rows, "type": [...], "id": [...]}``.
-
-    Like the reference, depth ``d >= 2`` follows only the FOLDER ids of the
-    *first* pattern of depth ``d-1``.  Where that first pattern has no FOLDER
-    but the level has rows (a deeper branch under a later pattern), the
-    reference would drop depth ``d`` and readers would not see the level; here
-    the FOLDER ids of all depth ``d-1`` patterns are used instead.
+    Like the reference, depth ``d >= 2`` follows the FOLDER ids of the *first*
+    pattern of depth ``d-1``; where that one has none but the level has rows, the
+    reference would drop the level, so all depth ``d-1`` patterns are used instead.
 
     Example:
         >>> t = pa.table({"id": ["a"], "type": ["FILE"]})

@@ -43,12 +43,12 @@ SampleTypeArg = Literal["auto", "FILE", "FOLDER"]
 
 _CORE_FIELDS: Final = (ID, TYPE, PATH)
 _CHECKED_KEYS: set[str] = set()
-"""Keys already known to be valid: the same few keys repeat over 100k samples."""
+"""Keys already known to be valid (the same few repeat over 100k samples)."""
 _CHECKED_KEYS_MAX: Final = 10_000
 
 
 def _is_clean_absolute(path: str) -> bool:
-    """True when ``os.path.abspath`` would return ``path`` unchanged (the common case, cheaply)."""
+    """True when ``os.path.abspath`` would return ``path`` unchanged (cheap check)."""
     return (
         path[:1] == "/"
         and path[:2] != "//"
@@ -66,14 +66,11 @@ def _remove_file(path: str) -> None:
 
 
 def locate(text: str, where: str) -> tuple[str, int]:
-    """GDAL-usable path and size of a local or remote file; raises if unreachable.
-
-    Args:
-        text: a local path, a URL (``s3://``, ``https://``) or a ``/vsi...`` path.
-        where: the sample, for messages (``"sample 'a'"``).
+    """GDAL-usable path and size of a local path, URL or ``/vsi...`` path.
 
     Raises:
-        TacoIOError: the file does not exist, cannot be reached or is not a regular file.
+        TacoIOError: the file does not exist, cannot be reached or is not a regular file
+            (the message names ``where``, e.g. ``"sample 'a'"``).
 
     Example:
         >>> path, size = locate("src/s000.tif", "sample 'a'")
@@ -109,14 +106,8 @@ _IDS: dict[str, str] = {}
 
 
 class _State:
-    """A sample's field map, the frozen flag, and what few samples have (field
-    descriptions, a temporary file).
-
-    Samples with the same field map and flag and nothing else point at one
-    shared state (:func:`_shared_state`), so the map and the flag cost no slot
-    of their own; a sample that gets descriptions or a temporary file gets a
-    state of its own (``shared`` False).
-    """
+    """A sample's field map and frozen flag (shared by most samples), plus what few
+    samples have: field descriptions, a temporary file (those get their own state)."""
 
     __slots__ = ("descriptions", "finalizer", "frozen", "frozen_twin", "shared", "types")
 
@@ -127,13 +118,11 @@ class _State:
         self.descriptions: dict[str, str] | None = None
         self.finalizer: weakref.finalize[Any, Any] | None = None
         self.frozen_twin: _State | None = None
-        """The shared frozen state of the same map (set on first use), so freezing a
-        sample is one attribute read."""
+        """The shared frozen state of the same map, so freezing is one attribute read."""
 
 
 _STATES: dict[tuple[int, bool], _State] = {}
-"""Shared states by ``(id(field map), frozen)``; a state holds its map, so the id stays
-that map's while the state is cached (at most ``MAX_INTERNED`` states, then unshared)."""
+"""Shared states by ``(id(field map), frozen)`` (a state holds its map, so the id stays valid)."""
 
 
 def _shared_state(types: FieldMap, frozen: bool) -> _State:
@@ -154,19 +143,15 @@ class Sample:
     """One file (FILE) or one nested :class:`Tortilla` (FOLDER) with its metadata.
 
     Args:
-        id: identifier, unique among its siblings; no ``/``, ``\\`` or ``:``, not
-            starting with ``__``.
-        path: a local path (``str``/``Path``), a remote or GDAL path (``s3://``,
-            ``https://``, ``/vsi...``; existence checked with GDAL ``VSIStatL``),
-            ``bytes`` (written to a temporary file, removed by :meth:`cleanup` or
-            when the sample is garbage collected) or a :class:`Tortilla` (FOLDER).
+        id: unique among siblings; no ``/``, ``\\`` or ``:``, not starting with ``__``.
+        path: a local, remote or GDAL path (``s3://``, ``https://``, ``/vsi...``),
+            ``bytes`` (written to a temporary file, removed by :meth:`cleanup` or on
+            garbage collection) or a :class:`Tortilla` (FOLDER).
         type: ``"auto"`` (inferred from ``path``), ``"FILE"`` or ``"FOLDER"``.
-        temp_dir: folder for the temporary file of ``bytes`` data (default: the
-            system temporary folder).
-        **metadata: metadata fields; keys like ``cloud_cover`` or ``stac:crs``.
-            Arrow types are inferred (``float`` -> double, ``int`` -> int64);
-            pass a ``pyarrow`` scalar or use :meth:`extend_with` with a one-row
-            table to choose a type.
+        temp_dir: folder for the temporary file of ``bytes`` data (default: system's).
+        **metadata: fields such as ``cloud_cover`` or ``stac:crs``; Arrow types are
+            inferred unless given as ``pyarrow`` scalars (or a one-row table via
+            :meth:`extend_with`).
 
     Raises:
         TacoValidationError: invalid id, key or type.
@@ -179,12 +164,8 @@ class Sample:
         >>> s.cleanup()
     """
 
-    # Memory per sample matters (a million of them are built before a write):
-    # the field map is shared (:mod:`taco_gdal.model._fields`), values are a
-    # tuple in its order, the path or Tortilla share one slot (the type follows
-    # from it), and the field map, the frozen flag and what few samples need live
-    # in a ``_state`` most samples share.  Six slots: 80 bytes per sample;
-    # ``__weakref__`` stays so that samples can be weakly referenced.
+    # A million samples may be built before a write: six slots (80 bytes), the field
+    # map and flags in a shared ``_state``, the path or Tortilla in one slot.
     __slots__ = ("__weakref__", "_ref", "_size", "_state", "_vals", "id")
 
     id: str
@@ -207,9 +188,7 @@ class Sample:
     def _init_empty(self) -> None:
         self._state: _State = _EMPTY_STATE
         self._vals: Any = ()
-        """Values in the order of ``_types``: a tuple, or the value itself when the
-        sample has exactly one field (a one-item tuple costs 48 bytes per sample);
-        read them through :meth:`_value_list`, :func:`~taco_gdal.model._fields.value_at`."""
+        """Values in ``_types`` order: a tuple, or the bare value when there is one field."""
         self._ref: str | Tortilla | None = None
         """The GDAL-usable path of a FILE, the Tortilla of a FOLDER, None for padding."""
         self._size = 0
@@ -235,18 +214,17 @@ class Sample:
         sample._freeze()
         return sample
 
-    # --- path ---------------------------------------------------------------------------
     def _where(self) -> str:
         return f"sample {self.id!r}"
 
     def _attach(self, path: object, temp_dir: str | os.PathLike[str] | None) -> str:
         if type(path) is str:  # the common case first: no ABC check (100k+ samples)
-            self._ref, self._size = self._locate(path)
+            self._ref, self._size = locate(path, self._where())
             return FILE
         if isinstance(path, str | os.PathLike):
             text = os.fspath(path)
             if isinstance(text, str):
-                self._ref, self._size = self._locate(text)
+                self._ref, self._size = locate(text, self._where())
                 return FILE
         elif isinstance(path, bytes | bytearray | memoryview):
             self._ref = self._write_temp(bytes(path), temp_dir)
@@ -264,9 +242,6 @@ class Sample:
             f"{self._where()}: path must be a str, os.PathLike, bytes or Tortilla, "
             f"found {type(path).__name__}"
         )
-
-    def _locate(self, text: str) -> tuple[str, int]:
-        return locate(text, self._where())
 
     def _write_temp(self, data: bytes, temp_dir: str | os.PathLike[str] | None) -> str:
         folder = os.fspath(temp_dir) if temp_dir is not None else tempfile.gettempdir()
@@ -299,21 +274,10 @@ class Sample:
                 f"(type {inferred!r})"
             )
 
-    # --- properties -----------------------------------------------------------------------
     @property
     def type(self) -> str:
         """``"FOLDER"`` for a sample holding a Tortilla, ``"FILE"`` otherwise (padding too)."""
         return FILE if self._ref is None or isinstance(self._ref, str) else FOLDER
-
-    @property
-    def _path(self) -> str | None:
-        ref = self._ref
-        return ref if isinstance(ref, str) else None
-
-    @property
-    def _tortilla(self) -> Tortilla | None:
-        ref = self._ref
-        return None if ref is None or isinstance(ref, str) else ref
 
     @property
     def path(self) -> str | Tortilla | None:
@@ -323,12 +287,17 @@ class Sample:
     @property
     def file_path(self) -> str | None:
         """Where a FILE's bytes are read from (local or ``/vsi...``); None otherwise."""
-        return self._path
+        ref = self._ref
+        return ref if isinstance(ref, str) else None
 
     @property
     def tortilla(self) -> Tortilla | None:
         """The children of a FOLDER sample; None for a FILE."""
-        return self._tortilla
+        ref = self._ref
+        return None if ref is None or isinstance(ref, str) else ref
+
+    _path = file_path
+    _tortilla = tortilla
 
     @property
     def size(self) -> int:
@@ -341,7 +310,6 @@ class Sample:
         return self._ref is None
 
     def _own_state(self) -> _State:
-        """This sample's own :class:`_State` (copied from the shared one on demand)."""
         state = self._state
         if state.shared:
             state = self._state = _State(state.types, state.frozen)
@@ -349,12 +317,10 @@ class Sample:
 
     @property
     def _types(self) -> FieldMap:
-        """Shared ``{field: type}`` map: replaced, never mutated."""
         return self._state.types
 
     @property
     def _values(self) -> dict[str, Any]:
-        """``{field: value}``, built on request (samples keep a tuple)."""
         return dict(zip(self._types, self._value_list(), strict=True))
 
     def _value_list(self) -> tuple[Any, ...]:
@@ -408,7 +374,6 @@ class Sample:
     def __repr__(self) -> str:
         return f"Sample(id={self.id!r}, type={self.type!r}, fields={list(self._types)})"
 
-    # --- metadata ------------------------------------------------------------------------
     def _check_mutable(self) -> None:
         if self._state.frozen:
             raise TacoValidationError(
@@ -470,11 +435,9 @@ class Sample:
         """Add metadata fields from an extension; returns ``self`` for chaining.
 
         Args:
-            extension: a :class:`~taco_gdal.extensions.SampleExtension` (computed
-                from this sample), a ``dict`` (types inferred), a one-row
-                ``pyarrow.Table`` (types kept) or a pydantic model (``model_dump()``;
-                keys without a namespace get ``{name or class name lower}:``).
-            name: namespace for a pydantic model's keys.
+            extension: a :class:`~taco_gdal.extensions.SampleExtension`, a ``dict`` (types
+                inferred), a one-row ``pyarrow.Table`` (types kept) or a pydantic model.
+            name: namespace for a pydantic model's keys without one (default: class name).
 
         Raises:
             TacoValidationError: invalid key, or the sample is already in a Tortilla.
@@ -486,7 +449,7 @@ class Sample:
             'train'
         """
         self._check_mutable()
-        # imported here: the extensions package imports pyproj and shapely, which are slow to import
+        # imported here: the extensions package imports pyproj and shapely (slow)
         from taco_gdal.extensions.base import SampleExtension
 
         if isinstance(extension, SampleExtension):

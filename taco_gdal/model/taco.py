@@ -40,23 +40,18 @@ _RESERVED = frozenset({*CORE_KEYS, PIT_SCHEMA_KEY, FIELD_SCHEMA_KEY, "tortilla"}
 class Taco:
     """A whole dataset: one root :class:`Tortilla` and its COLLECTION metadata.
 
-    Building a Taco checks the PIT rules (root samples of one type, PIT-1
-    isomorphic root subtrees, PIT-2 one schema per level) and computes the
-    extent from ``stac:``/``istac:`` centroid and time columns unless given.
+    Building a Taco checks the PIT rules and computes the extent from
+    ``stac:``/``istac:`` centroid and time columns unless given.
 
     Args:
-        tortilla: the root tortilla (level 0).
         id: lowercase letters, digits, ``_`` and ``-``.
         dataset_version: version of the data, e.g. ``"1.0.0"``.
-        description: what the dataset is.
         licenses: SPDX identifiers or expressions (``"CC-BY-4.0"``,
             ``"Apache-2.0 OR MIT"``), or ``"proprietary"``/``"other"``.
         providers: :class:`Provider` objects or dicts.
         tasks: names from :data:`taco_gdal.model.TASKS`.
-        taco_version: the TACO specification version.
         title: at most 250 characters.
         curators: :class:`Curator` objects or dicts.
-        keywords: search terms.
         extent: an :class:`Extent` or ``{"spatial": [...], "temporal": [...]}``.
         **extra: further top-level COLLECTION keys (JSON values).
 
@@ -109,7 +104,6 @@ class Taco:
         self._extras: dict[str, Any] = {}
         self._descriptions: dict[str, str] = {}
         self._collection: dict[str, Any] | None = None
-        """COLLECTION.json of the last :meth:`metadata` (cleared when keys are added)."""
         self._add_keys(extra, "Taco(**extra)")
         tortilla._freeze()
         self.tortilla = tortilla
@@ -117,16 +111,12 @@ class Taco:
         levels = walk(tortilla)
         check_pit2(levels)
         self._level_types = [level.types for level in levels]
-        """Each level's resolved columns (PIT-2).  The levels themselves (lists of
-        every sample, group and parent row, as long as the dataset) are walked again
-        when needed, not kept beside the user's samples."""
+        """Each level's PIT-2 columns; the levels themselves are walked again, not kept."""
         self._extent = Extent.from_value(extent) if extent is not None else compute_extent(levels)
         del levels
         self._tables: list[weakref.ref[pa.Table]] = []
-        """The level tables last built, held weakly: they live as long as a package
-        (a writer) uses them, not as long as the Taco."""
+        """The level tables last built, weakly: alive while a writer uses them."""
 
-    # --- read access ------------------------------------------------------------------
     @property
     def id(self) -> str:
         """The dataset id."""
@@ -143,7 +133,6 @@ class Taco:
         return len(self._level_types) - 1
 
     def _levels(self) -> list[Level]:
-        """The levels of the tree, walked again, with the column types PIT-2 resolved."""
         levels = walk(self.tortilla)
         for level, types in zip(levels, self._level_types, strict=True):
             level.types = types
@@ -164,7 +153,6 @@ class Taco:
             return copy.deepcopy(self._extras[key])
         raise TacoNavigationError(f"Taco {self.id!r} has no collection key {key!r}")
 
-    # --- extensions -------------------------------------------------------------------
     def extend_with(self, extension: object) -> Taco:
         """Add top-level COLLECTION keys; returns ``self`` for chaining.
 
@@ -176,7 +164,7 @@ class Taco:
             TacoValidationError: a key is malformed, reserved or already present, or
                 a value is not JSON-serialisable.
         """
-        # imported here: the extensions package imports pyproj and shapely, which are slow to import
+        # imported here: the extensions package imports pyproj and shapely (slow)
         from taco_gdal.extensions.base import TacoExtension
 
         if isinstance(extension, TacoExtension):
@@ -215,7 +203,6 @@ class Taco:
         self._extras.update(converted)
         self._collection = None
 
-    # --- output -------------------------------------------------------------------------
     def metadata(self) -> MetadataPackage:
         """Level tables and the COLLECTION dict, ready for a writer.
 
@@ -250,7 +237,6 @@ class Taco:
         return state
 
     def _cached_tables(self) -> list[pa.Table] | None:
-        """The level tables of the last :meth:`metadata` if something still holds them."""
         tables = [ref() for ref in self._tables]
         if not tables or any(table is None for table in tables):
             return None
@@ -258,8 +244,7 @@ class Taco:
 
     @property
     def collection(self) -> dict[str, Any]:
-        """The COLLECTION.json content (same as ``metadata().collection``), kept from
-        the last :meth:`metadata` (the level tables are not kept: see ``_tables``)."""
+        """The COLLECTION.json content (same as ``metadata().collection``)."""
         if self._collection is None:
             return self.metadata().collection
         return copy.deepcopy(self._collection)

@@ -33,7 +33,7 @@ _NO_EXTENSION: dict[str, pa.Array] = {}
 """Shared by tortillas without extension columns (replaced, never filled)."""
 _NO_DESCRIPTIONS: dict[str, str] = {}
 _SHARED_TUPLES: dict[tuple[str, ...], tuple[str, ...]] = {}
-"""Equal id or kind tuples of small tortillas, one object each (100k folders share a few)."""
+"""Equal id or kind tuples of small tortillas, one object each."""
 _SHARED_LENGTH = 256
 
 
@@ -42,12 +42,10 @@ class Tortilla:
 
     Args:
         samples: the samples, in order; ids must be unique.
-        pad_to: append zero-byte ``__TACOPAD__0``, ``__TACOPAD__1``, ... FILE
-            samples until ``len(tortilla)`` is a multiple of ``pad_to``.  Padding
-            rows have null metadata.
-        strict_schema: every sample must have the same fields with the same types
-            (a field that is ``None`` everywhere in a sample agrees with any type).
-            ``False`` fills missing fields with typed nulls; types still must agree.
+        pad_to: append zero-byte ``__TACOPAD__N`` FILE samples (null metadata) until
+            ``len(tortilla)`` is a multiple of ``pad_to``.
+        strict_schema: every sample must have the same fields and types (``None``
+            agrees with any type); ``False`` fills missing fields with typed nulls.
 
     Raises:
         TacoValidationError: no samples, duplicate ids, bad ``pad_to``.
@@ -111,19 +109,15 @@ class Tortilla:
     def from_columns(cls, ids: Any, paths: Any, metadata: Any = None) -> Tortilla:
         """A Tortilla of FILE samples given as columns, for datasets of millions of samples.
 
-        Writes the same bytes as ``Tortilla([Sample(id, path, **row) ...])`` with the
-        same values and Arrow types, but keeps the columns instead of a
-        :class:`Sample` per row (a few hundred bytes each): a million samples cost
-        their ids, paths and metadata columns.  Each path is checked (one
-        ``stat``, GDAL for remote paths) as :class:`Sample` checks it.  Indexing
-        or iterating the Tortilla makes :class:`Sample` objects on demand.
+        Writes the same bytes as ``Tortilla([Sample(id, path, **row) ...])`` but keeps
+        columns instead of a :class:`Sample` per row; paths are checked as
+        :class:`Sample` checks them, and indexing makes Samples on demand.
 
         Args:
             ids: sample ids: a ``pyarrow`` array, NumPy array or sequence of str.
             paths: one file path per id (local, ``s3://``, ``https://``, ``/vsi...``).
-            metadata: a ``pyarrow.Table`` or ``{column: values}`` with one row
-                per id; column types are kept as given (``float`` values are
-                ``double``, as :class:`Sample` infers them).
+            metadata: a ``pyarrow.Table`` or ``{column: values}``, one row per id
+                (types kept as given).
 
         Raises:
             TacoValidationError: an id breaks a rule or repeats, lengths differ, or
@@ -154,8 +148,7 @@ class Tortilla:
 
     @property
     def _ids(self) -> tuple[str, ...]:
-        """Sample ids; kept for small tortillas (shared), computed for large ones (8 MB
-        per tuple of a million roots)."""
+        """Sample ids: kept (shared) for small tortillas, computed for large ones."""
         if self._id_tuple is not None:
             return self._id_tuple
         if isinstance(self._samples, ColumnSamples):
@@ -170,7 +163,6 @@ class Tortilla:
             return (FILE,) * len(self._samples)
         return tuple(s.type for s in self._samples)
 
-    # --- container protocol --------------------------------------------------------
     def __len__(self) -> int:
         return len(self._samples)
 
@@ -195,11 +187,9 @@ class Tortilla:
             f"Tortilla({len(self)} samples, depth={self._depth}, columns={list(self.column_types)})"
         )
 
-    # --- properties -----------------------------------------------------------------
     @property
     def samples(self) -> Sequence[Sample]:
-        """The samples in order, padding included (a tuple, or made on demand for
-        :meth:`from_columns`)."""
+        """The samples in order, padding included."""
         return self._samples
 
     @property
@@ -241,7 +231,6 @@ class Tortilla:
         """Descriptions of the tortilla extension columns."""
         return MappingProxyType(self._descriptions)
 
-    # --- columns ----------------------------------------------------------------------
     def column(self, name: str) -> pa.Array:
         """One column over this tortilla's samples (``id``, ``type``, ``path`` or a field).
 
@@ -265,7 +254,6 @@ class Tortilla:
         return self._chunk(name, data_type)
 
     def _chunk(self, name: str, data_type: pa.DataType) -> pa.Array:
-        """This tortilla's values of ``name`` as ``data_type`` (nulls where absent)."""
         ext = self._ext.get(name)
         if ext is not None:
             return ext if ext.type == data_type else ext.cast(data_type)
@@ -285,7 +273,6 @@ class Tortilla:
 
     metadata_table = property(export_metadata)
 
-    # --- extensions -------------------------------------------------------------------
     def extend_with(self, extension: TortillaExtension) -> Tortilla:
         """Add columns computed over all samples; returns ``self`` for chaining.
 
@@ -294,7 +281,7 @@ class Tortilla:
                 tortilla is already inside a Sample.
             TacoSchemaError: wrong row count, or a column that already exists.
         """
-        # imported here: the extensions package imports pyproj and shapely, which are slow to import
+        # imported here: the extensions package imports pyproj and shapely (slow)
         from taco_gdal.extensions.base import TortillaExtension
 
         if not isinstance(extension, TortillaExtension):
@@ -378,7 +365,7 @@ def _padding(count: int, pad_to: object) -> list[Sample]:
 
 
 def _merge_sample_schemas(items: list[Sample], strict: bool) -> dict[str, pa.DataType]:
-    """One schema for the samples, shared (interned); raises TacoSchemaError naming a misfit."""
+    """One interned schema for the samples; raises TacoSchemaError naming a misfit."""
     first = items[0]
     merged = first._types
     copied = False

@@ -1,15 +1,8 @@
 """PyTorch datasets over TACO samples (``pip install 'taco_gdal[torch]'``).
 
-* :class:`SampleDataset`: a map-style dataset whose items are dicts
-  (``image`` tensor bands first, ``id``, metadata), one GET per remote sample,
-  picklable to fork, spawn and forkserver DataLoader workers;
-* :func:`split_by_column` and :func:`split_by_blocks`: train/val/test splits
-  by a column or by geographic cells;
-* :class:`ResumableSampler`: DistributedSampler's order, resumable mid-epoch;
-* :func:`collate_samples`: ``default_collate`` that tolerates null metadata.
-
-``import taco_gdal`` never imports torch; importing this package without torch
-raises :class:`~taco_gdal.errors.TacoDependencyError` saying how to install it.
+A picklable map-style :class:`SampleDataset`, splits by column or geographic
+block, a resumable DistributedSampler, and a null-tolerant collate.  Importing
+this package without torch raises :class:`~taco_gdal.errors.TacoDependencyError`.
 
 Example:
     >>> from taco_gdal.torch import SampleDataset

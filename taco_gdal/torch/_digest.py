@@ -1,9 +1,4 @@
-"""Check a sample's bytes against its ``taco_gdal:checksum`` value.
-
-The value format and the algorithms are :mod:`taco_gdal.format.checksum`'s
-(imported on first check, so workers of a dataset without ``verify=True``
-never load the verify package).
-"""
+"""Check a sample's bytes against its ``taco_gdal:checksum`` value."""
 
 from __future__ import annotations
 
@@ -14,14 +9,12 @@ __all__ = ["check_digest"]
 
 
 def check_digest(data: bytes, stored: str, sample: str, where: str) -> None:
-    """Raise unless ``data`` has the digest ``stored`` (``"<algorithm>:<hex>"``), the
-    bytes of ``sample`` read from ``where`` (its GDAL path: ids repeat under
-    different parents, the byte range does not).
+    """Raise unless ``data`` (``sample``'s bytes read from GDAL path ``where``) has digest
+    ``stored`` (``"<algorithm>:<hex>"``).
 
     Raises:
-        TacoChecksumError: the digests differ (names the sample, its path, both digests).
-        TacoFormatError: ``stored`` is not ``"<algorithm>:<lowercase hex>"`` of a
-            known algorithm.
+        TacoChecksumError: the digests differ.
+        TacoFormatError: ``stored`` is malformed or names an unknown algorithm.
 
     Example:
         >>> check_digest(b"123456789", "crc32c:e3069283", "s0", "/vsisubfile/0_9,/data/x.tacozip")

@@ -12,15 +12,7 @@ INSTALL_HINT = "pip install 'taco_gdal[torch]'  (torch==2.13.0, CPU build)"
 
 
 def require_torch() -> ModuleType:
-    """The ``torch`` module, or a :class:`~taco_gdal.errors.TacoDependencyError`.
-
-    Raises:
-        TacoDependencyError: torch is not installed (the message says how to install it).
-
-    Example:
-        >>> require_torch().__name__
-        'torch'
-    """
+    """The ``torch`` module, or a TacoDependencyError saying how to install it."""
     try:
         import torch
     except ImportError as exc:

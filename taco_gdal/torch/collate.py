@@ -26,9 +26,6 @@ _MAP: dict[type | tuple[type, ...], Any] = {**default_collate_fn_map, type(None)
 def collate_samples(batch: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """Batch sample dicts like ``default_collate``, keeping columns with nulls as lists.
 
-    Tensors of one shape are stacked, numbers become tensors, strings and
-    bytes lists; a key whose values include ``None`` becomes a plain list.
-
     Example:
         >>> from torch.utils.data import DataLoader
         >>> from taco_gdal.torch import SampleDataset

@@ -1,20 +1,9 @@
 """Read one FILE sample in a worker: GDAL under the read profile, or a user reader.
 
-Every read is one request for a remote sample of up to 8 MB:
-
-* the default reader reads the sample with :func:`taco_gdal.io.sample.read_sample`
-  (``open_sample``'s checks, the bytes fetched with one ranged GET, GDAL's open
-  served from its cache) straight into a numpy array, without a rasterio
-  dataset: rasterio's open (its environment, the CRS it parses) cost twice
-  the CPU of the rest of the read, and 8 DataLoader workers on 2 cores are
-  bound by CPU, not by the network;
-* with ``verify=True`` and a ``taco_gdal:checksum`` value, the bytes are read
-  once, their digest checked, and the raster (or the user's reader) opens them
-  from memory (``/vsimem/``), so checking costs no second request.
-
-The container's pin (size and ETag recorded by the parent when it loaded the
-metadata) travels with the dataset; a worker checks the container against it
-(:mod:`taco_gdal.io.pinning`) before its first read.
+One request per remote sample: the default read goes straight to NumPy without a
+rasterio dataset (whose open costs more CPU than the read, and workers are
+CPU-bound); with ``verify=True`` the bytes are fetched once, checked, and opened
+from ``/vsimem/``.  The parent's container pins travel with the reader.
 """
 
 from __future__ import annotations
@@ -45,10 +34,7 @@ _MEMORY_ROOT = "/vsimem/taco_gdal_torch"
 
 
 def read_raster_bytes(data: bytes, where: str) -> np.ndarray:
-    """All bands of a raster held in memory, bands first.
-
-    Raises:
-        TacoIOError: the bytes are not a raster GDAL can open (names ``where``).
+    """All bands of a raster held in memory, bands first (TacoIOError naming ``where``).
 
     Example:
         >>> from pathlib import Path
@@ -76,11 +62,9 @@ class SampleReader:
     """Reads FILE rows in whichever process holds it (picklable, no GDAL state).
 
     Args:
-        reader: a user reader, or ``None`` for GDAL (the bands-first array that
-            rasterio's ``read()`` returns).
+        reader: a user reader, or ``None`` for GDAL (a bands-first array).
         verify: check ``taco_gdal:checksum`` when the row has a value.
-        gdal_options: GDAL options applied (thread-locally, through
-            :func:`taco_gdal.env.config_options`) around every read, in every worker.
+        gdal_options: GDAL options set thread-locally around every read.
         pins: container path -> pin recorded in the parent.
     """
 

@@ -1,13 +1,9 @@
 """Resolve a dataset, a filtered view or a frame into plain, picklable rows.
 
-:class:`SampleRows` is what a :class:`~taco_gdal.torch.SampleDataset` carries
-to its DataLoader workers: one Arrow table per hierarchy level (the level the
-user asked for, then the children of its FOLDER rows, their children, ...) and,
-for every FOLDER row, the positions of its children in the next table.  It is
-built once, in the parent, through the public reader API
-(:meth:`TacoDataset.to_arrow` or :meth:`TacoDataFrame.read`), and holds no
-DuckDB connection and no GDAL handle, so it pickles to the size of its
-metadata and workers never open the container or run SQL.
+:class:`SampleRows` is what a ``SampleDataset`` carries to its workers: one Arrow
+table per level from the one asked for down, and each FOLDER row's children in the
+next.  Built once in the parent, it holds no DuckDB or GDAL handle, so workers never
+open the container or run SQL.
 """
 
 from __future__ import annotations
@@ -32,8 +28,7 @@ from taco_gdal.format.names import (
     TYPE,
 )
 
-if TYPE_CHECKING:  # the reader (DuckDB, geopandas) loads only where rows are resolved,
-    # never in a DataLoader worker that unpickles them
+if TYPE_CHECKING:  # the reader (DuckDB, geopandas) never loads in a worker
     from taco_gdal.read.dataset import TacoDataset
     from taco_gdal.read.frames.dataframe import TacoDataFrame
 
@@ -43,10 +38,7 @@ _REQUIRED = (ID, TYPE, GDAL_VSI)
 
 
 def plain_value(value: Any) -> Any:
-    """An Arrow/pandas value as something ``default_collate`` batches.
-
-    Timestamps, dates and times become ISO 8601 strings, decimals floats,
-    structs dicts and lists lists of plain values; WKB geometry stays ``bytes``.
+    """An Arrow/pandas value as something ``default_collate`` batches (times as ISO 8601).
 
     Example:
         >>> plain_value(dt.datetime(2024, 5, 1, 10, 30))
@@ -65,13 +57,8 @@ def plain_value(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class LevelRows:
-    """The rows of one level, and where each FOLDER row's children are in the next.
-
-    ``children_order[children_start[i]:children_stop[i]]`` are the positions,
-    in the next :class:`LevelRows`, of the children of row ``i``.  The Python
-    values of the columns are computed once per process, on first use (a
-    worker pays it once, not per item), and are not pickled.
-    """
+    """The rows of one level; ``children_order[children_start[i]:children_stop[i]]`` are
+    row ``i``'s children in the next level.  Python values are built once per process."""
 
     table: pa.Table
     children_order: np.ndarray
@@ -80,12 +67,7 @@ class LevelRows:
     _plain: dict[str, list[Any]] = field(default_factory=dict, compare=False, repr=False)
 
     def __getstate__(self) -> dict[str, Any]:
-        return {
-            "table": self.table,
-            "children_order": self.children_order,
-            "children_start": self.children_start,
-            "children_stop": self.children_stop,
-        }
+        return {k: v for k, v in self.__dict__.items() if k != "_plain"}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         for key, value in state.items():
@@ -107,7 +89,6 @@ class LevelRows:
         return [{k: plain_value(column[p]) for k, column in values.items()} for p in positions]
 
     def children(self, position: int) -> np.ndarray:
-        """Positions in the next level of the children of row ``position``."""
         start, stop = self.children_start[position], self.children_stop[position]
         return self.children_order[start:stop]
 
@@ -124,11 +105,7 @@ class SampleRows:
         return len(self.levels[0])
 
     def column(self, name: str) -> pa.ChunkedArray:
-        """A column of the top level (the samples themselves).
-
-        Raises:
-            TacoQueryError: no such column (the message lists the columns).
-        """
+        """A column of the top level (TacoQueryError when missing)."""
         table = self.levels[0].table
         if name not in table.column_names:
             raise TacoQueryError(
@@ -274,16 +251,12 @@ def resolve_rows(source: TacoDataset | TacoDataFrame, level: int = 0) -> SampleR
     """Resolve ``source`` into :class:`SampleRows` (runs the query once, here).
 
     Args:
-        source: a :class:`TacoDataset` (filtered or not): its rows at ``level``,
-            with one query per deeper level when they are FOLDERs; or a
-            :class:`TacoDataFrame`, whose rows are taken as they are
-            (``level`` must then be 0, the frame's own level; each FOLDER row
-            costs one ``__meta__`` read).
+        source: a :class:`TacoDataset` (filtered or not), or a :class:`TacoDataFrame`
+            taken as it is (then ``level`` must be 0; one ``__meta__`` read per FOLDER).
         level: the hierarchy level whose samples are the dataset's items.
 
     Raises:
-        TacoQueryError: a column needed to read samples is missing, or ``level``
-            does not apply to ``source``.
+        TacoQueryError: a column needed to read samples is missing, or bad ``level``.
 
     Example:
         >>> rows = resolve_rows(taco_gdal.load("tiles.tacozip"), level=1)

@@ -1,14 +1,4 @@
-"""A seeded, resumable sampler with DistributedSampler's semantics (DDP ranks, epochs).
-
-:class:`ResumableSampler` yields exactly the indices
-``torch.utils.data.distributed.DistributedSampler`` yields for the same
-``num_replicas``, ``rank``, ``shuffle``, ``seed``, ``drop_last`` and epoch
-(each rank gets the same count, so ranks stay within one batch of each
-other), and can save where it is: ``state_dict()`` after some batches, then
-``load_state_dict()`` in a restarted job continues with the next index, with
-no sample repeated or skipped.  It also works with one process
-(``num_replicas=1``).
-"""
+"""A seeded sampler yielding DistributedSampler's indices, resumable mid-epoch."""
 
 from __future__ import annotations
 
@@ -24,7 +14,6 @@ from taco_gdal.errors import TacoValidationError
 __all__ = ["ResumableSampler"]
 
 _MATCH: Final = ("length", "num_replicas", "rank", "shuffle", "seed", "drop_last")
-"""State keys that must match between the saved and the restarted sampler."""
 
 
 def _world() -> tuple[int, int]:
@@ -37,16 +26,11 @@ def _world() -> tuple[int, int]:
 
 
 class ResumableSampler(Sampler[int]):
-    """DistributedSampler-compatible order that survives a restart mid-epoch.
+    """DistributedSampler's order (same arguments, same indices) that survives a restart:
+    ``load_state_dict(state_dict())`` continues with the next index, none repeated.
 
-    Args:
-        dataset: anything with ``len()`` (a :class:`SampleDataset`).
-        num_replicas: number of DDP ranks (default: the process group's, else 1).
-        rank: this process's rank (default: the process group's, else 0).
-        shuffle: a seeded permutation per epoch (``seed + epoch``), as DistributedSampler.
-        seed: the seed shared by every rank.
-        drop_last: drop the tail so ranks split evenly, instead of padding with
-            repeated indices.
+    Arguments are DistributedSampler's; ``num_replicas`` and ``rank`` default to the
+    initialised process group's, else 1 and 0.
 
     Example:
         >>> from torch.utils.data import DataLoader
@@ -131,11 +115,9 @@ class ResumableSampler(Sampler[int]):
         """Where this rank is in its epoch.
 
         Args:
-            consumed: samples of this epoch the training loop has received
-                since the iterator began (e.g. ``batches * batch_size``).  Give
-                it when the DataLoader has workers: they fetch ahead, so the
-                sampler itself has handed out more indices than were trained on.
-                Without it, the indices handed out so far count.
+            consumed: samples trained on since the iterator began (``batches *
+                batch_size``); needed with workers, which fetch ahead.  Default:
+                the indices handed out so far.
 
         Example:
             >>> from taco_gdal.torch import SampleDataset
@@ -150,12 +132,7 @@ class ResumableSampler(Sampler[int]):
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Continue from ``state``: the next index is the first one not yet consumed.
-
-        Raises:
-            TacoValidationError: the state was saved by a sampler with another
-                dataset length, rank layout, seed or option (names each).
-        """
+        """Continue from ``state`` (TacoValidationError if saved by another set-up)."""
         wrong = [
             f"{key}: expected {getattr(self, key)!r}, found {state.get(key)!r}"
             for key in _MATCH

@@ -1,11 +1,7 @@
 """Split a SampleDataset by a column or by geographic blocks (neighbours stay together).
 
-Both helpers return ``{split name: SampleDataset}``; the datasets share the
-parent's resolved rows (no container read, no SQL).  Geographic blocks are
-cells of ``block_size`` degrees in longitude/latitude, computed from each
-sample's footprint centroid; whole cells are assigned to splits, so samples
-closer than a cell never straddle a split boundary inside a cell, and the
-assignment is reproducible for a given ``seed``.
+Splits share the parent's resolved rows (no container read, no SQL); whole
+lon/lat cells go to one split, reproducibly for a ``seed``.
 """
 
 from __future__ import annotations
@@ -34,10 +30,7 @@ _LONLAT: Final = "EPSG:4326"
 
 
 def split_by_column(dataset: SampleDataset, column: str = "split") -> dict[str, SampleDataset]:
-    """One dataset per value of ``column`` (e.g. ``train`` / ``val`` / ``test``).
-
-    Raises:
-        TacoQueryError: the column is missing, or has nulls (names how many).
+    """One dataset per value of ``column`` (TacoQueryError if missing or with nulls).
 
     Example:
         >>> from taco_gdal.torch import SampleDataset
@@ -74,10 +67,7 @@ def _geometry_column(dataset: SampleDataset, geometry_col: str) -> str:
 
 
 def lonlat_centroids(dataset: SampleDataset, geometry_col: str = "auto") -> np.ndarray:
-    """``(n, 2)`` longitude/latitude of each sample's footprint centroid.
-
-    ``istac:geometry`` is in the CRS of ``istac:crs`` and is reprojected;
-    centroid columns are EPSG:4326 already.
+    """``(n, 2)`` lon/lat of each footprint centroid (``istac:geometry`` reprojected).
 
     Raises:
         TacoQueryError: no geometry column, or a sample without geometry.
@@ -149,11 +139,10 @@ def split_by_blocks(
     Args:
         dataset: the dataset to split.
         block_size: cell size in degrees of longitude and latitude.
-        fractions: wanted share of samples per split (normalised); cells are
-            indivisible, so shares are met as closely as cell sizes allow.
+        fractions: wanted share of samples per split (normalised, met as closely
+            as whole cells allow).
         seed: the seed of the cell order (same seed, same split).
-        geometry_col: footprint or centroid column (``"auto"``: the first of
-            ``istac:geometry``, ``stac:centroid``, ``istac:centroid``).
+        geometry_col: footprint or centroid column (``"auto"``: the first present).
 
     Raises:
         TacoQueryError: no usable geometry, a bad ``block_size`` or bad fractions.
