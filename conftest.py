@@ -27,7 +27,7 @@ The namespace binds ``taco_gdal``, ``np``, ``rasterio``, ``ds``
 (``load("dataset.tacozip")``), ``tdf`` (its ``.data``), ``tiles``
 (``load("tiles.tacozip")``), ``taco`` (the flat ``Taco`` model, not yet
 written) and ``url`` (``dataset.tacozip`` served by the Range server of
-``tests/servers/`` on 127.0.0.1).
+``tests/support/servers/`` on 127.0.0.1).
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ _GOLDEN_V1 = Path(__file__).parent / "tests" / "generations" / "golden" / "v1" /
 def _flat_taco(src: Path, dataset_id: str, n: int, first: int = 0) -> Any:
     from taco_gdal.extensions import GeotiffStats
     from taco_gdal.model import Sample, Taco, Tortilla
-    from tests.datasets import make_geotiff
+    from tests.support.datasets import make_geotiff
 
     samples = []
     for i in range(first, first + n):
@@ -117,7 +117,7 @@ def _tiles_taco(src: Path) -> Any:
 
     from taco_gdal.extensions import ISTAC
     from taco_gdal.model import Sample, Taco, Tortilla
-    from tests.datasets import make_geotiff
+    from tests.support.datasets import make_geotiff
 
     tiles = []
     for t in range(3):
@@ -205,7 +205,7 @@ def doctest_datasets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[
     import rasterio
 
     import taco_gdal
-    from tests.servers.range_server import RangeServer
+    from tests.support.servers.range_server import RangeServer
 
     root = tmp_path_factory.mktemp("doctest-datasets")
     (root / "src_model").mkdir()

@@ -150,9 +150,7 @@ def naming(workdir: Path) -> dict[str, Any]:
     import taco_gdal
     from taco_gdal.model import Sample, Taco, Tortilla
     from taco_gdal.write import create
-
-    sys.path.insert(0, str(REPO))
-    from tests.servers.range_server import RangeServer
+    from tests.support.servers.range_server import RangeServer
 
     src = workdir / "small"
     src.mkdir()

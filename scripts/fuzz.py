@@ -2,9 +2,9 @@
 
 Usage::
 
-    .venv/bin/python scripts/fuzz.py 100000                 # every parser
-    .venv/bin/python scripts/fuzz.py 100000 parquet caf     # some parsers
-    .venv/bin/python scripts/fuzz.py 100000 --seconds 3600  # stop each parser after an hour
+    .venv/bin/python -m scripts.fuzz 100000                 # every parser
+    .venv/bin/python -m scripts.fuzz 100000 parquet caf     # some parsers
+    .venv/bin/python -m scripts.fuzz 100000 --seconds 3600  # stop each parser after an hour
 
 Each case mutates 1-6 random bytes of the parser's region (and truncates the
 file in one case out of five) -- or, for the structured targets (``folder_json``,
@@ -30,8 +30,6 @@ import tempfile
 import time
 import traceback
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.fuzz._harness import make_targets, run_mutation
 from tests.fuzz._targets import make_structured_targets

@@ -22,8 +22,8 @@ The GeoTIFFs are made with rasterio in the project venv and handed over as files
 
 Usage::
 
-    .venv/bin/python scripts/make_golden.py            # all entries
-    .venv/bin/python scripts/make_golden.py v0207_two_zip v0269_flat_zip
+    .venv/bin/python -m scripts.make_golden            # all entries
+    .venv/bin/python -m scripts.make_golden v0207_two_zip v0269_flat_zip
 """
 
 from __future__ import annotations
@@ -40,11 +40,10 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from tests.conformance import _env, shapes
+from tests.support.zipinfo import misplaced_rows
 
-from tests.conformance import _env, shapes  # noqa: E402
-from tests.conformance._zipinfo import misplaced_rows  # noqa: E402
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 
 CONFORMANCE = ROOT / "tests" / "conformance"
 GOLDEN = CONFORMANCE / "golden"

@@ -23,7 +23,7 @@ from bench.dataloader import data, report
 from bench.dataloader.loops import DEFAULT_LOOPS, LOOPS, Urls
 from bench.dataloader.runner import Epoch, measure
 from bench.dataloader.server import ServerProcess
-from tests.servers.tls import make_tls
+from tests.support.servers.tls import make_tls
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 NOTES = [

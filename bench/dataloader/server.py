@@ -14,9 +14,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from tests.servers.log import RequestRecord
-from tests.servers.range_server import RangeServer
-from tests.servers.tls import TlsFiles
+from tests.support.servers.log import RequestRecord
+from tests.support.servers.range_server import RangeServer
+from tests.support.servers.tls import TlsFiles
 
 
 def _serve(root: Path, delay: float, tls: TlsFiles, conn: Connection) -> None:

@@ -21,8 +21,8 @@ from osgeo import gdal
 from bench.remote import data, report
 from bench.remote.readers import READERS, Spec
 from bench.remote.runner import Run, run
-from tests.servers.range_server import RangeServer
-from tests.servers.tls import TlsFiles, make_tls
+from tests.support.servers.range_server import RangeServer
+from tests.support.servers.tls import TlsFiles, make_tls
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 NOTES = [

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from bench.remote.readers import READERS, Spec
-from tests.servers.log import RequestRecord
-from tests.servers.range_server import RangeServer
+from tests.support.servers.log import RequestRecord
+from tests.support.servers.range_server import RangeServer
 
 BARRIER_TIMEOUT = 600.0
 

@@ -18,7 +18,7 @@ import jsonschema
 import pytest
 
 from taco_gdal.cli.schema import SCHEMAS
-from tests.datasets import write_dataset
+from tests.support.datasets import write_dataset
 
 TACO = Path(sys.executable).parent / "taco"
 

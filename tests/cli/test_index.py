@@ -22,8 +22,8 @@ from taco_gdal.model import Taco, Tortilla
 from taco_gdal.rasters import samples_from_rasters
 from taco_gdal.write import create
 from tests.cli.conftest import taco
-from tests.cli.rasters import SIZE, raster_folder
-from tests.servers.range_server import RangeServer
+from tests.support.rasters import SIZE, raster_folder
+from tests.support.servers.range_server import RangeServer
 
 
 def _gdalinfo(location: str) -> dict[str, object]:

@@ -17,7 +17,7 @@ from taco_gdal.format.names import CHECKSUM, GDAL_VSI, ID, ISTAC_GEOMETRY, STAC_
 from taco_gdal.format.vsi import parse_subfile
 from taco_gdal.rasters import samples_from_rasters
 from tests.cli.conftest import taco
-from tests.cli.rasters import raster_folder
+from tests.support.rasters import raster_folder
 
 
 def _ids(path: Path | str, level: int = 0) -> list[str]:

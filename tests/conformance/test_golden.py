@@ -19,8 +19,8 @@ import pytest
 from taco_gdal.read import load
 from tests.conformance import _refdump, _tgview, shapes
 from tests.conformance._checks import check_warnings
-from tests.conformance._zipinfo import misplaced_rows
 from tests.conformance.conftest import GOLDEN, Case
+from tests.support.zipinfo import misplaced_rows
 
 MANIFEST_PATH = GOLDEN / "manifest.json"
 README_PATH = GOLDEN / "README.md"

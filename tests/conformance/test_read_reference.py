@@ -20,8 +20,8 @@ from taco_gdal.format.vsi import parse_subfile
 from taco_gdal.read import load
 from tests.conformance import _refdump, _tgview, shapes
 from tests.conformance._checks import check_warnings
-from tests.conformance._zipinfo import misplaced_rows, zip64_entry_count
 from tests.conformance.conftest import Built, Case
+from tests.support.zipinfo import misplaced_rows, zip64_entry_count
 
 LIVE = "live 0.26.9"
 DIRECTION = "ref→tg"

@@ -22,8 +22,8 @@ import rasterio
 
 from taco_gdal.model.extent import box_contains
 from tests.conformance import _refdump, shapes
-from tests.conformance._zipinfo import misplaced_rows, zip64_entry_count
 from tests.conformance.conftest import GOLDEN, Built, Case
+from tests.support.zipinfo import misplaced_rows, zip64_entry_count
 
 LIVE = "live"
 DIRECTION = "tg→ref"

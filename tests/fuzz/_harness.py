@@ -37,7 +37,7 @@ from taco_gdal.format.zip import read_central_directory
 from taco_gdal.io.header import read_header
 from taco_gdal.io.vsi import read_range
 from taco_gdal.write import create
-from tests.datasets import make_geotiff, write_dataset
+from tests.support.datasets import make_geotiff, write_dataset
 
 Mutation = Sequence[tuple[int, int]]
 """``(position in the region, new byte value)`` pairs."""

@@ -15,7 +15,6 @@ import pyarrow.parquet as pq
 from taco_caf.layout import FOOTER_SIZE, pack_footer
 from taco_gdal.io.header import read_header
 from taco_taridx.write import write_taridx
-from tests.datasets import make_geotiff, write_dataset
 from tests.fuzz._documents import (
     Mutation,
     mutate_json,
@@ -24,6 +23,7 @@ from tests.fuzz._documents import (
     parquet_pages,
 )
 from tests.fuzz._harness import Target, _samples
+from tests.support.datasets import make_geotiff, write_dataset
 
 __all__ = ["STRUCTURED", "make_structured_targets"]
 

@@ -14,9 +14,9 @@ import taco_gdal
 from taco_gdal.errors import TacoFormatError
 from taco_gdal.format.names import CURRENT_ID, ID, OFFSET, RELATIVE_PATH, TYPE
 from taco_gdal.read.opening.containers._parse import column_groups, parse_level
-from tests.datasets import write_dataset
-from tests.forking import in_forked_child
 from tests.fuzz._harness import Target, run_mutation
+from tests.support.datasets import write_dataset
+from tests.support.forking import in_forked_child
 
 FINDINGS = Path(__file__).parent / "findings"
 """Files the long fuzz runs made, kept as they were found."""

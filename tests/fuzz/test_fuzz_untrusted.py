@@ -19,7 +19,7 @@ from taco_gdal.containers import MAX_JSON_DEPTH, loads_json
 from taco_gdal.errors import TacoError, TacoFormatError
 from taco_taridx.write import write_taridx
 from taco_v1.container import _json as parse_v1_json
-from tests.datasets import write_dataset
+from tests.support.datasets import write_dataset
 
 HUGE_NUMBER = b'{"format_version": "1.0", "files": {"a": {"start_byte": ' + b"7" * 5000 + b"}}}"
 DEEP = b'{"format_version": "1.0", "files": ' + b"[" * 1100 + b"]" * 1100 + b"}"

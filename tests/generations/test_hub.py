@@ -13,7 +13,7 @@ from taco_gdal.errors import TacoFormatError, TacoValidationError, TacoWarning
 from taco_gdal.format.names import ID
 from taco_gdal.read.opening.hub import hf_endpoint, parse_hf, resolve_location
 from tests.generations.conftest import golden
-from tests.servers.range_server import RangeServer
+from tests.support.servers.range_server import RangeServer
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 

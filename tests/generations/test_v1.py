@@ -151,7 +151,7 @@ def test_a_truncated_file_is_a_format_error(tmp_path: Path) -> None:
 
 
 def test_remote_v1_metadata_in_two_reads() -> None:
-    from tests.servers.range_server import RangeServer
+    from tests.support.servers.range_server import RangeServer
 
     with RangeServer(root=golden("v1/v1_flat.taco").parent) as server:
         ds = taco_gdal.load(f"{server.url}/v1_flat.taco")

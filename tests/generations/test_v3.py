@@ -248,7 +248,7 @@ def test_a_modified_archive_fails_the_fnv_check(where: str, tmp_path: Path) -> N
 
 
 def test_metadata_is_one_range_read_over_http() -> None:
-    from tests.servers.range_server import RangeServer
+    from tests.support.servers.range_server import RangeServer
 
     folder = golden("v3/v3_nested.zip").parent
     with RangeServer(root=folder) as server:

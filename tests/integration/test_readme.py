@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.rasters import raster_folder
+from tests.support.rasters import raster_folder
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -8,7 +8,7 @@ import pytest
 import rasterio
 
 from taco_gdal.io.vsi import read_all
-from tests.datasets import make_geotiff
+from tests.support.datasets import make_geotiff
 
 
 @pytest.fixture

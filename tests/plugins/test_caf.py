@@ -77,7 +77,7 @@ def test_load_reads_through_gdal_vsi(caf: Path, geotiffs: list[Path], vsimem_dir
 
 @pytest.mark.network
 def test_load_over_http(caf: Path, geotiffs: list[Path]) -> None:
-    from tests.servers.range_server import RangeServer
+    from tests.support.servers.range_server import RangeServer
 
     with RangeServer(root=caf.parent) as server:
         ds = taco_gdal.load(f"{server.url}/{caf.name}")

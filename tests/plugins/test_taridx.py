@@ -128,7 +128,7 @@ def test_load_reads_through_gdal_vsi(
 
 @pytest.mark.network
 def test_load_over_http(taridx: Path, sources: dict[str, Path]) -> None:
-    from tests.servers.range_server import RangeServer
+    from tests.support.servers.range_server import RangeServer
 
     with RangeServer(root=taridx.parent) as server:
         ds = taco_gdal.load(f"{server.url}/{taridx.name}")

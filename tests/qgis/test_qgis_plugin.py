@@ -20,7 +20,7 @@ from rasterio.errors import NotGeoreferencedWarning
 
 import taco_gdal
 from taco_gdal.format.names import GDAL_VSI
-from tests.cli.rasters import raster_folder
+from tests.support.rasters import raster_folder
 
 SYSTEM_PYTHON = Path("/usr/bin/python3")
 HERE = Path(__file__).parent

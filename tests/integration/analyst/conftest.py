@@ -19,7 +19,7 @@ from taco_gdal.extensions import ISTAC, GeotiffStats
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.rasters import samples_from_rasters
 from taco_gdal.write import create
-from tests.integration.analyst.scenes import SCENES, write_scenes
+from tests.support.scenes import SCENES, write_scenes
 
 GROUPS = 6
 CHILDREN = ("a", "b", "c")

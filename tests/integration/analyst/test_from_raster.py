@@ -15,7 +15,7 @@ from taco_gdal.errors import TacoIOError, TacoValidationError
 from taco_gdal.extensions import ISTAC, STAC
 from taco_gdal.extensions._geo import to_microseconds
 from taco_gdal.rasters import samples_from_rasters
-from tests.integration.analyst.scenes import SCENES, truth_footprint, write_scene, write_scenes
+from tests.support.scenes import SCENES, truth_footprint, write_scene, write_scenes
 
 
 def _plain_raster(path: Path, crs: str | None = "EPSG:4326") -> Path:

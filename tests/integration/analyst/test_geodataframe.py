@@ -14,7 +14,7 @@ import shapely
 import taco_gdal
 from taco_gdal.errors import TacoQueryError
 from taco_gdal.read.frames.dataframe import TacoGeoDataFrame
-from tests.integration.analyst.scenes import SCENES, truth_footprint
+from tests.support.scenes import SCENES, truth_footprint
 
 
 def test_data_has_one_active_geometry_in_4326(flat_path: Path) -> None:

@@ -13,7 +13,7 @@ import taco_gdal
 from taco_gdal.errors import TacoQueryError, TacoWarning
 from taco_gdal.read.spatial.queries import box_geometry, check_box
 from tests.integration.analyst.conftest import CHILDREN, GROUPS, group_members
-from tests.integration.analyst.scenes import SCENES, truth_footprint, truth_ids
+from tests.support.scenes import SCENES, truth_footprint, truth_ids
 
 BOXES = [  # (minx, miny, maxx, maxy) in EPSG:4326
     (-4.0, 39.9, -3.0, 40.8),  # the box: UTM 30N scenes and one 4326 scene

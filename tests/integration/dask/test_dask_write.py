@@ -227,7 +227,7 @@ def _stats_sample(path: str) -> Sample:
 
 
 def test_workers_read_http_sources_through_vsi(client: Any, tmp_path: Path) -> None:
-    from tests.servers.range_server import RangeServer
+    from tests.support.servers.range_server import RangeServer
 
     www = tmp_path / "www"
     www.mkdir()

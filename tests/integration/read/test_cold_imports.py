@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.datasets import write_dataset
+from tests.support.datasets import write_dataset
 
 _FRAME_MODULES = ("pandas", "geopandas")
 
@@ -49,7 +49,7 @@ _LOAD = """
 import json, os, sys, threading
 threads = threading.active_count()
 import taco_gdal
-from tests.forking import in_forked_child
+from tests.support.forking import in_forked_child
 ds = taco_gdal.load(sys.argv[1])
 after = sorted(t.name for t in threading.enumerate())
 child = in_forked_child(lambda: str(len(ds.data)))

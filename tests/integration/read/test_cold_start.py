@@ -16,7 +16,7 @@ import pytest
 
 from taco_gdal.errors import TacoIOError
 from taco_gdal.io.vsi import VSIFile
-from tests.datasets import write_dataset
+from tests.support.datasets import write_dataset
 
 _COLD = """
 import sys

@@ -19,7 +19,7 @@ import pytest
 import taco_gdal
 from taco_gdal.errors import TacoChangedError
 from taco_gdal.read.opening.containers import _parse
-from tests.datasets import write_dataset
+from tests.support.datasets import write_dataset
 
 WKB = "stac:centroid"
 
@@ -150,7 +150,7 @@ def test_lazy_binary_column_behaves_like_an_arrow_column(tmp_path: Path, deferri
 
 def test_a_few_rows_are_read_from_their_row_groups_only(tmp_path: Path, deferring: None) -> None:
     from taco_gdal.write import create
-    from tests.datasets import make_taco
+    from tests.support.datasets import make_taco
 
     path = create(
         make_taco(tmp_path, "flat", n=12), tmp_path / "g.tacozip", quiet=True, row_group_size=2

@@ -20,8 +20,8 @@ import pytest
 import taco_gdal.read as reader
 from taco_gdal.errors import TacoFormatError
 from taco_gdal.read.query import _duck
-from tests.datasets import write_dataset
 from tests.integration.read.conftest import RefDataset
+from tests.support.datasets import write_dataset
 
 TYPES = [
     pa.bool_(),

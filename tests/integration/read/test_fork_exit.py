@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.datasets import write_dataset
+from tests.support.datasets import write_dataset
 
 _WAIT_FOR_CHILD = """
 deadline = time.monotonic() + float(os.environ.get("CHILD_TIMEOUT", "60"))

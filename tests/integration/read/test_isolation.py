@@ -36,7 +36,7 @@ from taco_gdal.format.names import GDAL_VSI
 from taco_gdal.read import TacoDataset
 from taco_gdal.read.frames.dataframe import TacoGeoDataFrame
 from taco_gdal.read.query import _duck
-from tests.datasets import write_dataset
+from tests.support.datasets import write_dataset
 
 
 def _filtered(path: Path | str) -> TacoDataset:

@@ -27,7 +27,7 @@ from taco_gdal.read.opening.containers._parse import (
     parse_metadata_deferring,
     read_entries,
 )
-from tests.datasets import write_dataset
+from tests.support.datasets import write_dataset
 
 
 def _parquet(table: pa.Table, row_group_size: int = 50) -> bytes:

@@ -13,8 +13,8 @@ import pytest
 import taco_gdal.read as reader
 from taco_gdal.errors import TacoFormatError, TacoIOError, TacoValidationError
 from taco_gdal.io.vsi import VSIFile
-from tests.datasets import write_dataset
 from tests.integration.read.conftest import RefDataset
+from tests.support.datasets import write_dataset
 
 
 def test_detects_format(ref: RefDataset) -> None:

@@ -1,4 +1,4 @@
-"""The reader over datasets written by taco_gdal's own writer (tests/datasets.py).
+"""The reader over datasets written by taco_gdal's own writer (tests/support/datasets.py).
 
 {flat, 2level, 3level, padded} x {zip, folder, tacocat}: counts and ids at every
 level (padding hidden), navigation to every file (bytes equal, opens with
@@ -21,7 +21,7 @@ from osgeo import gdal
 import taco_gdal.read as reader
 from taco_gdal.io.vsi import read_all
 from taco_gdal.read import TacoDataFrame
-from tests.datasets import SHAPES, make_taco, write_dataset
+from tests.support.datasets import SHAPES, make_taco, write_dataset
 
 CONTAINERS = ("zip", "folder", "tacocat")
 

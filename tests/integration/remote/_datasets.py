@@ -14,7 +14,7 @@ import numpy as np
 
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.write import create
-from tests.integration.remote._blob import geotiff_bytes
+from tests.support.blob import geotiff_bytes
 
 BANDS = ("b0", "b1")
 

@@ -21,7 +21,7 @@ from taco_gdal.io.sample import open_sample
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.read import TacoDataFrame, TacoDataset
 from taco_gdal.write import create
-from tests.integration.remote._blob import geotiff_bytes
+from tests.support.blob import geotiff_bytes
 
 _state: dict[str, Any] = {}
 

@@ -1,6 +1,6 @@
 """Fixtures for remote reads: real servers on 127.0.0.1, started once, reset per test.
 
-* ``http_remote``: a :class:`~tests.servers.range_server.RangeServer` serving a folder.
+* ``http_remote``: a :class:`~tests.support.servers.range_server.RangeServer` serving a folder.
 * ``s3_remote``: moto's S3 emulator behind the counting proxy.
 * ``remote``: parametrized over both.
 
@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers.range_server import RangeServer
-from tests.servers.remote import Remote
-from tests.servers.s3 import S3Emulator
+from tests.support.servers.range_server import RangeServer
+from tests.support.servers.remote import Remote
+from tests.support.servers.s3 import S3Emulator
 
 
 @pytest.fixture(scope="session")

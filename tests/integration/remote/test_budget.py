@@ -32,8 +32,8 @@ from taco_gdal.io import pinning
 from taco_gdal.io.sample import open_sample
 from taco_gdal.read import TacoDataFrame, load
 from tests.integration.remote._datasets import BANDS, write_catalog, write_tiles
-from tests.servers.log import RequestRecord
-from tests.servers.remote import Remote
+from tests.support.servers.log import RequestRecord
+from tests.support.servers.remote import Remote
 
 pytestmark = [pytest.mark.network, pytest.mark.timeout(300)]
 

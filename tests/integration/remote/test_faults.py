@@ -17,8 +17,8 @@ from taco_gdal import Env, TacoIOError
 from taco_gdal.format.vsi import to_vsi
 from taco_gdal.io.sample import open_sample
 from taco_gdal.io.vsi import read_range
-from tests.integration.remote._blob import make_blob
-from tests.servers.remote import Remote
+from tests.support.blob import make_blob
+from tests.support.servers.remote import Remote
 
 pytestmark = [
     pytest.mark.network,

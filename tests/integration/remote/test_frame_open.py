@@ -10,7 +10,7 @@ from taco_gdal import TacoNavigationError, load
 from taco_gdal.format.vsi import parse_subfile, to_vsi
 from taco_gdal.read import TacoDataFrame
 from tests.integration.remote._datasets import write_tiles
-from tests.servers.remote import Remote
+from tests.support.servers.remote import Remote
 
 
 def _tile(ds_path: str, tile: str) -> TacoDataFrame:

@@ -33,10 +33,10 @@ from taco_gdal.io.header import read_header
 from taco_gdal.io.sample import open_sample
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.write import create
-from tests.datasets import write_dataset
 from tests.integration.remote import _procs
-from tests.integration.remote._blob import geotiff_bytes
-from tests.servers.remote import Remote
+from tests.support.blob import geotiff_bytes
+from tests.support.datasets import write_dataset
+from tests.support.servers.remote import Remote
 
 pytestmark = [pytest.mark.network, pytest.mark.timeout(300)]
 

@@ -14,8 +14,8 @@ from taco_gdal.format.vsi import to_vsi
 from taco_gdal.io import pinning
 from taco_gdal.io.sample import open_sample
 from taco_gdal.io.telemetry import network_stats, snapshot
-from tests.integration.remote._blob import make_blob
-from tests.servers.remote import Remote
+from tests.support.blob import make_blob
+from tests.support.servers.remote import Remote
 
 pytestmark = [pytest.mark.network, pytest.mark.timeout(120)]
 

@@ -10,9 +10,9 @@ import pytest
 from osgeo import gdal
 
 from taco_gdal import Env
-from tests.servers.range_server import RangeServer
-from tests.servers.ranges import ByteRange, Unsatisfiable, parse_range
-from tests.servers.remote import Remote
+from tests.support.servers.range_server import RangeServer
+from tests.support.servers.ranges import ByteRange, Unsatisfiable, parse_range
+from tests.support.servers.remote import Remote
 
 pytestmark = [pytest.mark.network, pytest.mark.timeout(60)]
 

@@ -32,7 +32,7 @@ from taco_gdal.read.frames.navigation import shows_internal
 from taco_gdal.read.opening.containers.base import VsiRule
 from taco_gdal.read.query.sql import gdal_vsi_arrow
 from taco_gdal.write import create
-from tests.datasets import make_geotiff, write_dataset
+from tests.support.datasets import make_geotiff, write_dataset
 
 DAY_ONE = "2020-01-02/2020-01-02"  # child q1 of the benchmark cascade
 

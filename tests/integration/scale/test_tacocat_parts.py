@@ -21,8 +21,8 @@ from taco_gdal.format.names import GDAL_VSI, ID, SOURCE_FILE, SOURCES_KEY, TACOC
 from taco_gdal.format.vsi import parse_subfile
 from taco_gdal.write.export import export
 from tests.integration.scale._parts import part_name, write_parts
-from tests.servers.range_server import RangeServer
-from tests.servers.remote import TEST_TIMEOUTS
+from tests.support.servers.range_server import RangeServer
+from tests.support.servers.remote import TEST_TIMEOUTS
 
 PARTS = int(os.environ.get("TACO_TEST_PARTS", "5000"))  # fewer only to iterate locally
 PER_PART = 2

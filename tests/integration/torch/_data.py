@@ -20,7 +20,7 @@ import shapely
 from taco_gdal.format.names import CHECKSUM
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.write import create
-from tests.integration.remote._blob import geotiff_bytes
+from tests.support.blob import geotiff_bytes
 
 SPLITS = ("train", "val", "test")
 COLUMNS = 20

@@ -17,7 +17,7 @@ from taco_gdal.errors import TacoQueryError
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.torch import IMAGE, SampleDataset
 from taco_gdal.write import create
-from tests.integration.remote._blob import geotiff_bytes
+from tests.support.blob import geotiff_bytes
 
 pytestmark = pytest.mark.filterwarnings("ignore:This DataLoader will create:UserWarning")
 

@@ -18,7 +18,7 @@ from taco_gdal.errors import TacoQueryError
 from taco_gdal.torch import CHILDREN, IMAGE, SampleDataset, collate_samples
 from tests.integration.torch._data import START, Written
 from tests.integration.torch._loader import read_bytes
-from tests.servers.remote import Remote
+from tests.support.servers.remote import Remote
 
 pytestmark = pytest.mark.filterwarnings("ignore:This DataLoader will create:UserWarning")
 

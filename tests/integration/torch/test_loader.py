@@ -19,7 +19,7 @@ import taco_gdal
 from taco_gdal.torch import SampleDataset
 from tests.integration.torch._data import Written
 from tests.integration.torch._loader import Tag, as_list
-from tests.servers.remote import Remote
+from tests.support.servers.remote import Remote
 
 pytestmark = [
     pytest.mark.network,

@@ -22,7 +22,7 @@ from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.torch import IMAGE, SampleDataset
 from taco_gdal.torch.reading import read_raster_bytes
 from taco_gdal.write import create
-from tests.servers.remote import Remote
+from tests.support.servers.remote import Remote
 
 KINDS = [
     ("uint8", 1, None),

@@ -24,8 +24,8 @@ from taco_gdal.format.names import GDAL_VSI
 from taco_gdal.format.vsi import parse_subfile
 from taco_gdal.torch import SampleDataset
 from tests.integration.torch._data import Written
-from tests.servers.log import RequestRecord
-from tests.servers.remote import Remote
+from tests.support.servers.log import RequestRecord
+from tests.support.servers.remote import Remote
 
 pytestmark = [
     pytest.mark.network,

@@ -28,7 +28,7 @@ from taco_gdal.io.vsi import READ_ATTEMPTS
 from taco_gdal.torch import IMAGE, MAX_READ_THREADS, SampleDataset
 from tests.integration.torch._data import Written, write_grid
 from tests.integration.torch._loader import as_list
-from tests.servers.remote import Remote
+from tests.support.servers.remote import Remote
 
 pytestmark = [
     pytest.mark.network,

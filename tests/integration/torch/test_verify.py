@@ -15,7 +15,7 @@ from taco_gdal.format.vsi import parse_subfile
 from taco_gdal.torch import IMAGE, SampleDataset
 from tests.integration.torch._data import Written, write_grid
 from tests.integration.torch._loader import read_bytes
-from tests.servers.remote import Remote
+from tests.support.servers.remote import Remote
 
 
 def _flip_byte_of(container: Path, samples: SampleDataset, position: int) -> str:

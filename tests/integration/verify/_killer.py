@@ -74,7 +74,7 @@ def main() -> None:
     rng = random.Random(seed)
     if mode == "folder":
         sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
-        from tests.datasets import make_taco
+        from tests.support.datasets import make_taco
 
         tacos = [
             make_taco(target.parent / f"src{i}", "flat", n=3, dataset_id=f"v{i}") for i in (0, 1)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.datasets import write_dataset
+from tests.support.datasets import write_dataset
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,7 @@ from taco_gdal.io import pinning
 from taco_gdal.io.sample import open_sample
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.verify.digest import digest_bytes
-from tests.servers.range_server import RangeServer
+from tests.support.servers.range_server import RangeServer
 
 
 @pytest.fixture(autouse=True)
@@ -126,8 +126,8 @@ def test_gdal_36_warm_cache_serves_new_bytes_without_revalidating(tmp_path: Path
 
 
 def test_same_size_replacement_on_s3_raises_changed(tmp_path: Path) -> None:
-    from tests.servers.remote import Remote
-    from tests.servers.s3 import S3Emulator
+    from tests.support.servers.remote import Remote
+    from tests.support.servers.s3 import S3Emulator
 
     src = _big_dataset(tmp_path / "w")
     with S3Emulator() as s3:
@@ -157,7 +157,7 @@ def test_remote_row_past_the_end_is_refused_before_any_read(tmp_path: Path) -> N
     import pyarrow.parquet as pq
 
     from taco_gdal.errors import TacoFormatError
-    from tests.datasets import write_dataset
+    from tests.support.datasets import write_dataset
 
     cat = write_dataset(tmp_path / "www", "flat", "tacocat")
     table = pq.read_table(cat / "level0.parquet")

@@ -9,7 +9,7 @@ import pytest
 import taco_gdal
 from taco_gdal.format.names import CHECKSUM
 from taco_gdal.write import create
-from tests.datasets import make_taco
+from tests.support.datasets import make_taco
 
 
 @pytest.mark.parametrize("container", ["zip", "folder"])

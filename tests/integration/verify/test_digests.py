@@ -11,7 +11,7 @@ import taco_gdal
 from taco_gdal.errors import TacoChecksumError
 from taco_gdal.format.names import CHECKSUM
 from taco_gdal.verify import codes
-from tests.datasets import make_taco
+from tests.support.datasets import make_taco
 
 
 def _flip_member(path: Path, member: str) -> None:

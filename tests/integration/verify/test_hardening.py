@@ -18,8 +18,8 @@ from taco_gdal.format import zip as zipfmt
 from taco_gdal.format.header import HEADER_SIZE, HeaderEntry, serialize_payload
 from taco_gdal.io.header import read_header
 from taco_gdal.read.opening.containers._limits import MAX_COLUMNS, MAX_JSON_DEPTH, loads_json
-from tests.datasets import write_dataset
 from tests.integration.verify._zipedit import rebuild_zip
+from tests.support.datasets import write_dataset
 
 
 def _set(table: pa.Table, name: str, row: int, value: object) -> pa.Table:

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import taco_gdal
-from tests.datasets import write_dataset
+from tests.support.datasets import write_dataset
 
 ROOT = Path(__file__).resolve().parents[3]
 KILLS = 50
@@ -42,7 +42,7 @@ def test_folder_overwrite_kill_loop_leaves_old_or_new(tmp_path: Path) -> None:
     # the next write leaves no staging folder behind
     taco = taco_gdal.load(target)
     del taco
-    from tests.datasets import make_taco
+    from tests.support.datasets import make_taco
 
     taco_gdal.create(
         make_taco(tmp_path, "flat", dataset_id="v2"), target, overwrite=True, quiet=True
@@ -64,7 +64,7 @@ def test_header_update_kill_loop_is_recoverable(tmp_path: Path) -> None:
 def test_cut_swap_without_exchange_is_completed_by_the_next_write(tmp_path: Path) -> None:
     """Where RENAME_EXCHANGE is missing, a kill between the two renames leaves the old
     dataset under a staging name; the next write into the folder renames it back."""
-    from tests.datasets import make_taco
+    from tests.support.datasets import make_taco
 
     target = tmp_path / "dataset"
     taco_gdal.create(make_taco(tmp_path, "flat", dataset_id="v0"), target, quiet=True)

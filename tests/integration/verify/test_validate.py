@@ -19,7 +19,7 @@ from taco_gdal.read.opening.containers.base import Probe
 from taco_gdal.verify import codes
 from taco_gdal.verify._rows import Collector
 from taco_gdal.verify._validate import _check_extent, _legacy_tacocat
-from tests.datasets import write_dataset
+from tests.support.datasets import write_dataset
 
 GOLDEN = Path(__file__).resolve().parents[2] / "conformance" / "golden"
 

@@ -13,9 +13,9 @@ import pytest
 import taco_gdal
 from taco_gdal.io.header import read_header, update_header
 from taco_gdal.verify import codes
-from tests.datasets import write_dataset
 from tests.integration.verify._zipedit import rebuild_zip
-from tests.servers.range_server import RangeServer
+from tests.support.datasets import write_dataset
+from tests.support.servers.range_server import RangeServer
 
 
 def _flip(path: Path, offset: int) -> None:
@@ -171,7 +171,7 @@ def test_plugin_containers_answer_through_the_default_hook(tmp_path: Path) -> No
 
     from taco_caf.write import write_caf
     from taco_taridx.write import write_taridx
-    from tests.datasets import make_geotiff
+    from tests.support.datasets import make_geotiff
 
     files = []
     for i in range(3):

@@ -14,9 +14,9 @@ import pytest
 from taco_gdal.errors import TacoExistsError, TacoIOError
 from taco_gdal.write import create, write_folder, write_zip
 from taco_gdal.write._atomic import atomic_file
-from tests.datasets import make_taco
 from tests.integration.write._package import package_from_tree
 from tests.integration.write._verify import verify_zip
+from tests.support.datasets import make_taco
 
 REPO = Path(__file__).resolve().parents[3]
 

@@ -24,7 +24,7 @@ from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.write import create, export
 from taco_gdal.write._sources import read_folder_metadata, read_zip_metadata
 from taco_gdal.write.zipstream import BLOCK_SIZE, LOCAL_BLOCK
-from tests.digests import independent_digest
+from tests.support.digests import independent_digest
 
 
 def level_tables(path: Path) -> list[pa.Table]:

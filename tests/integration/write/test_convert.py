@@ -12,8 +12,8 @@ from taco_gdal.errors import TacoFormatError
 from taco_gdal.format import names
 from taco_gdal.write import create, folder2zip, zip2folder
 from taco_gdal.write._sources import read_zip_metadata
-from tests.datasets import SHAPES, Shape, make_taco
 from tests.integration.write._verify import unzip_test, verify_folder, verify_zip
+from tests.support.datasets import SHAPES, Shape, make_taco
 
 
 @pytest.mark.parametrize("shape", SHAPES)

@@ -21,7 +21,7 @@ from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write import create
 from taco_gdal.write._copy import THREADED_MIN, Checksums, copy_blocks, pread_full
 from taco_gdal.write._sources import read_zip_metadata
-from tests.digests import independent_digest
+from tests.support.digests import independent_digest
 
 BLOCK = 256 * 1024
 

@@ -16,8 +16,8 @@ from taco_gdal.write import create, export
 from taco_gdal.write._layout import Layout
 from taco_gdal.write._partition import subset_package
 from taco_gdal.write._sources import read_collection
-from tests.datasets import Shape, make_taco
 from tests.integration.write._verify import verify_folder, verify_zip
+from tests.support.datasets import Shape, make_taco
 
 
 def _expected(package: MetadataPackage, roots: list[str], out: Path) -> MetadataPackage:

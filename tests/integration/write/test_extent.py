@@ -128,7 +128,7 @@ def test_unparseable_wkb_is_a_taco_error() -> None:
 
 
 def test_projected_footprints_are_boxed_in_wgs84(tmp_path: Path) -> None:
-    from tests.cli.rasters import raster_folder
+    from tests.support.rasters import raster_folder
 
     samples = samples_from_rasters(raster_folder(tmp_path))  # EPSG:32630 and EPSG:4326
     path = create(Taco(Tortilla(samples), **COLLECTION), tmp_path / "utm.tacozip", quiet=True)[0]

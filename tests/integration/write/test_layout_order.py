@@ -8,7 +8,7 @@ import pytest
 
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.write._layout import Layout, SampleRef
-from tests.datasets import SHAPES, Shape, make_taco
+from tests.support.datasets import SHAPES, Shape, make_taco
 
 
 def _walk(layout: Layout) -> list[tuple[int, int]]:

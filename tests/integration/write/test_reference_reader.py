@@ -16,7 +16,7 @@ from taco_gdal.format import names
 from taco_gdal.io.vsi import read_all
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write import create
-from tests.datasets import SHAPES, Shape, make_taco
+from tests.support.datasets import SHAPES, Shape, make_taco
 
 tacoreader = pytest.importorskip("tacoreader")
 

@@ -40,7 +40,7 @@ def test_vsimem_sources(tmp_path: Path, vsimem_dir: str) -> None:
 
 @pytest.mark.network
 def test_http_sources(tmp_path: Path) -> None:
-    from tests.servers.range_server import RangeServer
+    from tests.support.servers.range_server import RangeServer
 
     www = tmp_path / "www"
     www.mkdir()

@@ -13,8 +13,8 @@ from taco_gdal.format import names
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.write import create
 from taco_gdal.write._parquet import SMALL_META_ROWS
-from tests.datasets import SHAPES, Shape, make_taco
 from tests.integration.write._verify import member_order, verify_folder, verify_zip
+from tests.support.datasets import SHAPES, Shape, make_taco
 
 
 @pytest.mark.parametrize("shape", SHAPES)

@@ -15,8 +15,8 @@ from taco_gdal.model.extent import extent_of_tables
 from taco_gdal.model.pit import pit_schema
 from taco_gdal.write import create, parse_size
 from taco_gdal.write._sources import read_zip_metadata
-from tests.datasets import make_taco
 from tests.integration.write._verify import verify_zip
+from tests.support.datasets import make_taco
 
 
 def test_parse_size() -> None:

@@ -15,8 +15,8 @@ from taco_gdal.format.tacocat import TacoCatHeader
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write import create, create_tacocat, create_tacollection, write_zip
 from taco_gdal.write._sources import read_zip_metadata
-from tests.datasets import make_taco
 from tests.integration.write._package import package_from_tree
+from tests.support.datasets import make_taco
 
 
 def _two_zips(tmp_path: Path) -> list[Path]:

@@ -21,7 +21,7 @@ from taco_gdal.format.checksum import (
 )
 from taco_gdal.format.names import CHECKSUM_ALGORITHMS
 from taco_gdal.write._copy import Checksums
-from tests.digests import independent_digest
+from tests.support.digests import independent_digest
 
 DATA = os.urandom(300_001)
 BUFFERS = [bytes, bytearray, lambda b: memoryview(bytearray(b)), lambda b: memoryview(b)]

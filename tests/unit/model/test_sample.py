@@ -70,7 +70,7 @@ def test_vsi_path_checked_with_gdal(vsimem_dir: str) -> None:
 
 @pytest.mark.network
 def test_http_path_checked_with_vsistatl(tmp_path: Path) -> None:
-    from tests.servers.range_server import RangeServer
+    from tests.support.servers.range_server import RangeServer
 
     (tmp_path / "x.tif").write_bytes(b"0123456789")
     with RangeServer(root=tmp_path) as server:

@@ -19,7 +19,7 @@ from taco_gdal.read.spatial.queries import (
     query_geometry,
     warn_outside_extent,
 )
-from tests.integration.analyst.scenes import PIXELS, SCENES, truth_footprint
+from tests.support.scenes import PIXELS, SCENES, truth_footprint
 
 
 def _scene_table() -> pa.Table:

@@ -1,7 +1,7 @@
 """moto's S3 emulator on 127.0.0.1, behind a counting proxy, and the GDAL options to reach it.
 
 GDAL talks to the proxy (so every S3 request lands in the same kind of
-:class:`~tests.servers.log.RequestLog` as plain HTTP, with the same delay and
+:class:`~tests.support.servers.log.RequestLog` as plain HTTP, with the same delay and
 fault injection); boto3 uploads go straight to moto so they are not counted.
 moto does not check signatures, but GDAL must sign (``AWS_NO_SIGN_REQUEST``
 gets a 403), hence the dummy keys.
@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from tests.servers.range_server import HOST, RangeServer
+from tests.support.servers.range_server import HOST, RangeServer
 
 BUCKET = "taco-test"
 KEY_ID = "test"

@@ -28,9 +28,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 
-from tests.servers.faults import Fault, FaultPlan
-from tests.servers.log import RequestLog, RequestRecord
-from tests.servers.ranges import ByteRange, Unsatisfiable, parse_range
+from tests.support.servers.faults import Fault, FaultPlan
+from tests.support.servers.log import RequestLog, RequestRecord
+from tests.support.servers.ranges import ByteRange, Unsatisfiable, parse_range
 
 HOST = "127.0.0.1"
 _BLOCK = 64 * 1024

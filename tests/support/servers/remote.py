@@ -17,9 +17,9 @@ from osgeo import gdal
 
 from taco_gdal import Env
 from taco_gdal.io import pinning
-from tests.servers.log import RequestLog
-from tests.servers.range_server import RangeServer
-from tests.servers.s3 import S3Emulator
+from tests.support.servers.log import RequestLog
+from tests.support.servers.range_server import RangeServer
+from tests.support.servers.s3 import S3Emulator
 
 RemoteKind = Literal["http", "s3"]
 
