@@ -75,8 +75,10 @@ def _time_range(state: QueryState, fetch: Any, columns: Sequence[str]) -> tuple[
     if column is None:
         return None
     col = quote_ident(column)
+    # DuckDB formats the values: years past 9999 have no Python datetime.
     row = fetch(
-        f"SELECT min({col}) AS lo, max({col}) AS hi FROM {quote_ident(state.view)}"
+        f"SELECT CAST(min({col}) AS VARCHAR) AS lo, CAST(max({col}) AS VARCHAR) AS hi "
+        f"FROM {quote_ident(state.view)}"
     ).to_pylist()[0]
     if row["lo"] is None:
         return None
