@@ -78,7 +78,6 @@ def test_malformed_schemas_in_a_folder_collection(tmp_path: Path, key: str, valu
     assert outcome in ("ran", "refused")  # anything else propagated: a finding
 
 
-
 def test_timestamps_outside_pythons_range(tmp_path: Path) -> None:
     # Found by the long parquet run (seed 2026): read/_notebook.py:115 _time_range converts
     # DuckDB's min/max to Python datetimes; a mutated int64 gives OverflowError in

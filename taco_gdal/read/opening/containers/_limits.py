@@ -256,21 +256,27 @@ def _kind(value: Any) -> str:
 
 def _check_pattern(pattern: Any, where: str) -> None:
     if not isinstance(pattern, dict):
-        raise TacoFormatError(f"{where}: expected an object {{n, type, id}}, found {_kind(pattern)}")
+        raise TacoFormatError(
+            f"{where}: expected an object {{n, type, id}}, found {_kind(pattern)}"
+        )
     count = pattern.get("n")
     if count is not None and not _is_int(count):
         raise TacoFormatError(f"{where}.n: expected an integer, found {_kind(count)}")
     for key in ("type", "id"):
         value = pattern.get(key)
         if value is not None and not _strings(value):
-            raise TacoFormatError(f"{where}.{key}: expected a list of strings, found {_kind(value)}")
+            raise TacoFormatError(
+                f"{where}.{key}: expected a list of strings, found {_kind(value)}"
+            )
 
 
 def _check_pit_schema(pit: dict[str, Any], where: str) -> None:
     root = pit.get("root")
     if root is not None:
         if not isinstance(root, dict):
-            raise TacoFormatError(f"{where}.root: expected an object {{n, type}}, found {_kind(root)}")
+            raise TacoFormatError(
+                f"{where}.root: expected an object {{n, type}}, found {_kind(root)}"
+            )
         if root.get("n") is not None and not _is_int(root["n"]):
             raise TacoFormatError(f"{where}.root.n: expected an integer, found {_kind(root['n'])}")
         if root.get("type") is not None and not isinstance(root["type"], str):
@@ -320,7 +326,10 @@ def check_schemas(collection: dict[str, Any], where: str) -> None:
         ...
         taco_gdal.errors.TacoFormatError: COLLECTION.json: taco:pit_schema.hierarchy: expected ...
     """
-    for key, check in ((PIT_SCHEMA_KEY, _check_pit_schema), (FIELD_SCHEMA_KEY, _check_field_schema)):
+    for key, check in (
+        (PIT_SCHEMA_KEY, _check_pit_schema),
+        (FIELD_SCHEMA_KEY, _check_field_schema),
+    ):
         value = collection.get(key)
         if value is None:
             continue
