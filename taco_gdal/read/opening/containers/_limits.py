@@ -293,7 +293,8 @@ def _check_pit_schema(pit: dict[str, Any], where: str) -> None:
             raise TacoFormatError(f"{where}.hierarchy: expected level numbers, found key {depth!r}")
         if not isinstance(patterns, list):
             raise TacoFormatError(
-                f"{where}.hierarchy[{depth!r}]: expected a list of patterns, found {_kind(patterns)}"
+                f"{where}.hierarchy[{depth!r}]: expected a list of patterns, "
+                f"found {_kind(patterns)}"
             )
         for at, pattern in enumerate(patterns):
             _check_pattern(pattern, f"{where}.hierarchy[{depth!r}][{at}]")
