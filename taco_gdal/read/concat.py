@@ -28,6 +28,7 @@ from taco_gdal.format.names import (
     SOURCES_KEY,
     TYPE,
 )
+from taco_gdal.model.extent import union_boxes
 from taco_gdal.read.opening.containers.base import VsiRule
 from taco_gdal.read.query import _duck
 from taco_gdal.read.query.state import LevelTables, QueryState, level_view
@@ -199,9 +200,11 @@ def _collection(
     boxes = [(ds.extent or {}).get("spatial") for ds in datasets]
     spans = [(ds.extent or {}).get("temporal") for ds in datasets]
     extent: dict[str, Any] = dict(collection.get("extent") or {})
-    if all(boxes):
-        west, south, east, north = zip(*boxes, strict=True)
-        extent["spatial"] = [min(west), min(south), max(east), max(north)]
+    box = union_boxes(boxes)  # the antimeridian-aware union, not a min/max of corners
+    if box is None:
+        extent.pop("spatial", None)
+    else:
+        extent["spatial"] = list(box)
     if all(spans):
         extent["temporal"] = [min(s[0] for s in spans), max(s[1] for s in spans)]  # type: ignore[index]
     collection["extent"] = extent
