@@ -229,6 +229,28 @@ class TacoGeoDataFrame(TacoDataFrame, gpd.GeoDataFrame):  # type: ignore[misc]
                 f"failed: {exc}"
             ) from exc
 
+    def to_geo_dict(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """geopandas' ``to_geo_dict`` (and so ``__geo_interface__``), JSON-serialisable.
+
+        WKB, arrays and times become WKT, JSON lists and ISO 8601 text, as in
+        :meth:`to_file`, so ``json.dumps(frame.__geo_interface__)`` works.
+        """
+        from taco_gdal.read.frames.vector import vector_frame
+
+        return dict(vector_frame(self, times_as_text=True).to_geo_dict(*args, **kwargs))
+
+    def explore(self, *args: Any, **kwargs: Any) -> Any:
+        """geopandas' ``explore`` (a folium map; needs ``folium`` and ``mapclassify``).
+
+        Popups show WKB and arrays as WKT and JSON text (folium cannot encode bytes).
+
+        Example:
+            >>> ds.data.explore(column="cloud_cover")  # doctest: +SKIP
+        """
+        from taco_gdal.read.frames.vector import vector_frame
+
+        return vector_frame(self).explore(*args, **kwargs)
+
     def __getitem__(self, key: Any) -> Any:
         result = super().__getitem__(key)
         if type(result) is pd.DataFrame:  # geopandas downcasts when no geometry is left

@@ -84,12 +84,22 @@ def _needs_text(column: pd.Series) -> bool:
     return str(column.dtype) == "geometry"
 
 
-def vector_frame(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
+def _is_time(column: pd.Series) -> bool:
+    if isinstance(column.dtype, pd.ArrowDtype):
+        import pyarrow as pa
+
+        return bool(pa.types.is_temporal(column.dtype.pyarrow_dtype))
+    return bool(pd.api.types.is_datetime64_any_dtype(column.dtype))
+
+
+def vector_frame(frame: gpd.GeoDataFrame, *, times_as_text: bool = False) -> gpd.GeoDataFrame:
     """A plain GeoDataFrame copy of ``frame`` that every OGR vector format writes faithfully.
 
     The active geometry stays; any other column of geometries, WKB, arrays, lists,
     dicts or Python times becomes text (WKT, JSON, ISO 8601).  Numbers, booleans,
-    strings and datetime columns are kept as they are (OGR writes those natively).
+    strings and datetime columns are kept as they are (OGR writes those natively,
+    GeoJSON as ISO 8601); ``times_as_text`` makes datetime columns ISO 8601 text
+    too, for a GeoJSON dict that ``json.dumps`` accepts.
 
     Example:
         >>> import geopandas as gpd, numpy as np, shapely
@@ -106,7 +116,7 @@ def vector_frame(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
         column = frame[name]
         if name == active:
             continue
-        if _needs_text(column):
+        if _needs_text(column) or (times_as_text and _is_time(column)):
             values = column.astype(object).to_numpy()
             columns[name] = pd.Series(
                 [vector_value(v) for v in values], index=frame.index, dtype=object

@@ -28,6 +28,17 @@ def test_geo_interface_and_geo_dict(flat: Path) -> None:
     assert [f["properties"]["id"] for f in features] == ["s000", "s001", "s002"]
     assert features[0]["geometry"]["type"] == "Point"
     assert frame.to_geo_dict()["type"] == "FeatureCollection"
+    properties = json.loads(json.dumps(frame.__geo_interface__))["features"][0]["properties"]
+    assert properties["stac:tensor_shape"] == "[1, 16, 16]"
+    assert properties["stac:time_start"] == "2023-01-01T12:00:00"
+
+
+def test_explore_returns_a_folium_map(flat: Path) -> None:
+    import folium
+
+    explored = taco_gdal.load(flat).data.explore(column="cloud_cover")
+    assert isinstance(explored, folium.Map)
+    assert "s001" in explored.get_root().render()  # popups rendered (bytes would fail here)
 
 
 def test_protected_columns_still_refused_through_masks(flat: Path) -> None:
