@@ -223,8 +223,16 @@ def plot_footprints(
     options: dict[str, Any] = {"alpha": 0.6, "edgecolor": "black", "linewidth": 0.5}
     if column is not None:
         options["legend"] = True
-        if not pd.api.types.is_numeric_dtype(frame[column]):  # categories: legend outside
-            options["legend_kwds"] = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)}
+        if not pd.api.types.is_numeric_dtype(frame[column]):
+            if ax is None:
+                # categories: a legend right of the map, inside a figure whose constrained
+                # layout makes room for it, so a default savefig() keeps it whole
+                import matplotlib.pyplot as plt
+
+                _, ax = plt.subplots(layout="constrained")
+                options["legend_kwds"] = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)}
+            else:  # the caller's figure: the legend stays inside the axes
+                options["legend_kwds"] = {"loc": "best"}
     options.update(kwargs)
     axes: Axes = frame.plot(column=column, ax=ax, **options)
     axes.set_xlabel("longitude (°)")
