@@ -89,9 +89,10 @@ def masked_columns(frame: pd.DataFrame, key: object, value: object) -> list[obje
             return None
     else:
         return None
-    if pd.api.types.is_scalar(value) and pd.isna(value):
+    if pd.api.types.is_scalar(value) and bool(pd.isna(value)):  # type: ignore[call-overload]
         cells = cells & ~pd.isna(frame).to_numpy(dtype=bool)
-    return list(frame.columns[cells.any(axis=0)])
+    written: np.ndarray = np.asarray(cells.any(axis=0), dtype=bool)
+    return list(frame.columns[written])
 
 
 def assigned_columns(frame: pd.DataFrame, key: object, positional: bool) -> list[object]:
