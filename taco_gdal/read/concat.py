@@ -28,7 +28,6 @@ from taco_gdal.format.names import (
     SOURCES_KEY,
     TYPE,
 )
-from taco_gdal.model.extent import union_boxes
 from taco_gdal.read.opening.containers.base import VsiRule
 from taco_gdal.read.query import _duck
 from taco_gdal.read.query.state import LevelTables, QueryState, level_view
@@ -200,6 +199,8 @@ def _collection(
     boxes = [(ds.extent or {}).get("spatial") for ds in datasets]
     spans = [(ds.extent or {}).get("temporal") for ds in datasets]
     extent: dict[str, Any] = dict(collection.get("extent") or {})
+    from taco_gdal.model.extent import union_boxes  # load() never imports the model
+
     box = union_boxes(boxes)  # the antimeridian-aware union, not a min/max of corners
     if box is None:
         extent.pop("spatial", None)
