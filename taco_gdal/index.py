@@ -39,6 +39,7 @@ from taco_gdal.format.names import (
     TIME_START_COLUMNS,
     TYPE,
 )
+from taco_gdal.read.frames.vector import vector_value
 from taco_gdal.write._atomic import check_target
 
 if TYPE_CHECKING:
@@ -181,8 +182,7 @@ def _metadata_columns(table: pa.Table) -> list[str]:
     return [
         f.name
         for f in table.schema
-        if _is_scalar(f.type)
-        and f.name not in PROTECTED_COLUMNS
+        if f.name not in PROTECTED_COLUMNS
         and not f.name.startswith(INTERNAL_PREFIX)
         and f.name not in _OWN_FIELDS
         and not f.name.startswith("__")
@@ -251,7 +251,10 @@ def _level_rows(
     if time is not None:
         columns["time_start"] = time
     for name in _metadata_columns(picked):
-        columns[name] = picked.column(name)
+        column = picked.column(name)
+        if not _is_scalar(column.type):  # WKB as WKT, lists as JSON: what OGR formats hold
+            column = pa.array([vector_value(v) for v in column.to_pylist()], pa.string())
+        columns[name] = column
     attributes = pa.table(columns)
     wkb = shapely.to_wkb(np.asarray([geometry[i] for i in files], dtype=object))
     return attributes.append_column("geometry", pa.array(list(wkb), pa.binary())), state

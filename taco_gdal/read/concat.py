@@ -199,9 +199,13 @@ def _collection(
     boxes = [(ds.extent or {}).get("spatial") for ds in datasets]
     spans = [(ds.extent or {}).get("temporal") for ds in datasets]
     extent: dict[str, Any] = dict(collection.get("extent") or {})
-    if all(boxes):
-        west, south, east, north = zip(*boxes, strict=True)
-        extent["spatial"] = [min(west), min(south), max(east), max(north)]
+    from taco_gdal.model.extent import union_boxes  # load() never imports the model
+
+    box = union_boxes(boxes)  # the antimeridian-aware union, not a min/max of corners
+    if box is None:
+        extent.pop("spatial", None)
+    else:
+        extent["spatial"] = list(box)
     if all(spans):
         extent["temporal"] = [min(s[0] for s in spans), max(s[1] for s in spans)]  # type: ignore[index]
     collection["extent"] = extent

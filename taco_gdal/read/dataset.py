@@ -37,7 +37,7 @@ from taco_gdal.read.query.sql import (
     single_query,
 )
 from taco_gdal.read.query.state import QueryState, Step, new_view_name
-from taco_gdal.read.query.stats import view_stats
+from taco_gdal.read.query.stats import percentile_stat, view_stats
 from taco_gdal.read.spatial.crs import WGS84
 from taco_gdal.read.spatial.filters import filter_box, filter_shape
 
@@ -476,17 +476,19 @@ class TacoDataset:
         return self._stat("max", band, level)
 
     def stats_percentile(self, q: int, band: Bands = None, level: int = 0) -> np.ndarray:
-        """Percentile ``q`` (25, 50, 75 or 95), the weighted mean of the samples' (approximate).
+        """Percentile ``q``, the weighted mean of the samples' (approximate).
+
+        Args:
+            q: 25, 50, 75 or 95: the only percentiles ``geotiff:stats`` stores.
+
+        Raises:
+            TacoQueryError: any other ``q`` (the message lists the valid ones).
 
         Example:
             >>> ds.stats_percentile(50, band=[0])
             array([120.])
         """
-        if q not in (25, 50, 75, 95):
-            raise TacoQueryError(
-                f"stats_percentile(q): geotiff:stats stores q in (25, 50, 75, 95), got {q!r}"
-            )
-        return self._stat(f"p{q}", band, level)
+        return self._stat(percentile_stat(q), band, level)
 
     def stats_p25(self, band: Bands = None, level: int = 0) -> np.ndarray:
         """``stats_percentile(25, ...)`` (the reference reader's name)."""

@@ -13,10 +13,9 @@ from typing import Any
 
 from taco_gdal.errors import TacoSchemaError
 from taco_gdal.format.names import FIELD_SCHEMA_KEY, PIT_SCHEMA_KEY, SOURCES_KEY
+from taco_gdal.model.extent import union_boxes
 
 __all__ = ["check_collections", "collection_problems", "merge_collections", "raise_problems"]
-
-GLOBAL_BBOX = [-180.0, -90.0, 180.0, 90.0]
 
 
 def _pit(collection: dict[str, Any], name: str) -> dict[str, Any]:
@@ -94,24 +93,17 @@ def _parse_time(value: str) -> datetime:
 
 
 def _merged_extent(extents: list[dict[str, Any]]) -> dict[str, Any]:
-    boxes = [e["spatial"] for e in extents if e.get("spatial")]
-    spatial = (
-        [
-            min(b[0] for b in boxes),
-            min(b[1] for b in boxes),
-            max(b[2] for b in boxes),
-            max(b[3] for b in boxes),
-        ]
-        if boxes
-        else list(GLOBAL_BBOX)
-    )
+    """The union of the parts' extents; ``spatial`` left out when no part has one."""
+    box = union_boxes([e.get("spatial") for e in extents])
     spans = [e["temporal"] for e in extents if e.get("temporal")]
     temporal = (
         [min((s[0] for s in spans), key=_parse_time), max((s[1] for s in spans), key=_parse_time)]
         if spans
         else None
     )
-    return {"spatial": spatial, "temporal": temporal}
+    merged: dict[str, Any] = {} if box is None else {"spatial": list(box)}
+    merged["temporal"] = temporal
+    return merged
 
 
 def merge_collections(

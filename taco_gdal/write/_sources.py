@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -47,14 +46,18 @@ def is_zip_path(path: str | os.PathLike[str]) -> bool:
 
 
 def _parse_collection(data: bytes, where: str) -> dict[str, Any]:
+    from taco_gdal.read.opening.containers._limits import check_schemas, loads_json
+
     try:
-        value = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise TacoFormatError(f"{where}: COLLECTION.json is not valid UTF-8 JSON: {exc}") from exc
+    value = loads_json(text, f"{where}: COLLECTION.json")  # size, depth and number limits
     if not isinstance(value, dict):
         raise TacoFormatError(
             f"{where}: COLLECTION.json must hold a JSON object, found {type(value).__name__}"
         )
+    check_schemas(value, f"{where}: COLLECTION.json")
     return value
 
 

@@ -172,8 +172,9 @@ def _collection(dataset: TacoDataset, tables: list[pa.Table]) -> dict[str, Any]:
     descriptions = {
         field[0]: field[2]
         for level in (source.get(FIELD_SCHEMA_KEY) or {}).values()
+        if isinstance(level, list)
         for field in level
-        if len(field) >= 3
+        if isinstance(field, list) and len(field) >= 3
     }
     collection["extent"] = extent_of_tables(tables).to_dict()
     collection[PIT_SCHEMA_KEY] = pit_schema(tables)

@@ -35,10 +35,7 @@ def test_mutated_container_only_raises_taco_errors(
 
 
 STRUCTURED_FUZZ = settings(FUZZ, max_examples=max(4, EXAMPLES // 4))
-IN_CI = tuple(name for name in STRUCTURED if name not in ("folder_json", "tacocat_json"))
-"""folder_json and tacocat_json join once the reader refuses a malformed taco:pit_schema /
-taco:field_schema at load (issue 44: PitSchema.from_dict, the HTML view and export's
-field_schema raise TypeError); the long runs of scripts/fuzz.py cover them meanwhile."""
+IN_CI = tuple(STRUCTURED)
 
 
 @pytest.mark.parametrize("name", IN_CI)

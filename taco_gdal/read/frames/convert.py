@@ -26,6 +26,7 @@ __all__ = [
     "PitSchema",
     "check_assignment",
     "frame_to_arrow",
+    "masked_columns",
     "to_polars",
 ]
 
@@ -48,14 +49,50 @@ def check_assignment(key: object, where: str = "TacoDataFrame") -> None:
     """
     keys = list(key) if isinstance(key, (list, tuple, pd.Index)) else [key]
     for name in keys:
-        protected = name in PROTECTED_COLUMNS or str(name).startswith(INTERNAL_PREFIX)
-        if isinstance(name, str) and protected:
+        if not isinstance(name, str):
+            continue
+        if name in PROTECTED_COLUMNS or name.startswith(INTERNAL_PREFIX):
             raise TacoQueryError(
                 f"{where}: column {name!r} is protected (expected a column other than "
                 f"{sorted(PROTECTED_COLUMNS)} and internal:*, found an assignment to {name!r}); "
                 "navigation and GDAL paths are built from it. Assign to a new column, or "
                 "convert with .to_arrow() / pandas.DataFrame(frame) to edit freely"
             )
+
+
+def masked_columns(frame: pd.DataFrame, key: object, value: object) -> list[object] | None:
+    """The columns ``frame[key] = value`` changes when ``key`` is a boolean mask, else None.
+
+    A frame-shaped mask writes the cells where it is True; writing a missing value
+    into cells that are already missing changes nothing, so those columns are left
+    out (geopandas' ``to_geo_dict`` does ``properties[pd.isna(properties)] = None``).
+    A row mask writes every column of the selected rows.
+
+    Example:
+        >>> import pandas as pd
+        >>> f = pd.DataFrame({"id": ["a", "b"], "x": [1.0, None]})
+        >>> masked_columns(f, pd.isna(f).values, None), masked_columns(f, "x", 0)
+        ([], None)
+        >>> masked_columns(f, f.notna().values, 0)
+        ['id', 'x']
+    """
+    if isinstance(key, pd.DataFrame):
+        if not all(pd.api.types.is_bool_dtype(kind) for kind in key.dtypes):
+            return None
+        mask = key.reindex(index=frame.index, columns=frame.columns, fill_value=False)
+        cells = mask.to_numpy(dtype=bool)
+    elif isinstance(key, np.ndarray | pd.Series) and key.dtype == bool:
+        cells = np.asarray(key, dtype=bool)
+        if cells.ndim == 1 and len(cells) == len(frame):
+            cells = np.repeat(cells[:, None], frame.shape[1], axis=1)
+        if cells.shape != frame.shape:
+            return None
+    else:
+        return None
+    if pd.api.types.is_scalar(value) and bool(pd.isna(value)):  # type: ignore[call-overload]
+        cells = cells & ~pd.isna(frame).to_numpy(dtype=bool)
+    written: np.ndarray = np.asarray(cells.any(axis=0), dtype=bool)
+    return list(frame.columns[written])
 
 
 def assigned_columns(frame: pd.DataFrame, key: object, positional: bool) -> list[object]:

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from taco_gdal.errors import TacoNavigationError
+from taco_gdal.errors import TacoIOError, TacoNavigationError
 from taco_gdal.format.names import CHECKSUM, GDAL_VSI
 from taco_gdal.read.frames import navigation
 from taco_gdal.read.frames._childframe import rows_frame
@@ -27,6 +27,7 @@ from taco_gdal.read.frames.convert import (
     GuardedIndexer,
     check_assignment,
     frame_to_arrow,
+    masked_columns,
     to_polars,
 )
 from taco_gdal.read.notebook._plots import frame_html, plot_sample
@@ -83,7 +84,8 @@ class TacoDataFrame(pd.DataFrame):
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """Refuses ``id``, ``type`` and ``internal:*`` (see :func:`check_assignment`)."""
-        check_assignment(key)
+        masked = masked_columns(self, key, value)
+        check_assignment(key if masked is None else masked)
         super().__setitem__(key, value)
 
     @property
@@ -204,6 +206,52 @@ class TacoGeoDataFrame(TacoDataFrame, gpd.GeoDataFrame):  # type: ignore[misc]
     @property
     def _constructor(self) -> Any:
         return self._geodataframe_constructor_with_fallback
+
+    def to_file(self, filename: Any, driver: str | None = None, **kwargs: Any) -> None:
+        """geopandas' ``to_file``, with WKB, arrays and objects written as text.
+
+        OGR formats have no list or binary fields: see
+        :func:`taco_gdal.read.frames.vector.vector_frame` (WKT, JSON lists, ISO 8601).
+
+        Raises:
+            TacoIOError: the file cannot be written (the message names it).
+
+        Example:
+            >>> ds.data.to_file("tiles.geojson")  # "stac:tensor_shape": "[1, 16, 16]"
+        """
+        from taco_gdal.read.frames.vector import vector_frame
+
+        try:
+            vector_frame(self).to_file(filename, driver=driver, **kwargs)
+        except (OSError, RuntimeError, ValueError) as exc:
+            raise TacoIOError(
+                f"{filename}: expected to write a vector file (driver {driver or 'by suffix'}), "
+                f"failed: {exc}"
+            ) from exc
+
+    def to_geo_dict(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """geopandas' ``to_geo_dict`` (and so ``__geo_interface__``), JSON-serialisable.
+
+        WKB, arrays and times become WKT, JSON lists and ISO 8601 text, as in
+        :meth:`to_file`, so ``json.dumps(frame.__geo_interface__)`` works.
+        """
+        from taco_gdal.read.frames.vector import vector_frame
+
+        return dict(vector_frame(self, times_as_text=True).to_geo_dict(*args, **kwargs))
+
+    def explore(self, *args: Any, **kwargs: Any) -> Any:
+        """geopandas' ``explore`` (a folium map; needs ``folium`` and ``mapclassify``).
+
+        Popups show WKB and arrays as WKT and JSON text (folium cannot encode bytes).
+
+        Example:
+            >>> m = ds.data.explore(column="cloud_cover")
+            >>> type(m).__name__
+            'Map'
+        """
+        from taco_gdal.read.frames.vector import vector_frame
+
+        return vector_frame(self).explore(*args, **kwargs)
 
     def __getitem__(self, key: Any) -> Any:
         result = super().__getitem__(key)

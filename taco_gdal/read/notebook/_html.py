@@ -33,7 +33,7 @@ def hierarchy_lines(pit: Mapping[str, Any]) -> list[str]:
         for pattern in patterns or []:
             ids = list(pattern.get("id") or [])
             types = list(pattern.get("type") or [])
-            kinds = sorted(set(types))
+            kinds = sorted({str(kind) for kind in types})
             lines.append(
                 f"level{depth}: {pattern.get('n', '?')} rows, children [{_ids(ids)}] "
                 f"({'/'.join(kinds)})"

@@ -75,8 +75,10 @@ def _time_range(state: QueryState, fetch: Any, columns: Sequence[str]) -> tuple[
     if column is None:
         return None
     col = quote_ident(column)
+    # DuckDB formats the values: years past 9999 have no Python datetime.
     row = fetch(
-        f"SELECT min({col}) AS lo, max({col}) AS hi FROM {quote_ident(state.view)}"
+        f"SELECT CAST(min({col}) AS VARCHAR) AS lo, CAST(max({col}) AS VARCHAR) AS hi "
+        f"FROM {quote_ident(state.view)}"
     ).to_pylist()[0]
     if row["lo"] is None:
         return None
@@ -221,8 +223,16 @@ def plot_footprints(
     options: dict[str, Any] = {"alpha": 0.6, "edgecolor": "black", "linewidth": 0.5}
     if column is not None:
         options["legend"] = True
-        if not pd.api.types.is_numeric_dtype(frame[column]):  # categories: legend outside
-            options["legend_kwds"] = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)}
+        if not pd.api.types.is_numeric_dtype(frame[column]):
+            if ax is None:
+                # categories: a legend right of the map, inside a figure whose constrained
+                # layout makes room for it, so a default savefig() keeps it whole
+                import matplotlib.pyplot as plt
+
+                _, ax = plt.subplots(layout="constrained")
+                options["legend_kwds"] = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0)}
+            else:  # the caller's figure: the legend stays inside the axes
+                options["legend_kwds"] = {"loc": "best"}
     options.update(kwargs)
     axes: Axes = frame.plot(column=column, ax=ax, **options)
     axes.set_xlabel("longitude (°)")

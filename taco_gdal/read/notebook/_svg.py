@@ -20,6 +20,12 @@ __all__ = ["MapView", "footprint_svg", "map_view"]
 _STEPS: Final = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 45, 90)
 _MIN_SPAN: Final = 0.01
 FILL: Final = "#1f77b4"
+_FONT_SIZE: Final = 8
+"""Graticule labels' font size in pixels: a baseline nearer the top is cut off."""
+_LABEL_WIDTH: Final = 40
+"""Room a longitude label needs right of its line."""
+MIN_SHAPE: Final = 3.0
+"""Smallest drawn footprint, in pixels: smaller ones become a square of this size."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,13 +86,18 @@ def _graticule(view: MapView, width: int, height: int) -> list[str]:
             if axis == "x":
                 px = float(view.x(np.array(value), width))
                 parts.append(f'<line x1="{px:.1f}" y1="0" x2="{px:.1f}" y2="{height}"/>')
+                # near the right edge the label goes left of its line, not off the map
+                anchor = ' text-anchor="end"' if px > width - _LABEL_WIDTH else ""
+                at = px - 2 if anchor else px + 2
                 parts.append(
-                    f'<text x="{px + 2:.1f}" y="{height - 3}">{_label(value, step)}</text>'
+                    f'<text x="{at:.1f}" y="{height - 3}"{anchor}>{_label(value, step)}</text>'
                 )
             else:
                 py = float(view.y(np.array(value), height))
                 parts.append(f'<line x1="0" y1="{py:.1f}" x2="{width}" y2="{py:.1f}"/>')
-                parts.append(f'<text x="2" y="{py - 2:.1f}">{_label(value, step)}</text>')
+                # above its line, unless that is off the top: then below it
+                baseline = py - 2 if py - 2 >= _FONT_SIZE else py + _FONT_SIZE + 1
+                parts.append(f'<text x="2" y="{baseline:.1f}">{_label(value, step)}</text>')
     return parts
 
 
@@ -104,6 +115,13 @@ def _shape(geometry: Any, view: MapView, width: int, height: int) -> str:
     if shapely.get_type_id(geometry) in (0, 4):  # Point, MultiPoint
         points = _pixels(geometry, view, width, height)
         return "".join(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="2.5"/>' for x, y in points)
+    pixels = np.asarray(_pixels(geometry, view, width, height), dtype=float).reshape(-1, 2)
+    if pixels.size:
+        (left, top), (right, bottom) = pixels.min(axis=0), pixels.max(axis=0)
+        if right - left < MIN_SHAPE and bottom - top < MIN_SHAPE:
+            # a tile far smaller than a pixel at this zoom: a visible square, not a dot
+            x, y = (left + right - MIN_SHAPE) / 2, (top + bottom - MIN_SHAPE) / 2
+            return f'<rect x="{x:.1f}" y="{y:.1f}" width="{MIN_SHAPE}" height="{MIN_SHAPE}"/>'
     rings = []
     for part in shapely.get_parts(geometry):
         if shapely.get_type_id(part) == 3:  # Polygon
@@ -142,7 +160,7 @@ def footprint_svg(
         f'height="{height + 16}" viewBox="0 0 {width} {height + 16}" role="img">'
         f"<title>{html.escape(text)}</title>"
         f'<rect x="0" y="0" width="{width}" height="{height}" fill="#f4f7fb" stroke="#888"/>'
-        f'<g stroke="#c8d0da" stroke-width="0.6" font-size="8" fill="#667" '
+        f'<g stroke="#c8d0da" stroke-width="0.6" font-size="{_FONT_SIZE}" fill="#667" '
         f'font-family="sans-serif">{grid}</g>'
         f'<g fill="{FILL}" fill-opacity="0.35" stroke="{FILL}" stroke-width="1">{body}</g>'
         f'<text x="2" y="{height + 12}" font-size="10" font-family="sans-serif" '

@@ -38,6 +38,7 @@ from taco_gdal.io.vsi import VSIFile, read_all
 from taco_gdal.read._types import is_binary
 from taco_gdal.read.opening._repair import parent_paths, repair_level_offsets
 from taco_gdal.read.opening.containers._deferred import LoadedLevels
+from taco_gdal.read.opening.containers._limits import check_schemas
 from taco_gdal.read.opening.containers._parse import read_entries
 from taco_gdal.read.opening.containers.base import Container, VsiRule
 from taco_gdal.read.query import _duck
@@ -399,6 +400,7 @@ def prepared_state(container: Container, sql_external_access: bool = False) -> Q
 
     A table with types DuckDB may refuse has its views built now, to fail at load.
     """
+    check_schemas(container.collection, f"{container.path}: COLLECTION")
     levels = repair_level_offsets(container.levels, container.vsi_rule, container.path)
     tables = prepare_tables(levels, container.sources, container.vsi_rule, container.path)
     loaded = LoadedLevels(tables, getattr(container, "deferred", ()))  # plugins may lack it

@@ -25,10 +25,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONTINUOUS",
+    "PERCENTILES",
     "STATS_COLUMN",
     "WEIGHT_COLUMN",
     "Stat",
     "aggregate_stats",
+    "percentile_stat",
     "view_stats",
 ]
 
@@ -38,9 +40,29 @@ Stat = Literal["min", "max", "mean", "std", "p25", "p50", "p75", "p95", "categor
 CONTINUOUS: Final = ("min", "max", "mean", "std", "valid%", "p25", "p50", "p75", "p95")
 """Positions of the continuous statistics in each band's list."""
 _STATS: Final = ("min", "max", "mean", "std", "p25", "p50", "p75", "p95", "categorical")
+PERCENTILES: Final = (25, 50, 75, 95)
+"""The percentiles ``geotiff:stats`` stores per band (the spec's p25, p50, p75, p95)."""
 
 Fetch = Callable[[str], pa.Table]
 """Runs SQL in the dataset's DuckDB session and returns the result as Arrow."""
+
+
+def percentile_stat(q: object) -> Stat:
+    """The statistic name of percentile ``q``, refusing the ones ``geotiff:stats`` lacks.
+
+    Raises:
+        TacoQueryError: ``q`` is not one of :data:`PERCENTILES`.
+
+    Example:
+        >>> percentile_stat(95)
+        'p95'
+    """
+    if isinstance(q, bool) or q not in PERCENTILES:
+        raise TacoQueryError(
+            f"stats_percentile(q): expected q in {PERCENTILES} (the percentiles geotiff:stats "
+            f"stores per band; use stats_min/stats_max for 0 and 100), found {q!r}"
+        )
+    return f"p{q}"  # type: ignore[return-value]
 
 
 def _position(name: str) -> int:

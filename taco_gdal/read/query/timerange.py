@@ -131,6 +131,11 @@ def _bound(value: Any, what: str, given: Any) -> datetime | _Period | None:
     )
 
 
+def _typed(value: Any) -> str:
+    """A bound as the user gave it: text quoted, objects as ``str`` shows them."""
+    return repr(value) if isinstance(value, str) else f"{value!s}"
+
+
 def _split(value: str) -> list[str]:
     parts = value.split("/")
     if len(parts) == 2:
@@ -161,6 +166,7 @@ def parse_range(value: Any) -> TimeRange:
     """
     if isinstance(value, str) and "/" in value:
         parts = _split(value)
+        typed: tuple[Any, Any] = (parts[0].strip(), parts[1].strip())
         first, last = _bound(parts[0], "start", value), _bound(parts[1], "end", value)
     elif isinstance(value, (tuple, list)):
         if len(value) != 2:
@@ -168,8 +174,10 @@ def parse_range(value: Any) -> TimeRange:
                 f"filter_datetime: a tuple range needs (start, end), got {len(value)} values "
                 f"{value!r}"
             )
+        typed = (value[0], value[1])
         first, last = _bound(value[0], "start", value), _bound(value[1], "end", value)
     else:
+        typed = (value, value)
         first = last = _bound(value, "value", value)
         if first is None:
             raise TacoQueryError(
@@ -181,6 +189,7 @@ def parse_range(value: Any) -> TimeRange:
         raise TacoQueryError(f"filter_datetime: the range {value!r} is open at both ends")
     if start is not None and end is not None and (start > end or (start == end and not inclusive)):
         raise TacoQueryError(
-            f"filter_datetime: in {value!r} the start {start} is after the end {end}"
+            f"filter_datetime: expected a start no later than the end, found start "
+            f"{_typed(typed[0])} after end {_typed(typed[1])} in {value!r}; swap them"
         )
     return TimeRange(start, end, inclusive)

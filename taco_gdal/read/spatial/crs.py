@@ -20,6 +20,7 @@ from taco_gdal.format.names import (
     STAC_CENTROID,
 )
 from taco_gdal.read._types import is_binary
+from taco_gdal.read.opening.containers._limits import loads_json
 
 __all__ = [
     "LONLAT_POINTS",
@@ -52,9 +53,12 @@ def _geoparquet_crs(table: pa.Table, column: str) -> str | None:
     raw = metadata.get(b"geo")
     if raw is None:
         return None
-    try:
-        columns = json.loads(raw).get("columns", {})
-    except (ValueError, AttributeError):
+    try:  # bounded like every untrusted JSON; unreadable GeoParquet metadata is ignored
+        columns = loads_json(raw.decode("utf-8"), f"GeoParquet 'geo' metadata of {column}")
+        columns = columns.get("columns", {})
+    except (ValueError, AttributeError):  # TacoFormatError and UnicodeDecodeError included
+        return None
+    if not isinstance(columns, dict):
         return None
     spec = columns.get(column)
     if not isinstance(spec, dict):

@@ -13,6 +13,7 @@ import weakref
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 
 from taco_gdal.errors import TacoQueryError
 from taco_gdal.format.names import CURRENT_ID, GEOMETRY_COLUMNS
@@ -74,17 +75,22 @@ def geometry_column(state: QueryState, level: int, requested: str) -> str:
         found = next((c for c in GEOMETRY_COLUMNS if c in names), None)
         if found is None:
             raise TacoQueryError(
-                f"{state.path}: no geometry column at level {level}: looked for "
-                f"{list(GEOMETRY_COLUMNS)}; the level has columns {visible}"
+                f"{state.path}: expected footprints at level {level} (a WKB column "
+                f"{' / '.join(GEOMETRY_COLUMNS)}), found none among {visible}. Spatial "
+                "filters need them: write the samples with taco_gdal.samples_from_rasters() "
+                "(it reads each raster's STAC and ISTAC metadata), or add the STAC extension "
+                "(stac:crs, stac:geotransform, stac:tensor_shape give stac:centroid) or the "
+                "ISTAC extension (istac:geometry) to the samples; a WKB column of another "
+                "name is used with geometry_col='<name>'"
             )
-        return found
-    if requested not in names:
+        requested = found
+    elif requested not in names:
         raise TacoQueryError(
             f"{state.path}: geometry column {requested!r} not found at level {level}; the level "
             f"has columns {visible}"
         )
     kind = schema.field(requested).type
-    if not is_binary(kind):
+    if not is_binary(kind) and not pa.types.is_null(kind):
         raise TacoQueryError(
             f"{state.path}: geometry column {requested!r} at level {level} has type "
             f"{viewed[requested]}, expected WKB (BLOB)"

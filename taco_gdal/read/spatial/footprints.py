@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 import shapely
 
 from taco_gdal.errors import TacoQueryError
+from taco_gdal.read._types import is_binary
 from taco_gdal.read.spatial.bounds import PAD_LIMIT, Waiting, outer_bounds
 from taco_gdal.read.spatial.crs import WGS84, column_crs, is_wgs84
 from taco_gdal.read.spatial.reproject import Rings, fast_rings, to_wgs84_parts
@@ -249,7 +250,14 @@ def compute_footprints(
         [-3.0, 0.0, -2.91, 0.09]
     """
     where = f"{where}: {column}" if where else column
-    wkb = WkbColumn.of(table.column(column))
+    values = table.column(column)
+    if pa.types.is_null(values.type):
+        values = values.cast(pa.binary())
+    if not is_binary(values.type):
+        raise TacoQueryError(
+            f"{where}: expected WKB geometries (binary), found a column of {values.type}"
+        )
+    wkb = WkbColumn.of(values)
     other = np.flatnonzero(~wkb.simple)
     decoded = np.full(len(wkb.simple), None, dtype=object)
     decoded[other] = wkb.decode(other, where, column)  # invalid WKB fails here, as before

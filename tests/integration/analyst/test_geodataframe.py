@@ -99,8 +99,11 @@ def test_stats_run_on_the_filtered_view(flat_path: Path, scene_dir: Path) -> Non
     quartiles = [filtered.stats_p25(0), filtered.stats_p50(0), filtered.stats_p75(0)]
     assert quartiles == sorted(quartiles) and filtered.stats_p95(0) >= quartiles[-1]
     assert filtered.stats_p50(0) == filtered.stats_median(0)
-    with pytest.raises(TacoQueryError, match="q in \\(25, 50, 75, 95\\)"):
+    # the valid percentiles, what was given, and where the other ends are
+    match = r"expected q in \(25, 50, 75, 95\) .*stats_min/stats_max.*found 90"
+    with pytest.raises(TacoQueryError, match=match):
         filtered.stats_percentile(90)
+    assert "25, 50, 75 or 95" in str(type(ds).stats_percentile.__doc__)
     everything = _pixels(scene_dir, [s.stem for s in SCENES])
     assert ds.stats_mean()[0] == pytest.approx(everything.mean())
     assert filtered.stats_mean(0) != pytest.approx(everything.mean())
@@ -128,6 +131,31 @@ def test_plot_and_explore(flat_path: Path) -> None:
     folium_map = ds.explore(tiles=None)
     assert isinstance(folium_map, folium.Map)
     assert "utm30_1" in folium_map.get_root().render()
+
+
+def test_plot_legend_survives_a_default_savefig(flat_path: Path, tmp_path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ds = taco_gdal.load(str(flat_path))
+    axes = ds.plot(column="istac:crs")  # "EPSG:326.." labels, once cut at "EPSG:32"
+    figure = axes.figure
+    figure.savefig(tmp_path / "map.png")  # no bbox_inches: what a user types first
+    legend = axes.get_legend()
+    box = legend.get_window_extent(figure.canvas.get_renderer())
+    assert figure.bbox.x0 <= box.x0 and box.x1 <= figure.bbox.x1, (box, figure.bbox)
+    assert figure.bbox.y0 <= box.y0 and box.y1 <= figure.bbox.y1, (box, figure.bbox)
+    assert all(t.get_text().startswith("EPSG:") for t in legend.get_texts())
+    plt.close("all")
+    figure, mine = plt.subplots()
+    ds.plot(column="istac:crs", ax=mine)  # the caller's figure: the legend goes inside
+    figure.savefig(tmp_path / "mine.png")
+    box = mine.get_legend().get_window_extent(figure.canvas.get_renderer())
+    assert figure.bbox.x0 <= box.x0 and box.x1 <= figure.bbox.x1, (box, figure.bbox)
+    assert figure.bbox.y0 <= box.y0 and box.y1 <= figure.bbox.y1, (box, figure.bbox)
+    plt.close("all")
 
 
 def test_a_view_without_the_crs_column_still_gets_4326_footprints(flat_path: Path) -> None:

@@ -97,6 +97,7 @@ def test_showing_a_big_frame_draws_a_sample_without_computing_all(
     frame = taco_gdal.load(str(flat_path)).data
     with pd.option_context("display.max_rows", 4, "display.min_rows", 4):
         page = frame._repr_html_()  # the table shows 4 rows: it computes only those
-    assert page is not None and "<svg" in page and "<path" in page
+    assert page is not None and "<svg" in page
+    assert "<path" in page or page.count("<rect") > 1  # footprints (tiny ones as squares)
     assert f"{len(frame)} rows, 3 of an even sample drawn" in page
     assert not frame.geometry.values.computed

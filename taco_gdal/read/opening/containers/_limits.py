@@ -37,6 +37,7 @@ __all__ = [
     "check_column_count",
     "check_columns",
     "check_ranges",
+    "check_schemas",
     "loads_json",
     "normalise_collection",
 ]
@@ -239,3 +240,100 @@ def _extent_ok(value: dict[str, Any]) -> bool:
         isinstance(temporal, list) and all(isinstance(v, str | None) for v in temporal)
     )
     return spatial_ok and temporal_ok
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _kind(value: Any) -> str:
+    return f"{type(value).__name__} {repr(value)[:60]}"
+
+
+def _check_pattern(pattern: Any, where: str) -> None:
+    if not isinstance(pattern, dict):
+        raise TacoFormatError(
+            f"{where}: expected an object {{n, type, id}}, found {_kind(pattern)}"
+        )
+    count = pattern.get("n")
+    if count is not None and not _is_int(count):
+        raise TacoFormatError(f"{where}.n: expected an integer, found {_kind(count)}")
+    for key in ("type", "id"):
+        value = pattern.get(key)
+        if value is not None and not _strings(value):
+            raise TacoFormatError(
+                f"{where}.{key}: expected a list of strings, found {_kind(value)}"
+            )
+
+
+def _check_pit_schema(pit: dict[str, Any], where: str) -> None:
+    root = pit.get("root")
+    if root is not None:
+        if not isinstance(root, dict):
+            raise TacoFormatError(
+                f"{where}.root: expected an object {{n, type}}, found {_kind(root)}"
+            )
+        if root.get("n") is not None and not _is_int(root["n"]):
+            raise TacoFormatError(f"{where}.root.n: expected an integer, found {_kind(root['n'])}")
+        if root.get("type") is not None and not isinstance(root["type"], str):
+            raise TacoFormatError(f"{where}.root.type: expected text, found {_kind(root['type'])}")
+    hierarchy = pit.get("hierarchy")
+    if hierarchy is None:
+        return
+    if not isinstance(hierarchy, dict):
+        raise TacoFormatError(
+            f"{where}.hierarchy: expected an object of level numbers, found {_kind(hierarchy)}"
+        )
+    for depth, patterns in hierarchy.items():
+        if not (isinstance(depth, str) and depth.isdigit() and len(depth) <= 2):
+            raise TacoFormatError(f"{where}.hierarchy: expected level numbers, found key {depth!r}")
+        if not isinstance(patterns, list):
+            raise TacoFormatError(
+                f"{where}.hierarchy[{depth!r}]: expected a list of patterns, "
+                f"found {_kind(patterns)}"
+            )
+        for at, pattern in enumerate(patterns):
+            _check_pattern(pattern, f"{where}.hierarchy[{depth!r}][{at}]")
+
+
+def _check_field_schema(fields: dict[str, Any], where: str) -> None:
+    for level, columns in fields.items():
+        if not isinstance(columns, list):
+            raise TacoFormatError(
+                f"{where}[{level!r}]: expected a list of [name, type, description], "
+                f"found {_kind(columns)}"
+            )
+        for at, column in enumerate(columns):
+            if not (isinstance(column, list) and len(column) >= 2 and _strings(column)):
+                raise TacoFormatError(
+                    f"{where}[{level!r}][{at}]: expected [name, type, description] as text, "
+                    f"found {_kind(column)}"
+                )
+
+
+def check_schemas(collection: dict[str, Any], where: str) -> None:
+    """Refuse a ``taco:pit_schema`` or ``taco:field_schema`` whose structure is not the spec's.
+
+    Every container's COLLECTION passes here at load, so the views built on these
+    schemas (``pit_schema``, the HTML summary, ``export``) never meet a wrong type.
+
+    Example:
+        >>> check_schemas({PIT_SCHEMA_KEY: {"hierarchy": 5}}, "COLLECTION.json")
+        Traceback (most recent call last):
+        ...
+        taco_gdal.errors.TacoFormatError: COLLECTION.json: taco:pit_schema.hierarchy: expected ...
+    """
+    for key, check in (
+        (PIT_SCHEMA_KEY, _check_pit_schema),
+        (FIELD_SCHEMA_KEY, _check_field_schema),
+    ):
+        value = collection.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            raise TacoFormatError(f"{where}: {key}: expected an object, found {_kind(value)}")
+        check(value, f"{where}: {key}")

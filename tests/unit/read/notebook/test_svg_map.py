@@ -36,3 +36,27 @@ def test_many_shapes_are_capped_and_the_caption_says_so() -> None:
     svg = footprint_svg(points, max_shapes=10)
     assert svg.count("<circle") == 10
     assert "50 footprints (10 drawn)" in svg
+
+
+def test_graticule_labels_stay_inside_the_map() -> None:
+    # a window whose top graticule line sits at the map's edge (its label was cut off)
+    width, height = 320, 200
+    tile = shapely.box(124.008, 51.23, 124.008 + 0.0832, 51.23 + 0.05)
+    root = ET.fromstring(footprint_svg([tile], width=width, height=height))
+    grid = [t for t in root.iter(f"{_NS}text") if (t.text or "").endswith("°")]
+    assert grid
+    for text in grid:
+        assert float(text.get("y", 0)) >= 8, text.text  # the glyphs (8 px high) are not cut
+        if text.get("text-anchor") != "end":
+            assert float(text.get("x", 0)) <= width - 40, text.text
+
+
+def test_tiles_smaller_than_a_pixel_are_drawn_at_a_visible_size() -> None:
+    # 640 m tiles spread over 4 degrees: each is a fraction of a pixel at this zoom
+    size = 640 / 111_320
+    tiles = [shapely.box(x, 40.0, x + size, 40.0 + size) for x in (-4.0, -2.0, 0.0)]
+    root = ET.fromstring(footprint_svg(tiles, width=320, height=200))
+    squares = root.findall(f".//{_NS}rect")[1:]  # the first rect is the map's frame
+    assert len(squares) == 3
+    assert all(float(s.get("width", 0)) >= 3 and float(s.get("height", 0)) >= 3 for s in squares)
+    assert not root.findall(f".//{_NS}g/{_NS}path")
