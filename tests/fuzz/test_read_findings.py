@@ -11,7 +11,7 @@ import pytest
 import taco_gdal
 from taco_gdal.errors import TacoError
 from taco_gdal.write.zip_container import write_zip
-from tests.datasets import make_taco, write_dataset
+from tests.support.datasets import make_taco, write_dataset
 
 
 def test_pit_schema_hierarchy_that_is_not_an_object_in_a_zip(tmp_path: Path) -> None:

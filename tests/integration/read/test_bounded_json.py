@@ -12,7 +12,7 @@ import shapely
 from taco_gdal.errors import TacoFormatError
 from taco_gdal.read.spatial.crs import column_crs
 from taco_gdal.write.tacollection import create_tacollection
-from tests.datasets import write_dataset
+from tests.support.datasets import write_dataset
 
 DEEP = "[" * 100_000 + "]" * 100_000
 

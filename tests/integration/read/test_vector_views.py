@@ -14,7 +14,7 @@ import shapely
 import taco_gdal
 from taco_gdal.errors import TacoQueryError
 from taco_gdal.index import index
-from tests.datasets import write_dataset
+from tests.support.datasets import write_dataset
 
 
 @pytest.fixture(scope="module")
