@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Protocol, TypeAlias
 
@@ -193,4 +194,15 @@ def digest_value(algorithm: str, data: Buffer) -> str:
         >>> digest_value("xxh3", b"")
         'xxh3:2d06800538d394c2'
     """
-    return str(digest_bytes(algorithm, data))
+    one_shot = _ONE_SHOT.get(algorithm)
+    if one_shot is None:
+        return str(digest_bytes(algorithm, data))  # raises for an unknown algorithm
+    return one_shot(data)
+
+
+_ONE_SHOT: Final[dict[str, Callable[[Buffer], str]]] = {
+    "crc32c": lambda data: f"crc32c:{google_crc32c.value(bytes(data)):08x}",
+    "xxh3": lambda data: "xxh3:" + xxhash.xxh3_64_hexdigest(data),
+    "sha256": lambda data: "sha256:" + hashlib.sha256(data).hexdigest(),
+}
+"""Whole-buffer digests in one library call each: most samples are small."""

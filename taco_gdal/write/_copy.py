@@ -46,6 +46,10 @@ COPY_BLOCK = 256 * 1024
 THREADED_MIN = 4 * 1024 * 1024
 """Samples of at least this many bytes, with a SHA-256, are hashed and written on the
 worker thread while the next block is read."""
+THREADED_BLOCK = 1024 * 1024
+"""Block of a copy whose digest is on the worker thread: larger, so hand-offs are few."""
+THREADED_BUFFERS = 4
+"""Blocks in flight between this thread and the worker."""
 _THREADED_DIGESTS = frozenset({"sha256"})
 """Digests slow enough next to a copy to be worth the hand-off to the worker thread; the
 ZIP CRC-32, CRC-32C and XXH3 run inline, where a thread would only add hand-offs."""
@@ -65,8 +69,17 @@ class Checksums:
         self.threaded = digest in _THREADED_DIGESTS
 
     def update(self, view: memoryview) -> None:
+        self.update_crc(view)
+        if self._digest is not None:
+            self._digest.update(view)
+
+    def update_crc(self, view: memoryview) -> None:
+        """The ZIP CRC-32 alone (the worker thread takes the digest)."""
         if self._zip_crc:
             self.crc = crc32(view, self.crc)
+
+    def update_digest(self, view: memoryview) -> None:
+        """The digest alone."""
         if self._digest is not None:
             self._digest.update(view)
 
@@ -76,7 +89,12 @@ class Checksums:
 
 
 def copy_blocks(read: Reader, size: int, write: Writer, sums: Checksums, block: int) -> None:
-    """Copy ``size`` bytes from ``read`` to ``write`` in blocks, updating ``sums`` on each."""
+    """Copy ``size`` bytes from ``read`` to ``write`` in blocks, updating ``sums`` on each.
+
+    With a SHA-256 of a large sample, the worker thread hashes each block (hashlib
+    releases the GIL) while this thread computes the ZIP CRC-32, writes it and reads the
+    next ones; a block's buffer is reused only once the worker has hashed it.
+    """
     if size < THREADED_MIN or not sums.threaded:
         buffer = memoryview(bytearray(min(block, size)))
         for offset in range(0, size, block):
@@ -84,22 +102,20 @@ def copy_blocks(read: Reader, size: int, write: Writer, sums: Checksums, block: 
             sums.update(view)
             write(view)
         return
-
-    def sink(view: memoryview) -> None:
-        sums.update(view)
-        write(view)
-
-    buffers = (memoryview(bytearray(block)), memoryview(bytearray(block)))
-    pending: list[Future[None] | None] = [None, None]
-    with ThreadPoolExecutor(1, thread_name_prefix="taco-copy") as worker:
+    block = max(block, THREADED_BLOCK)
+    buffers = [memoryview(bytearray(block)) for _ in range(THREADED_BUFFERS)]
+    pending: list[Future[None] | None] = [None] * THREADED_BUFFERS
+    with ThreadPoolExecutor(1, thread_name_prefix="taco-digest") as worker:
         try:
             for index, offset in enumerate(range(0, size, block)):
-                slot = index % 2
-                done = pending[slot]
-                if done is not None:  # its buffer is written: free to read into
-                    done.result()
+                slot = index % THREADED_BUFFERS
+                hashed = pending[slot]
+                if hashed is not None:  # its buffer is hashed: free to read into
+                    hashed.result()
                 view = read(buffers[slot][: min(block, size - offset)], offset)
-                pending[slot] = worker.submit(sink, view)
+                pending[slot] = worker.submit(sums.update_digest, view)
+                sums.update_crc(view)
+                write(view)
         finally:
             for future in pending:  # the worker's error, if any, before this thread's
                 if future is not None:

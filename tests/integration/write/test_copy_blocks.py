@@ -19,7 +19,13 @@ from taco_gdal.format.names import CHECKSUM
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.model.package import MetadataPackage
 from taco_gdal.write import create
-from taco_gdal.write._copy import THREADED_MIN, Checksums, copy_blocks, pread_full
+from taco_gdal.write._copy import (
+    THREADED_BLOCK,
+    THREADED_MIN,
+    Checksums,
+    copy_blocks,
+    pread_full,
+)
 from taco_gdal.write._sources import read_zip_metadata
 from tests.support.digests import independent_digest
 
@@ -48,7 +54,7 @@ def test_bytes_crc_and_digest_inline_and_threaded(
     assert sums.stored() == (None if algorithm is None else independent_digest(algorithm, data))
 
 
-@pytest.mark.parametrize("size", [BLOCK * 3, THREADED_MIN + BLOCK])
+@pytest.mark.parametrize("size", [BLOCK * 3, THREADED_MIN + THREADED_BLOCK])
 def test_a_source_ending_early_raises_and_leaves_no_thread(tmp_path: Path, size: int) -> None:
     (tmp_path / "src").write_bytes(os.urandom(size))
     threads = threading.active_count()
@@ -60,7 +66,7 @@ def test_a_source_ending_early_raises_and_leaves_no_thread(tmp_path: Path, size:
     assert threading.active_count() == threads
 
 
-def test_a_failing_write_on_the_worker_is_raised_by_the_copy(tmp_path: Path) -> None:
+def test_a_failing_write_beside_the_worker_is_raised_by_the_copy(tmp_path: Path) -> None:
     (tmp_path / "src").write_bytes(os.urandom(THREADED_MIN + BLOCK))
     written: list[int] = []
 
@@ -73,7 +79,7 @@ def test_a_failing_write_on_the_worker_is_raised_by_the_copy(tmp_path: Path) -> 
     with open(tmp_path / "src", "rb") as src, pytest.raises(OSError, match="No space left"):
         read = pread_full(src.fileno(), "src")
         copy_blocks(read, THREADED_MIN + BLOCK, write, Checksums("sha256", True), BLOCK)
-    assert written == [BLOCK] * 3
+    assert written == [THREADED_BLOCK] * 3
     assert threading.active_count() == threads
 
 
