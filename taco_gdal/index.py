@@ -39,7 +39,7 @@ from taco_gdal.format.names import (
     TIME_START_COLUMNS,
     TYPE,
 )
-from taco_gdal.read.frames.vector import vector_value
+from taco_gdal.read.frames.vector import is_plain_type, vector_value
 from taco_gdal.write._atomic import check_target
 
 if TYPE_CHECKING:
@@ -166,18 +166,6 @@ def level_footprints(table: pa.Table, where: str) -> np.ndarray:
     return _first(candidates, table.num_rows)
 
 
-def _is_scalar(data_type: pa.DataType) -> bool:
-    return bool(
-        pa.types.is_string(data_type)
-        or pa.types.is_large_string(data_type)
-        or pa.types.is_integer(data_type)
-        or pa.types.is_floating(data_type)
-        or pa.types.is_boolean(data_type)
-        or pa.types.is_timestamp(data_type)
-        or pa.types.is_date(data_type)
-    )
-
-
 def _metadata_columns(table: pa.Table) -> list[str]:
     return [
         f.name
@@ -252,7 +240,7 @@ def _level_rows(
         columns["time_start"] = time
     for name in _metadata_columns(picked):
         column = picked.column(name)
-        if not _is_scalar(column.type):  # WKB as WKT, lists as JSON: what OGR formats hold
+        if not is_plain_type(column.type):  # WKB as WKT, lists as JSON: what OGR formats hold
             column = pa.array([vector_value(v) for v in column.to_pylist()], pa.string())
         columns[name] = column
     attributes = pa.table(columns)

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import shapely
 
 if TYPE_CHECKING:
     import geopandas as gpd
 
-__all__ = ["vector_frame", "vector_value"]
+__all__ = ["is_plain_type", "vector_frame", "vector_value"]
 
 
 def _json_default(value: Any) -> Any:
@@ -66,19 +67,27 @@ def vector_value(value: Any) -> Any:
     return value
 
 
+def is_plain_type(data_type: pa.DataType) -> bool:
+    """True for an Arrow type every OGR vector format holds as it is (text, numbers, times).
+
+    Example:
+        >>> is_plain_type(pa.binary()), is_plain_type(pa.timestamp("us"))
+        (False, True)
+    """
+    return bool(
+        pa.types.is_string(data_type)
+        or pa.types.is_large_string(data_type)
+        or pa.types.is_integer(data_type)
+        or pa.types.is_floating(data_type)
+        or pa.types.is_boolean(data_type)
+        or pa.types.is_timestamp(data_type)
+        or pa.types.is_date(data_type)
+    )
+
+
 def _needs_text(column: pd.Series) -> bool:
     if isinstance(column.dtype, pd.ArrowDtype):
-        import pyarrow as pa
-
-        kind = column.dtype.pyarrow_dtype
-        return not (
-            pa.types.is_string(kind)
-            or pa.types.is_large_string(kind)
-            or pa.types.is_integer(kind)
-            or pa.types.is_floating(kind)
-            or pa.types.is_boolean(kind)
-            or pa.types.is_temporal(kind)
-        )
+        return not is_plain_type(column.dtype.pyarrow_dtype)
     if column.dtype == object or isinstance(column.dtype, pd.CategoricalDtype):
         return True
     return str(column.dtype) == "geometry"
