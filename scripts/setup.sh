@@ -98,6 +98,11 @@ pip install -q --no-deps --force-reinstall \
 say "installing the pinned $MODE requirements (requirements/$MODE.txt)"
 pip install -q -c requirements/constraints.txt -r "requirements/$MODE.txt" 2>&1 \
   | grep -v "^WARNING: Location" || true
+if [[ $MODE == dev ]]; then
+  # stackstac (a peer the STAC tests load with) pins pandas<3 without needing it.
+  pip install -q --no-deps -c requirements/constraints.txt stackstac 2>&1 \
+    | grep -v "^WARNING: Location" || true
+fi
 pip install -q --no-deps -e . 2>&1 | grep -v "^WARNING: Location" || true
 
 # 5. Check the invariant this whole script exists for.
