@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Literal, get_args
 
 import pyarrow as pa
@@ -19,7 +20,7 @@ from taco_gdal.verify._folder import verify_folder
 from taco_gdal.verify._generic import verify_ranges
 from taco_gdal.verify._rows import Collector, Row, iter_rows
 from taco_gdal.verify._zip import verify_zip
-from taco_gdal.verify.report import Report
+from taco_gdal.verify.report import Failure, Report
 
 __all__ = ["Level", "verify"]
 
@@ -61,16 +62,24 @@ def _verify_tacocat(opened: Container, level: str, out: Collector, counts: dict[
         source = vsi.join(opened.vsi_rule.root, name)
         sub = Collector()
         verify_zip(source, level, sub, _zip_levels(source, sub), counts, rows)
-        for failure in sub.failures:
-            member = failure.member if failure.member is None else f"{name}!{failure.member}"
-            out.add(
-                failure.code,
-                f"{name}: {failure.message}",
-                member=member,
-                row=failure.row_id,
-                expected=failure.expected,
-                found=failure.found,
-            )
+        _copy(sub.failures, out, name)
+
+
+def _copy(failures: Sequence[Failure], out: Collector, part: str | None = None) -> None:
+    """Re-add ``failures`` (of TACOCAT ``part`` when given) as errors of ``out``."""
+    for failure in failures:
+        member = failure.member
+        if part is not None and member is not None:
+            member = f"{part}!{member}"
+        message = failure.message if part is None else f"{part}: {failure.message}"
+        out.add(
+            failure.code,
+            message,
+            member=member,
+            row=failure.row_id,
+            expected=failure.expected,
+            found=failure.found,
+        )
 
 
 def verify(path: str | os.PathLike[str], level: Level = "crc", *, repair: bool = False) -> Report:
@@ -129,35 +138,15 @@ def verify(path: str | os.PathLike[str], level: Level = "crc", *, repair: bool =
         verify_zip(probe.path, level, out, _zip_levels(probe.path, out), counts)
     else:
         opened = _open(container_class, probe, out)
-        if opened is not None:
-            _dispatch(fmt, opened, probe, level, out, counts)
+        if opened is not None and fmt == "folder":
+            verify_folder(probe.path, level, out, opened.levels, counts)
+        elif opened is not None and fmt == "tacocat":
+            _verify_tacocat(opened, level, out, counts)
+        elif opened is not None:
+            hook = getattr(opened, "verify", None)
+            failures = hook(level) if callable(hook) else verify_ranges(opened, level)
+            counts["rows"] = sum(t.num_rows for t in opened.levels)
+            _copy(failures, out)
     if out.dropped:
         counts["failures_not_listed"] = out.dropped
     return Report(given, "verify", level, tuple(out.failures), counts)
-
-
-def _dispatch(
-    fmt: str,
-    opened: Container,
-    probe: Probe,
-    level: str,
-    out: Collector,
-    counts: dict[str, int],
-) -> None:
-    if fmt == "folder":
-        verify_folder(probe.path, level, out, opened.levels, counts)
-    elif fmt == "tacocat":
-        _verify_tacocat(opened, level, out, counts)
-    else:
-        hook = getattr(opened, "verify", None)
-        failures = hook(level) if callable(hook) else verify_ranges(opened, level)
-        counts["rows"] = sum(t.num_rows for t in opened.levels)
-        for failure in failures:
-            out.add(
-                failure.code,
-                failure.message,
-                member=failure.member,
-                row=failure.row_id,
-                expected=failure.expected,
-                found=failure.found,
-            )
