@@ -48,7 +48,6 @@ __all__ = ["validate"]
 _VERSION = re.compile(r"\d+\.\d+\.\d+([.+-][0-9A-Za-z.+-]*)?")
 _LIST_FIELD = re.compile(r"<(item|element): ")
 _END_COLUMNS = (("istac:time_start", "istac:time_end"), ("stac:time_start", "stac:time_end"))
-_CENTROIDS = ("stac:centroid", "istac:centroid")
 
 
 def _row(level: int, index: int, table: pa.Table) -> str:

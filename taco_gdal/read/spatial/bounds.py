@@ -13,12 +13,11 @@ from typing import Any, Final
 import numpy as np
 import shapely
 
-from taco_gdal.read.spatial import reproject
 from taco_gdal.read.spatial.crs import transformer_for
 from taco_gdal.read.spatial.reproject import (
     Rings,
     fast_rings,
-    reproject_worker,
+    in_halves,
     run_bounds,
     to_wgs84,
     transform_xy,
@@ -78,17 +77,6 @@ def _curvature(
                 np.isfinite(norm) & (np.abs(v - v[:, :1]) < 180.0).all(axis=1), norm, np.inf
             ).reshape(size, size)
     return norms
-
-
-def _curvature_grid(
-    transformer: Any, box: tuple[float, float, float, float], longest: np.ndarray
-) -> np.ndarray:
-    """:func:`_curvature` over a CRS group's ``box``, with a step fit for its edges."""
-    size = _CURVE_GRID if len(longest) >= _SMALL_GROUP else _CURVE_GRID_SMALL
-    x0, y0, x1, y1 = box
-    cell = max(x1 - x0, y1 - y0) / (size - 1)
-    step = min(float(longest.max()) if len(longest) else 0.0, cell)
-    return _curvature(transformer, box, step, size)
 
 
 def _ring_curvature(
@@ -167,7 +155,10 @@ def outer_bounds(
     vertices = _Vertices.of(coords, starts)
     x, y = vertices.x.reshape(-1), vertices.y.reshape(-1)
     box = (float(x.min()), float(y.min()), float(x.max()), float(y.max()))
-    norms = _curvature_grid(transformer, box, vertices.longest)
+    size = _CURVE_GRID if len(vertices.longest) >= _SMALL_GROUP else _CURVE_GRID_SMALL
+    cell = max(box[2] - box[0], box[3] - box[1]) / (size - 1)
+    step = min(float(vertices.longest.max()) if len(vertices.longest) else 0.0, cell)
+    norms = _curvature(transformer, box, step, size)
     spacing = _grid_spacing(norms, box, len(x))
     curve_x, curve_y = _ring_curvature(
         norms, box, first, vertices.longest, lengths - 1, max(spacing, default=0.0)
@@ -333,13 +324,7 @@ def _lonlat_in_place(
         coefficients[4 * k + 3] = up_right - up_left - low_right + low_left
     sx, sy = (x1 - x0) / nx, (y1 - y0) / ny
     grid = _Grid(x0, y0, sx, sy, nx, ny, coefficients.reshape(8, -1))
-    if len(x) >= reproject.PARALLEL_POINTS:  # read at call time: tests lower it
-        half = len(x) // 2
-        other = reproject_worker().submit(grid.interpolate, x[half:], y[half:])
-        grid.interpolate(x[:half], y[:half])
-        other.result()
-    else:
-        grid.interpolate(x, y)
+    in_halves(transformer, crs, len(x), lambda _used, rows: grid.interpolate(x[rows], y[rows]))
     return sx, sy
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "Rings",
     "bent_rows",
     "fast_rings",
+    "in_halves",
     "reproject_worker",
     "run_bounds",
     "to_wgs84",
@@ -79,7 +80,7 @@ def _forget_worker_after_fork() -> None:
 os.register_at_fork(after_in_child=_forget_worker_after_fork)
 
 
-def _in_halves(transformer: Any, crs: str, count: int, step: Callable[[Any, slice], Any]) -> None:
+def in_halves(transformer: Any, crs: str, count: int, step: Callable[[Any, slice], Any]) -> None:
     """``step(transformer, rows)`` over rows ``[0, count)``, in two threads when large."""
     mine = wgs84_transformer(crs) if transformer is None else transformer
     if count < PARALLEL_POINTS:
@@ -106,14 +107,14 @@ def transform_coords(transformer: Any, coords: np.ndarray, crs: str, where: str)
     def step(used: Any, rows: slice) -> None:
         out[rows, 0], out[rows, 1] = used.transform(coords[rows, 0], coords[rows, 1])
 
-    _in_halves(transformer, crs, len(coords), step)
+    in_halves(transformer, crs, len(coords), step)
     _check_finite(bool(np.isfinite(out).all()), crs, where)
     return out
 
 
 def transform_xy(transformer: Any, x: np.ndarray, y: np.ndarray, crs: str, where: str) -> None:
     """Contiguous float64 ``x`` and ``y`` in ``crs`` become lon and lat, in place."""
-    _in_halves(
+    in_halves(
         transformer, crs, len(x), lambda used, rows: used.transform(x[rows], y[rows], inplace=True)
     )
     _check_finite(bool(np.isfinite(x).all() and np.isfinite(y).all()), crs, where)
@@ -189,13 +190,7 @@ class Rings:
 
     def subset(self, keep: np.ndarray) -> Rings | None:
         """The rings where ``keep`` is True, in order (None when none is)."""
-        if not keep.any():
-            return None
-        lengths = np.diff(self.starts)[keep]
-        picked = np.repeat(self.starts[:-1][keep], lengths) + concat_ranges(lengths)
-        return Rings(
-            self.coords[picked], np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        )
+        return self.pick(np.flatnonzero(keep)) if keep.any() else None
 
     @staticmethod
     def join(parts: list[Rings]) -> Rings:
