@@ -390,11 +390,8 @@ def _check_extent(
         )
     temporal = extent.get("temporal")
     if computed.temporal is not None and temporal is not None:
-        low, high = (
-            (_parse_time(v) for v in (temporal[:2] if isinstance(temporal, list) else []))
-            if isinstance(temporal, list) and len(temporal) == 2
-            else (None, None)
-        )
+        pair = temporal if isinstance(temporal, list) and len(temporal) == 2 else [None, None]
+        low, high = (_parse_time(v) for v in pair)
         row_low, row_high = (_parse_time(v) for v in computed.temporal)
         if low is None or high is None:
             out.add(

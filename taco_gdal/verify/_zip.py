@@ -36,7 +36,6 @@ class Member:
     size: int
     lfh_offset: int
     data_start: int = -1
-    method: int = 0
 
     @property
     def data_end(self) -> int:
@@ -169,7 +168,6 @@ def read_layout(f: VSIFile, out: Collector) -> ZipLayout | None:
             )
             continue
         member = Member(entry.text_name, entry.crc32, entry.size, entry.lfh_offset)
-        member.method = entry.method
         if entry.method != 0 or entry.real_compressed_size != entry.size:
             out.add(
                 codes.NOT_STORED,

@@ -112,9 +112,7 @@ def footprints_of(state: QueryState, level: int, column: str) -> Footprints:
         (-3.2, 40.584, -2.78..., 40.76)
     """
     base = state.base
-    key = (level, column)
-    with _LOCK:
-        cached = _CACHE.get(base, {}).get(key)
+    cached = cached_footprints(state, level, column)
     if cached is not None:
         return cached
     points = None
@@ -126,7 +124,7 @@ def footprints_of(state: QueryState, level: int, column: str) -> Footprints:
         table = base.table(level)
         computed = compute_footprints(table, column, where=f"{state.path} level {level}")
     with _LOCK:
-        return _CACHE.setdefault(base, {}).setdefault(key, computed)
+        return _CACHE.setdefault(base, {}).setdefault((level, column), computed)
 
 
 def _level(state: QueryState, level: object) -> int:

@@ -204,28 +204,6 @@ class Rings:
         )
 
 
-def _with_midpoints(
-    moved: np.ndarray, mids: np.ndarray, index: np.ndarray, keep: np.ndarray
-) -> Rings:
-    """Rings of the ``keep`` geometries (one ring each): vertices and edge midpoints."""
-    same_all = index[1:] == index[:-1]
-    on_vertex = keep[index]
-    on_mid = keep[index[1:][same_all]]
-    vertices, owner = moved[on_vertex], index[on_vertex]
-    halves = mids[on_mid]
-    same = owner[1:] == owner[:-1]
-    before = np.concatenate([[0], np.cumsum(same)])
-    vertex_at = np.arange(len(vertices)) + before
-    mid_at = vertex_at[:-1][same] + 1
-    coords = np.empty((len(vertices) + len(halves), 2), dtype=np.float64)
-    coords[vertex_at], coords[mid_at] = vertices, halves
-    ring_of = np.empty(len(coords), dtype=np.int64)
-    _, compact = np.unique(owner, return_inverse=True)
-    ring_of[vertex_at], ring_of[mid_at] = compact, compact[:-1][same]
-    counts = np.bincount(ring_of, minlength=int(compact.max()) + 1 if len(compact) else 0)
-    return Rings(coords, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
-
-
 def _reproject(
     geoms: np.ndarray, transformer: Any, crs: str, where: str
 ) -> tuple[np.ndarray, np.ndarray, Rings | None]:
@@ -249,7 +227,8 @@ def _reproject(
     if plain.any():
         out[plain] = shapely.set_coordinates(geoms[plain], moved[plain[index]])
     out[halved] = None
-    rings = _with_midpoints(moved, moved_mids, index, halved) if halved.any() else None
+    owners, starts = np.unique(index, return_index=True)  # per geometry with coordinates
+    rings = _interleave(moved, moved_mids, np.append(starts, len(index)), halved[owners])
     if bent.any():
         rows = np.flatnonzero(bent)
         dense = _densify(geoms[rows])
