@@ -54,9 +54,6 @@ class ZipLayout:
     def by_name(self) -> dict[str, Member]:
         return {m.name: m for m in self.members}
 
-    def by_start(self) -> dict[int, Member]:
-        return {m.data_start: m for m in self.members if m.data_start >= 0}
-
 
 def _check_end_records(f: VSIFile, cd: zipfmt.CentralDirectory, size: int, out: Collector) -> None:
     """EOCD and ZIP64 EOCD agree, and the central directory ends where they start."""
@@ -260,7 +257,7 @@ def check_rows(
 ) -> dict[str, Row]:
     """Each row's offset/size is its member's data range; returns member name -> row."""
     members = layout.by_name()
-    starts = layout.by_start()
+    starts = {m.data_start: m for m in layout.members if m.data_start >= 0}
     owners: dict[str, Row] = {}
     prefix = f"{container}: " if container else ""
     for row in rows:
