@@ -28,7 +28,17 @@ Level = Literal["structure", "crc", "full"]
 LEVELS: tuple[str, ...] = get_args(Level)
 
 
-def _open(container_class: type[Container], probe: Probe, out: Collector) -> Container | None:
+def locate(path: str | os.PathLike[str]) -> tuple[str, Probe, type[Container]]:
+    """``path`` as given, its probe and its container class (TacoIOError if it is not there)."""
+    given = os.fspath(path)
+    probe = Probe(vsi.to_vsi(given), given)
+    if not probe.stat()[0]:
+        raise TacoIOError(f"{given}: does not exist or cannot be reached ({probe.path})")
+    return given, probe, registry.detect(probe)
+
+
+def try_open(container_class: type[Container], probe: Probe, out: Collector) -> Container | None:
+    """``container_class.open(probe)``, or None with the failure recorded in ``out``."""
     try:
         return container_class.open(probe)
     except TacoError as exc:
@@ -37,7 +47,7 @@ def _open(container_class: type[Container], probe: Probe, out: Collector) -> Con
 
 
 def _zip_levels(path: str, out: Collector) -> list[pa.Table] | None:
-    opened = _open(ZipContainer, Probe(path, path), out)
+    opened = try_open(ZipContainer, Probe(path, path), out)
     return None if opened is None else list(opened.levels)
 
 
@@ -122,11 +132,7 @@ def verify(path: str | os.PathLike[str], level: Level = "crc", *, repair: bool =
     """
     if level not in LEVELS:
         raise TacoValidationError(f"verify level must be one of {list(LEVELS)}, found {level!r}")
-    given = os.fspath(path)
-    probe = Probe(vsi.to_vsi(given), given)
-    if not probe.stat()[0]:
-        raise TacoIOError(f"{given}: does not exist or cannot be reached ({probe.path})")
-    container_class = registry.detect(probe)
+    given, probe, container_class = locate(path)
     out = Collector()
     counts: dict[str, int] = {}
     fmt = container_class.format
@@ -137,7 +143,7 @@ def verify(path: str | os.PathLike[str], level: Level = "crc", *, repair: bool =
             repair_header(probe.path)
         verify_zip(probe.path, level, out, _zip_levels(probe.path, out), counts)
     else:
-        opened = _open(container_class, probe, out)
+        opened = try_open(container_class, probe, out)
         if opened is not None and fmt == "folder":
             verify_folder(probe.path, level, out, opened.levels, counts)
         elif opened is not None and fmt == "tacocat":
