@@ -1,9 +1,7 @@
-"""What ``verify`` checks of a container without a ``verify`` method of its own.
+"""What ``verify`` checks of a container without a ``verify`` method of its own (CAF, TARIDX).
 
-Formats without checksums of their own (CAF, TARIDX, plugins) get this: every
-row's ``internal:offset``/``internal:size`` must lie inside the file that holds
-it, ``crc`` reads every sample's bytes, ``full`` also compares the digests of
-column ``taco_gdal:checksum``.
+Every row's byte range must lie inside its file; ``crc`` reads every sample's
+bytes, ``full`` also compares the digests of column ``taco_gdal:checksum``.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from typing import Any, Final
 
 import numpy as np
 import shapely
+from numpy.lib.stride_tricks import sliding_window_view
 
 from taco_gdal.read.spatial.crs import transformer_for
 from taco_gdal.read.spatial.reproject import (
@@ -107,21 +108,11 @@ def _ring_curvature(
     )
     levels = [level]
     for _ in range(int(far.max(initial=0))):  # level r: over the (2r + 1)^2 cells around
-        level = _grow(level)
+        edged = np.pad(level, ((0, 0), (1, 1), (1, 1)), mode="edge")
+        level = sliding_window_view(edged, (3, 3), axis=(1, 2)).max(axis=(-2, -1))
         levels.append(level)
     stacked = np.stack(levels)  # (levels, 2, cells, cells)
     return PAD_SAFETY * stacked[far, 0, row, col], PAD_SAFETY * stacked[far, 1, row, col]
-
-
-def _grow(level: np.ndarray) -> np.ndarray:
-    """``(2, c, c)`` -> per cell, the largest value over it and its 8 neighbours."""
-    out = level.copy()
-    np.maximum(out[:, 1:], level[:, :-1], out=out[:, 1:])
-    np.maximum(out[:, :-1], level[:, 1:], out=out[:, :-1])
-    rows = out.copy()
-    np.maximum(out[:, :, 1:], rows[:, :, :-1], out=out[:, :, 1:])
-    np.maximum(out[:, :, :-1], rows[:, :, 1:], out=out[:, :, :-1])
-    return out
 
 
 def _longest_edges(coords: np.ndarray, starts: np.ndarray) -> np.ndarray:
