@@ -87,15 +87,13 @@ def derived_collection(
         >>> derived_collection(table, "/data/x.caf", "CAF archive")["id"]
         'x'
     """
-    from taco_gdal.model.collection import field_schema, order_collection
-    from taco_gdal.model.pit import pit_schema
+    from taco_gdal.format.names import FIELD_SCHEMA_KEY
 
-    core = {**core_fields(path, label), "taco_version": TACO_VERSION}
     wanted = dict(descriptions or {})
-    fields = field_schema([level0], wanted)
-    for entry in fields["level0"]:
+    collection = described_collection([level0], core_fields(path, label), descriptions=wanted)
+    for entry in collection[FIELD_SCHEMA_KEY]["level0"]:
         entry[2] = wanted.get(entry[0], entry[2])
-    return order_collection(core, {}, pit_schema([level0]), fields)
+    return collection
 
 
 def described_collection(

@@ -1,11 +1,8 @@
 """Converting TACO v1 and TACO 3 datasets to TACO 2, by byte copy, with a report.
 
-:func:`convert` loads anything :func:`taco_gdal.load` opens and writes it as a
-TACO 2 ZIP or FOLDER through :func:`taco_gdal.export`: payloads are copied from
-their ``/vsisubfile/`` ranges, never decoded, and every metadata column and
-COLLECTION key is carried; what TACO 2 cannot express is reported and logged.
-TACO 2 -> TACO 3 is refused: the TACO 3 specification reserves writing to
-taco-eo (see ``docs/compatibility.md``).
+Payloads are copied through :func:`taco_gdal.export`, never decoded; what TACO 2
+cannot express is reported and logged. TACO 2 -> TACO 3 is refused: the TACO 3
+specification reserves writing to taco-eo (see ``docs/compatibility.md``).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+from xml.sax.saxutils import escape as _xml
 
 import numpy as np
 import pyarrow as pa
@@ -423,10 +424,6 @@ def _build_vrt(target: Path, locations: list[str]) -> None:
         )
     vrt.FlushCache()
     del vrt
-
-
-def _xml(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def gti_xml(index_path: Path, layer: str, role: str, crs: str) -> str:

@@ -1,15 +1,7 @@
 """The one error handler of the ``taco`` command: one line, a documented exit code.
 
-* a usage error (bad option, unknown verb, bad SQL, an existing output without
-  ``--overwrite``) exits with 2;
-* invalid data, a failed check, an I/O error (any other :class:`TacoError` or
-  :class:`OSError`) exits with 1;
-* anything else is a bug: one line saying so, exit 1.
-
-The line is ``taco <verb>: <ErrorClass>: <message>``; when the message does not
-already name the file the verb was given, `` (file: <path>)`` is appended.
-``--debug`` (or ``TACO_DEBUG=1``) re-raises instead, so Python prints the
-traceback.
+Usage errors exit with 2, everything else with 1; ``--debug`` (or ``TACO_DEBUG=1``)
+re-raises instead, so Python prints the traceback.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ warning, was found)."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -11,19 +11,10 @@ from taco_gdal.cli._errors import EXIT_FAILED
 from taco_gdal.cli._options import Common
 from taco_gdal.cli._output import emit_json
 
-__all__ = ["CheckReport", "print_report"]
+if TYPE_CHECKING:
+    from taco_gdal.verify.report import Report
 
-
-class CheckReport(Protocol):
-    """What ``taco_gdal.verify`` / ``taco_gdal.validate`` return."""
-
-    @property
-    def ok(self) -> bool: ...
-
-    @property
-    def failures(self) -> Any: ...
-
-    def to_dict(self) -> dict[str, Any]: ...
+__all__ = ["print_report"]
 
 
 def _line(failure: Any) -> str:
@@ -42,7 +33,7 @@ def _line(failure: Any) -> str:
     return f"{code}: {failure.message}{found}{' ' + where if where else ''}"
 
 
-def print_report(common: Common, report: CheckReport, check: str, path: str) -> None:
+def print_report(common: Common, report: Report, check: str, path: str) -> None:
     """Print ``report`` (JSON or one line per failure); exit 1 when it is not ok."""
     if common.json:
         emit_json(report.to_dict())

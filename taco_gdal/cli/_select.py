@@ -1,10 +1,7 @@
 """Row selection shared by ``ls``, ``export`` and ``index``: level, SQL, box, time.
 
-* ``--where SQL``: a predicate over the listed level's columns (level 0: a
-  ``sql()`` view over ``data``; deeper levels: applied to the listed rows);
-* ``--bbox xmin,ymin,xmax,ymax`` and ``--datetime a/b``: the dataset's
-  ``filter_bbox`` / ``filter_datetime`` at the listed level, so level-0 samples
-  without a matching descendant drop out and deeper rows are the matches.
+``--bbox`` and ``--datetime`` are the dataset's ``filter_bbox`` / ``filter_datetime``
+at the listed level; ``--where`` is a predicate over that level's columns.
 """
 
 from __future__ import annotations

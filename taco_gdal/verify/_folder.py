@@ -10,7 +10,6 @@ from osgeo import gdal
 
 from taco_gdal.errors import TacoError
 from taco_gdal.format import vsi
-from taco_gdal.format.checksum import new_hasher, parse_checksum
 from taco_gdal.format.names import DATA_DIR
 from taco_gdal.io.stream import Span, stream_spans
 from taco_gdal.io.vsi import read_all
@@ -18,7 +17,7 @@ from taco_gdal.read.opening.containers._paths import escape_reason, symlink_on_p
 from taco_gdal.verify import codes
 from taco_gdal.verify._meta import check_meta_tables
 from taco_gdal.verify._rows import Collector, Row, iter_rows
-from taco_gdal.verify._zip import report_digests
+from taco_gdal.verify._zip import digest_spans, report_digests
 
 __all__ = ["verify_folder"]
 
@@ -89,19 +88,11 @@ def verify_folder(
         size = sizes.get(row.member)
         if size is None or row.is_folder:
             continue
-        spans, digests = [], []
-        if level == "full" and row.checksum is not None:
-            try:
-                digest = parse_checksum(row.checksum, f"{row.label} checksum")
-            except TacoError as exc:
-                out.add(codes.BAD_CHECKSUM_VALUE, str(exc), member=row.member, row=row)
-                continue
-            hasher = new_hasher(digest.algorithm)
-            span = Span(0, size, hasher.update)
-            spans.append(span)
-            digests.append((replace(row, offset=0, size=size), str(digest), hasher, span))
-        else:
-            spans.append(Span(0, size, lambda _data: None))  # crc: the file must read whole
+        digests = digest_spans([replace(row, offset=0, size=size)], out) if level == "full" else []
+        if level == "full" and row.checksum is not None and not digests:
+            continue  # a malformed checksum value, reported
+        # crc: the file must read whole
+        spans = [d[3] for d in digests] or [Span(0, size, lambda _data: None)]
         try:
             total += stream_spans(vsi.join(root, row.member), spans)
         except TacoError as exc:

@@ -1,25 +1,19 @@
-"""What ``verify`` checks of a container without a ``verify`` method of its own.
+"""What ``verify`` checks of a container without a ``verify`` method of its own (CAF, TARIDX).
 
-Formats without checksums of their own (CAF, TARIDX, plugins) get this: every
-row's ``internal:offset``/``internal:size`` must lie inside the file that holds
-it, ``crc`` reads every sample's bytes, ``full`` also compares the digests of
-column ``taco_gdal:checksum``.
+Every row's byte range must lie inside its file; ``crc`` reads every sample's
+bytes, ``full`` also compares the digests of column ``taco_gdal:checksum``.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
-from typing import Protocol
-
-import pyarrow as pa
 
 from taco_gdal.errors import TacoError
 from taco_gdal.format import vsi
 from taco_gdal.io.stream import Span, stream_spans
 from taco_gdal.io.vsi import file_size
 from taco_gdal.read.opening.containers._paths import escape_reason
-from taco_gdal.read.opening.containers.base import VsiRule
+from taco_gdal.read.opening.containers.base import Container
 from taco_gdal.verify import codes
 from taco_gdal.verify._rows import Collector, Row, iter_rows
 from taco_gdal.verify._zip import digest_spans, report_digests
@@ -28,17 +22,7 @@ from taco_gdal.verify.report import Failure
 __all__ = ["verify_ranges"]
 
 
-class HasRows(Protocol):
-    """What the default hook needs of a container: its level tables and VSI rule."""
-
-    @property
-    def levels(self) -> Sequence[pa.Table]: ...
-
-    @property
-    def vsi_rule(self) -> VsiRule: ...
-
-
-def _file_of(container: HasRows, row: Row) -> str | None:
+def _file_of(container: Container, row: Row) -> str | None:
     rule = container.vsi_rule
     if rule.kind == "subfile":
         return rule.root
@@ -47,7 +31,7 @@ def _file_of(container: HasRows, row: Row) -> str | None:
     return None
 
 
-def verify_ranges(container: HasRows, level: str) -> list[Failure]:
+def verify_ranges(container: Container, level: str) -> list[Failure]:
     """Failures of the default hook (see the module docstring)."""
     out = Collector()
     groups: dict[str, list[Row]] = defaultdict(list)

@@ -48,13 +48,12 @@ def check_meta_tables(
     levels: Sequence[pa.Table],
     read_member: Callable[[str], bytes | None],
     out: Collector,
-) -> int:
-    """Compare each FOLDER row's ``__meta__`` with its children; return how many were checked.
+) -> None:
+    """Compare each FOLDER row's ``__meta__`` with its children.
 
     ``read_member`` returns ``None`` for an absent member, which the row checks report.
     """
     children = [_children(table) for table in levels]
-    checked = 0
     for row in rows:
         if not row.is_folder or row.level + 1 >= len(levels):
             continue
@@ -67,7 +66,6 @@ def check_meta_tables(
                 codes.META_MISMATCH, "__meta__ is not a parquet file", member=row.member, row=row
             )
             continue
-        checked += 1
         table = levels[row.level + 1]
         positions = children[row.level + 1].get(row.index, [])
         if meta.num_rows != len(positions):
@@ -93,4 +91,3 @@ def check_meta_tables(
                     member=row.member,
                     row=row,
                 )
-    return checked

@@ -17,8 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from taco_gdal.errors import TacoError, TacoIOError
-from taco_gdal.format import vsi
+from taco_gdal.errors import TacoError
 from taco_gdal.format.names import (
     CURRENT_ID,
     FIELD_SCHEMA_KEY,
@@ -36,11 +35,10 @@ from taco_gdal.format.names import (
 from taco_gdal.model import _collection_rules as rules
 from taco_gdal.model._arrow import type_name
 from taco_gdal.model.pit import pit_schema
-from taco_gdal.read.opening.containers import registry
-from taco_gdal.read.opening.containers.base import Probe
 from taco_gdal.read.query.prepared import prepare_levels
 from taco_gdal.verify import codes
 from taco_gdal.verify._rows import Collector
+from taco_gdal.verify._verify import locate, try_open
 from taco_gdal.verify.report import Report
 
 __all__ = ["validate"]
@@ -48,7 +46,6 @@ __all__ = ["validate"]
 _VERSION = re.compile(r"\d+\.\d+\.\d+([.+-][0-9A-Za-z.+-]*)?")
 _LIST_FIELD = re.compile(r"<(item|element): ")
 _END_COLUMNS = (("istac:time_start", "istac:time_end"), ("stac:time_start", "stac:time_end"))
-_CENTROIDS = ("stac:centroid", "istac:centroid")
 
 
 def _row(level: int, index: int, table: pa.Table) -> str:
@@ -391,11 +388,8 @@ def _check_extent(
         )
     temporal = extent.get("temporal")
     if computed.temporal is not None and temporal is not None:
-        low, high = (
-            (_parse_time(v) for v in (temporal[:2] if isinstance(temporal, list) else []))
-            if isinstance(temporal, list) and len(temporal) == 2
-            else (None, None)
-        )
+        pair = temporal if isinstance(temporal, list) and len(temporal) == 2 else [None, None]
+        low, high = (_parse_time(v) for v in pair)
         row_low, row_high = (_parse_time(v) for v in computed.temporal)
         if low is None or high is None:
             out.add(
@@ -435,16 +429,10 @@ def validate(path: str | os.PathLike[str]) -> Report:
         >>> report.ok, sorted(report.codes), report.checked
         (True, [], {'levels': 2, 'rows': 12})
     """
-    given = os.fspath(path)
-    probe = Probe(vsi.to_vsi(given), given)
-    if not probe.stat()[0]:
-        raise TacoIOError(f"{given}: does not exist or cannot be reached ({probe.path})")
-    container_class = registry.detect(probe)
+    given, probe, container_class = locate(path)
     out = Collector()
-    try:
-        opened = container_class.open(probe)
-    except TacoError as exc:
-        out.add(codes.UNREADABLE, f"the dataset's metadata cannot be read: {exc}")
+    opened = try_open(container_class, probe, out)
+    if opened is None:
         return Report(given, "validate", "rules", tuple(out.failures))
     levels, collection = list(opened.levels), opened.collection
     _check_collection(collection, out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from collections.abc import Sequence
 from typing import Literal, get_args
 
 import pyarrow as pa
@@ -19,7 +20,7 @@ from taco_gdal.verify._folder import verify_folder
 from taco_gdal.verify._generic import verify_ranges
 from taco_gdal.verify._rows import Collector, Row, iter_rows
 from taco_gdal.verify._zip import verify_zip
-from taco_gdal.verify.report import Report
+from taco_gdal.verify.report import Failure, Report
 
 __all__ = ["Level", "verify"]
 
@@ -27,7 +28,17 @@ Level = Literal["structure", "crc", "full"]
 LEVELS: tuple[str, ...] = get_args(Level)
 
 
-def _open(container_class: type[Container], probe: Probe, out: Collector) -> Container | None:
+def locate(path: str | os.PathLike[str]) -> tuple[str, Probe, type[Container]]:
+    """``path`` as given, its probe and its container class (TacoIOError if it is not there)."""
+    given = os.fspath(path)
+    probe = Probe(vsi.to_vsi(given), given)
+    if not probe.stat()[0]:
+        raise TacoIOError(f"{given}: does not exist or cannot be reached ({probe.path})")
+    return given, probe, registry.detect(probe)
+
+
+def try_open(container_class: type[Container], probe: Probe, out: Collector) -> Container | None:
+    """``container_class.open(probe)``, or None with the failure recorded in ``out``."""
     try:
         return container_class.open(probe)
     except TacoError as exc:
@@ -36,7 +47,7 @@ def _open(container_class: type[Container], probe: Probe, out: Collector) -> Con
 
 
 def _zip_levels(path: str, out: Collector) -> list[pa.Table] | None:
-    opened = _open(ZipContainer, Probe(path, path), out)
+    opened = try_open(ZipContainer, Probe(path, path), out)
     return None if opened is None else list(opened.levels)
 
 
@@ -61,16 +72,24 @@ def _verify_tacocat(opened: Container, level: str, out: Collector, counts: dict[
         source = vsi.join(opened.vsi_rule.root, name)
         sub = Collector()
         verify_zip(source, level, sub, _zip_levels(source, sub), counts, rows)
-        for failure in sub.failures:
-            member = failure.member if failure.member is None else f"{name}!{failure.member}"
-            out.add(
-                failure.code,
-                f"{name}: {failure.message}",
-                member=member,
-                row=failure.row_id,
-                expected=failure.expected,
-                found=failure.found,
-            )
+        _copy(sub.failures, out, name)
+
+
+def _copy(failures: Sequence[Failure], out: Collector, part: str | None = None) -> None:
+    """Re-add ``failures`` (of TACOCAT ``part`` when given) as errors of ``out``."""
+    for failure in failures:
+        member = failure.member
+        if part is not None and member is not None:
+            member = f"{part}!{member}"
+        message = failure.message if part is None else f"{part}: {failure.message}"
+        out.add(
+            failure.code,
+            message,
+            member=member,
+            row=failure.row_id,
+            expected=failure.expected,
+            found=failure.found,
+        )
 
 
 def verify(path: str | os.PathLike[str], level: Level = "crc", *, repair: bool = False) -> Report:
@@ -113,11 +132,7 @@ def verify(path: str | os.PathLike[str], level: Level = "crc", *, repair: bool =
     """
     if level not in LEVELS:
         raise TacoValidationError(f"verify level must be one of {list(LEVELS)}, found {level!r}")
-    given = os.fspath(path)
-    probe = Probe(vsi.to_vsi(given), given)
-    if not probe.stat()[0]:
-        raise TacoIOError(f"{given}: does not exist or cannot be reached ({probe.path})")
-    container_class = registry.detect(probe)
+    given, probe, container_class = locate(path)
     out = Collector()
     counts: dict[str, int] = {}
     fmt = container_class.format
@@ -128,36 +143,16 @@ def verify(path: str | os.PathLike[str], level: Level = "crc", *, repair: bool =
             repair_header(probe.path)
         verify_zip(probe.path, level, out, _zip_levels(probe.path, out), counts)
     else:
-        opened = _open(container_class, probe, out)
-        if opened is not None:
-            _dispatch(fmt, opened, probe, level, out, counts)
+        opened = try_open(container_class, probe, out)
+        if opened is not None and fmt == "folder":
+            verify_folder(probe.path, level, out, opened.levels, counts)
+        elif opened is not None and fmt == "tacocat":
+            _verify_tacocat(opened, level, out, counts)
+        elif opened is not None:
+            hook = getattr(opened, "verify", None)
+            failures = hook(level) if callable(hook) else verify_ranges(opened, level)
+            counts["rows"] = sum(t.num_rows for t in opened.levels)
+            _copy(failures, out)
     if out.dropped:
         counts["failures_not_listed"] = out.dropped
     return Report(given, "verify", level, tuple(out.failures), counts)
-
-
-def _dispatch(
-    fmt: str,
-    opened: Container,
-    probe: Probe,
-    level: str,
-    out: Collector,
-    counts: dict[str, int],
-) -> None:
-    if fmt == "folder":
-        verify_folder(probe.path, level, out, opened.levels, counts)
-    elif fmt == "tacocat":
-        _verify_tacocat(opened, level, out, counts)
-    else:
-        hook = getattr(opened, "verify", None)
-        failures = hook(level) if callable(hook) else verify_ranges(opened, level)
-        counts["rows"] = sum(t.num_rows for t in opened.levels)
-        for failure in failures:
-            out.add(
-                failure.code,
-                failure.message,
-                member=failure.member,
-                row=failure.row_id,
-                expected=failure.expected,
-                found=failure.found,
-            )

@@ -36,7 +36,6 @@ class Member:
     size: int
     lfh_offset: int
     data_start: int = -1
-    method: int = 0
 
     @property
     def data_end(self) -> int:
@@ -54,9 +53,6 @@ class ZipLayout:
 
     def by_name(self) -> dict[str, Member]:
         return {m.name: m for m in self.members}
-
-    def by_start(self) -> dict[int, Member]:
-        return {m.data_start: m for m in self.members if m.data_start >= 0}
 
 
 def _check_end_records(f: VSIFile, cd: zipfmt.CentralDirectory, size: int, out: Collector) -> None:
@@ -114,8 +110,7 @@ def _check_local(member: Member, buffer: bytes, where: str, out: Collector) -> N
         out.add(codes.LOCAL_HEADER_MISMATCH, str(exc), member=member.name)
         return
     member.data_start = member.lfh_offset + lfh.packed_size
-    name = zipfmt.decode_name(lfh.name, lfh.flags) if _decodable(lfh.name, lfh.flags) else None
-    if name != member.name:
+    if _decoded(lfh.name, lfh.flags) != member.name:
         out.add(
             codes.LOCAL_HEADER_MISMATCH,
             f"the local header at byte {member.lfh_offset} names another member",
@@ -123,30 +118,27 @@ def _check_local(member: Member, buffer: bytes, where: str, out: Collector) -> N
             expected=member.name,
             found=repr(lfh.name[:200]),
         )
-    if lfh.flags & 0x08 == 0 and lfh.crc32 != member.crc32:
-        out.add(
-            codes.LOCAL_HEADER_MISMATCH,
-            "the local header's CRC-32 differs from the central directory's",
-            member=member.name,
-            expected=f"0x{member.crc32:08x}",
-            found=f"0x{lfh.crc32:08x}",
-        )
-    if lfh.flags & 0x08 == 0 and lfh.size != member.size:
-        out.add(
-            codes.LOCAL_HEADER_MISMATCH,
-            "the local header's size differs from the central directory's",
-            member=member.name,
-            expected=member.size,
-            found=lfh.size,
-        )
+    if lfh.flags & 0x08:  # a data descriptor holds the CRC-32 and sizes
+        return
+    for what, expected, found in (
+        ("CRC-32", f"0x{member.crc32:08x}", f"0x{lfh.crc32:08x}"),
+        ("size", member.size, lfh.size),
+    ):
+        if found != expected:
+            out.add(
+                codes.LOCAL_HEADER_MISMATCH,
+                f"the local header's {what} differs from the central directory's",
+                member=member.name,
+                expected=expected,
+                found=found,
+            )
 
 
-def _decodable(name: bytes, flags: int) -> bool:
+def _decoded(name: bytes, flags: int) -> str | None:
     try:
-        zipfmt.decode_name(name, flags)
+        return zipfmt.decode_name(name, flags)
     except (UnicodeDecodeError, TacoFormatError):
-        return False
-    return True
+        return None
 
 
 def read_layout(f: VSIFile, out: Collector) -> ZipLayout | None:
@@ -161,7 +153,7 @@ def read_layout(f: VSIFile, out: Collector) -> ZipLayout | None:
         return None
     layout.cd_offset = cd.cd_offset
     for index, entry in enumerate(cd.entries):
-        if not _decodable(entry.name, entry.flags):
+        if _decoded(entry.name, entry.flags) is None:
             out.add(
                 codes.BAD_CENTRAL_DIRECTORY,
                 f"central directory entry {index}: member name is not valid UTF-8",
@@ -169,7 +161,6 @@ def read_layout(f: VSIFile, out: Collector) -> ZipLayout | None:
             )
             continue
         member = Member(entry.text_name, entry.crc32, entry.size, entry.lfh_offset)
-        member.method = entry.method
         if entry.method != 0 or entry.real_compressed_size != entry.size:
             out.add(
                 codes.NOT_STORED,
@@ -262,7 +253,7 @@ def check_rows(
 ) -> dict[str, Row]:
     """Each row's offset/size is its member's data range; returns member name -> row."""
     members = layout.by_name()
-    starts = layout.by_start()
+    starts = {m.data_start: m for m in layout.members if m.data_start >= 0}
     owners: dict[str, Row] = {}
     prefix = f"{container}: " if container else ""
     for row in rows:

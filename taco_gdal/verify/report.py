@@ -7,7 +7,7 @@ report with only warnings is ``ok`` and lists them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 __all__ = ["Failure", "Report"]
@@ -43,15 +43,7 @@ class Failure:
 
     def to_dict(self) -> dict[str, Scalar]:
         """The failure as JSON-able data."""
-        return {
-            "code": self.code,
-            "message": self.message,
-            "member": self.member,
-            "row_id": self.row_id,
-            "expected": self.expected,
-            "found": self.found,
-            "severity": self.severity,
-        }
+        return asdict(self)
 
     def __str__(self) -> str:
         where = " ".join(

@@ -12,13 +12,13 @@ from typing import Any, Final
 
 import numpy as np
 import shapely
+from numpy.lib.stride_tricks import sliding_window_view
 
-from taco_gdal.read.spatial import reproject
 from taco_gdal.read.spatial.crs import transformer_for
 from taco_gdal.read.spatial.reproject import (
     Rings,
     fast_rings,
-    reproject_worker,
+    in_halves,
     run_bounds,
     to_wgs84,
     transform_xy,
@@ -80,17 +80,6 @@ def _curvature(
     return norms
 
 
-def _curvature_grid(
-    transformer: Any, box: tuple[float, float, float, float], longest: np.ndarray
-) -> np.ndarray:
-    """:func:`_curvature` over a CRS group's ``box``, with a step fit for its edges."""
-    size = _CURVE_GRID if len(longest) >= _SMALL_GROUP else _CURVE_GRID_SMALL
-    x0, y0, x1, y1 = box
-    cell = max(x1 - x0, y1 - y0) / (size - 1)
-    step = min(float(longest.max()) if len(longest) else 0.0, cell)
-    return _curvature(transformer, box, step, size)
-
-
 def _ring_curvature(
     norms: np.ndarray,
     box: tuple[float, float, float, float],
@@ -119,21 +108,11 @@ def _ring_curvature(
     )
     levels = [level]
     for _ in range(int(far.max(initial=0))):  # level r: over the (2r + 1)^2 cells around
-        level = _grow(level)
+        edged = np.pad(level, ((0, 0), (1, 1), (1, 1)), mode="edge")
+        level = sliding_window_view(edged, (3, 3), axis=(1, 2)).max(axis=(-2, -1))
         levels.append(level)
     stacked = np.stack(levels)  # (levels, 2, cells, cells)
     return PAD_SAFETY * stacked[far, 0, row, col], PAD_SAFETY * stacked[far, 1, row, col]
-
-
-def _grow(level: np.ndarray) -> np.ndarray:
-    """``(2, c, c)`` -> per cell, the largest value over it and its 8 neighbours."""
-    out = level.copy()
-    np.maximum(out[:, 1:], level[:, :-1], out=out[:, 1:])
-    np.maximum(out[:, :-1], level[:, 1:], out=out[:, :-1])
-    rows = out.copy()
-    np.maximum(out[:, :, 1:], rows[:, :, :-1], out=out[:, :, 1:])
-    np.maximum(out[:, :, :-1], rows[:, :, 1:], out=out[:, :, :-1])
-    return out
 
 
 def _longest_edges(coords: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -167,7 +146,10 @@ def outer_bounds(
     vertices = _Vertices.of(coords, starts)
     x, y = vertices.x.reshape(-1), vertices.y.reshape(-1)
     box = (float(x.min()), float(y.min()), float(x.max()), float(y.max()))
-    norms = _curvature_grid(transformer, box, vertices.longest)
+    size = _CURVE_GRID if len(vertices.longest) >= _SMALL_GROUP else _CURVE_GRID_SMALL
+    cell = max(box[2] - box[0], box[3] - box[1]) / (size - 1)
+    step = min(float(vertices.longest.max()) if len(vertices.longest) else 0.0, cell)
+    norms = _curvature(transformer, box, step, size)
     spacing = _grid_spacing(norms, box, len(x))
     curve_x, curve_y = _ring_curvature(
         norms, box, first, vertices.longest, lengths - 1, max(spacing, default=0.0)
@@ -333,13 +315,7 @@ def _lonlat_in_place(
         coefficients[4 * k + 3] = up_right - up_left - low_right + low_left
     sx, sy = (x1 - x0) / nx, (y1 - y0) / ny
     grid = _Grid(x0, y0, sx, sy, nx, ny, coefficients.reshape(8, -1))
-    if len(x) >= reproject.PARALLEL_POINTS:  # read at call time: tests lower it
-        half = len(x) // 2
-        other = reproject_worker().submit(grid.interpolate, x[half:], y[half:])
-        grid.interpolate(x[:half], y[:half])
-        other.result()
-    else:
-        grid.interpolate(x, y)
+    in_halves(transformer, crs, len(x), lambda _used, rows: grid.interpolate(x[rows], y[rows]))
     return sx, sy
 
 

@@ -112,9 +112,7 @@ def footprints_of(state: QueryState, level: int, column: str) -> Footprints:
         (-3.2, 40.584, -2.78..., 40.76)
     """
     base = state.base
-    key = (level, column)
-    with _LOCK:
-        cached = _CACHE.get(base, {}).get(key)
+    cached = cached_footprints(state, level, column)
     if cached is not None:
         return cached
     points = None
@@ -126,7 +124,7 @@ def footprints_of(state: QueryState, level: int, column: str) -> Footprints:
         table = base.table(level)
         computed = compute_footprints(table, column, where=f"{state.path} level {level}")
     with _LOCK:
-        return _CACHE.setdefault(base, {}).setdefault(key, computed)
+        return _CACHE.setdefault(base, {}).setdefault((level, column), computed)
 
 
 def _level(state: QueryState, level: object) -> int:
@@ -137,9 +135,14 @@ def _level(state: QueryState, level: object) -> int:
     return level
 
 
-def _apply_rows(
-    state: QueryState, level: int, rows: np.ndarray, size: int, text: str
+def _apply_query(
+    state: QueryState, level: int, column: str, query: Any, call: str, text: str
 ) -> QueryState:
+    """Keep the rows of ``level`` whose ``column`` footprint meets the 4326 ``query``."""
+    footprints = footprints_of(state, level, column)
+    rows = footprints.matches(query)
+    if rows.size == 0:  # only then can the query miss the whole extent
+        warn_outside_extent(footprints, query, call)
     relation = state.relation(level)
     if CURRENT_ID not in dict(_duck.columns(state.base, state.steps, relation)):
         raise TacoQueryError(
@@ -147,7 +150,7 @@ def _apply_rows(
             "view dropped (keep it in sql() queries)"
         )
     view = new_view_name()
-    if size == 0:
+    if len(footprints) == 0:
         return apply_predicate(state, level, view, "FALSE", {}, text)
     return apply_row_set(state, level, view, RowSet.of(np.sort(rows)), text)
 
@@ -164,14 +167,10 @@ def filter_box(
     level = _level(state, level)
     column = geometry_column(state, level, geometry_col)
     query = box_geometry(checked, crs)
-    footprints = footprints_of(state, level, column)
-    rows = footprints.matches(query)
-    if rows.size == 0:  # only then can the box miss the whole extent
-        warn_outside_extent(footprints, query, f"filter_bbox{tuple(checked)}")
     shown = ", ".join(f"{v:.6g}" for v in checked)
     where = "" if crs == WGS84 else f", crs={crs!r}"
     text = f"filter_bbox({shown}{where}, {column!r}, level={level})"
-    return _apply_rows(state, level, rows, len(footprints), text)
+    return _apply_query(state, level, column, query, f"filter_bbox{tuple(checked)}", text)
 
 
 def filter_shape(
@@ -181,12 +180,8 @@ def filter_shape(
     query = query_geometry(geometry, crs)
     level = _level(state, level)
     column = geometry_column(state, level, geometry_col)
-    footprints = footprints_of(state, level, column)
-    rows = footprints.matches(query)
-    if rows.size == 0:  # only then can the shape miss the whole extent
-        warn_outside_extent(footprints, query, "filter_geometry")
     kind = getattr(geometry, "geom_type", type(geometry).__name__)
     bounds = ", ".join(f"{v:.6g}" for v in query.bounds)
     where = "" if crs == WGS84 else f", crs={crs!r}"
     text = f"filter_geometry({kind} within ({bounds}){where}, {column!r}, level={level})"
-    return _apply_rows(state, level, rows, len(footprints), text)
+    return _apply_query(state, level, column, query, "filter_geometry", text)

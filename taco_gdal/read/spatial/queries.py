@@ -124,5 +124,5 @@ def warn_outside_extent(footprints: Footprints, query: Any, call: str) -> None:
         f"({shown}) in {WGS84} (lon/lat); check the axis order (minx, miny, maxx, maxy) and "
         "the crs= argument",
         TacoWarning,
-        stacklevel=4,
+        stacklevel=5,
     )

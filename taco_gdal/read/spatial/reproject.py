@@ -30,6 +30,7 @@ __all__ = [
     "Rings",
     "bent_rows",
     "fast_rings",
+    "in_halves",
     "reproject_worker",
     "run_bounds",
     "to_wgs84",
@@ -79,7 +80,7 @@ def _forget_worker_after_fork() -> None:
 os.register_at_fork(after_in_child=_forget_worker_after_fork)
 
 
-def _in_halves(transformer: Any, crs: str, count: int, step: Callable[[Any, slice], Any]) -> None:
+def in_halves(transformer: Any, crs: str, count: int, step: Callable[[Any, slice], Any]) -> None:
     """``step(transformer, rows)`` over rows ``[0, count)``, in two threads when large."""
     mine = wgs84_transformer(crs) if transformer is None else transformer
     if count < PARALLEL_POINTS:
@@ -106,14 +107,14 @@ def transform_coords(transformer: Any, coords: np.ndarray, crs: str, where: str)
     def step(used: Any, rows: slice) -> None:
         out[rows, 0], out[rows, 1] = used.transform(coords[rows, 0], coords[rows, 1])
 
-    _in_halves(transformer, crs, len(coords), step)
+    in_halves(transformer, crs, len(coords), step)
     _check_finite(bool(np.isfinite(out).all()), crs, where)
     return out
 
 
 def transform_xy(transformer: Any, x: np.ndarray, y: np.ndarray, crs: str, where: str) -> None:
     """Contiguous float64 ``x`` and ``y`` in ``crs`` become lon and lat, in place."""
-    _in_halves(
+    in_halves(
         transformer, crs, len(x), lambda used, rows: used.transform(x[rows], y[rows], inplace=True)
     )
     _check_finite(bool(np.isfinite(x).all() and np.isfinite(y).all()), crs, where)
@@ -189,13 +190,7 @@ class Rings:
 
     def subset(self, keep: np.ndarray) -> Rings | None:
         """The rings where ``keep`` is True, in order (None when none is)."""
-        if not keep.any():
-            return None
-        lengths = np.diff(self.starts)[keep]
-        picked = np.repeat(self.starts[:-1][keep], lengths) + concat_ranges(lengths)
-        return Rings(
-            self.coords[picked], np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        )
+        return self.pick(np.flatnonzero(keep)) if keep.any() else None
 
     @staticmethod
     def join(parts: list[Rings]) -> Rings:
@@ -207,28 +202,6 @@ class Rings:
             np.concatenate([p.coords for p in parts]),
             np.concatenate([*starts, [total]]).astype(np.int64),
         )
-
-
-def _with_midpoints(
-    moved: np.ndarray, mids: np.ndarray, index: np.ndarray, keep: np.ndarray
-) -> Rings:
-    """Rings of the ``keep`` geometries (one ring each): vertices and edge midpoints."""
-    same_all = index[1:] == index[:-1]
-    on_vertex = keep[index]
-    on_mid = keep[index[1:][same_all]]
-    vertices, owner = moved[on_vertex], index[on_vertex]
-    halves = mids[on_mid]
-    same = owner[1:] == owner[:-1]
-    before = np.concatenate([[0], np.cumsum(same)])
-    vertex_at = np.arange(len(vertices)) + before
-    mid_at = vertex_at[:-1][same] + 1
-    coords = np.empty((len(vertices) + len(halves), 2), dtype=np.float64)
-    coords[vertex_at], coords[mid_at] = vertices, halves
-    ring_of = np.empty(len(coords), dtype=np.int64)
-    _, compact = np.unique(owner, return_inverse=True)
-    ring_of[vertex_at], ring_of[mid_at] = compact, compact[:-1][same]
-    counts = np.bincount(ring_of, minlength=int(compact.max()) + 1 if len(compact) else 0)
-    return Rings(coords, np.concatenate([[0], np.cumsum(counts)]).astype(np.int64))
 
 
 def _reproject(
@@ -254,7 +227,8 @@ def _reproject(
     if plain.any():
         out[plain] = shapely.set_coordinates(geoms[plain], moved[plain[index]])
     out[halved] = None
-    rings = _with_midpoints(moved, moved_mids, index, halved) if halved.any() else None
+    owners, starts = np.unique(index, return_index=True)  # per geometry with coordinates
+    rings = _interleave(moved, moved_mids, np.append(starts, len(index)), halved[owners])
     if bent.any():
         rows = np.flatnonzero(bent)
         dense = _densify(geoms[rows])

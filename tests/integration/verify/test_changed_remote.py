@@ -21,10 +21,10 @@ from rasterio.transform import from_origin
 
 import taco_gdal
 from taco_gdal.errors import TacoChangedError, TacoChecksumError
+from taco_gdal.format.checksum import digest_bytes
 from taco_gdal.io import pinning
 from taco_gdal.io.sample import open_sample
 from taco_gdal.model import Sample, Taco, Tortilla
-from taco_gdal.verify.digest import digest_bytes
 from tests.support.servers.range_server import RangeServer
 
 
