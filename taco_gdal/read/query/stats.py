@@ -30,7 +30,9 @@ __all__ = [
     "WEIGHT_COLUMN",
     "Stat",
     "aggregate_stats",
+    "declared_categorical",
     "percentile_stat",
+    "select_bands",
     "view_stats",
 ]
 
@@ -124,7 +126,7 @@ def _categorical_sql(source: str, has_weight: bool) -> str:
     )
 
 
-def _select(values: np.ndarray, band: int | Sequence[int] | None, where: str) -> np.ndarray:
+def select_bands(values: np.ndarray, band: int | Sequence[int] | None, where: str) -> np.ndarray:
     if band is None:
         return values
     chosen = [band] if isinstance(band, int) else list(band)
@@ -220,10 +222,10 @@ def aggregate_stats(
         result = fetch(_continuous_sql(source, has_weight, stat)).to_pydict()
         values = np.full(max(result["band"]) + 1, np.nan)
         values[result["band"]] = np.asarray(result["value"], dtype=np.float64)
-    return _select(values, band, where)
+    return select_bands(values, band, where)
 
 
-def _declared_categorical(collection: Any, level: int) -> bool | None:
+def declared_categorical(collection: Any, level: int) -> bool | None:
     """True/False when ``taco:field_schema`` describes ``geotiff:stats`` as categorical."""
     fields = (collection.get(FIELD_SCHEMA_KEY) or {}).get(f"level{level}") or []
     for entry in fields:
@@ -252,6 +254,6 @@ def view_stats(
         columns_of(state.relation(level)),
         stat,
         band,
-        categorical=_declared_categorical(state.collection, level),
+        categorical=declared_categorical(state.collection, level),
         where=f"{state.path} level {level}",
     )
