@@ -58,7 +58,8 @@ class ViewStats:
         rank_error: the normalized rank error of the merged sketches (99% confidence;
             0.0 when they hold every pixel): the fraction of pixels below a returned
             value is within this much of ``q / 100``.  None for the approximation
-            of a dataset without sketches, whose error has no bound.
+            of a dataset without sketches, whose error has no bound.  A merge
+            compacts at random, so two calls may differ within this error.
     """
 
     mean: np.ndarray
@@ -206,6 +207,8 @@ def stats_of_view(
         rows = _sketch_rows(fetch, source, with_kll=bool(wanted))
         mean, std = _moments(rows, len(low))
         percentiles, error = _merged_percentiles(rows, len(low), wanted)
+        ends = np.asarray(wanted)
+        percentiles[:, ends == 0], percentiles[:, ends == 100] = low[:, None], high[:, None]
         rank_error: float | None = error
     else:
         mean, std = aggregate("mean"), aggregate("std")

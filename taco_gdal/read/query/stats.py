@@ -2,10 +2,12 @@
 
 ``geotiff:stats`` holds per band ``[min, max, mean, std, valid%, p25, p50, p75, p95]``
 or class fractions.  Each statistic is one SQL query: ``min``/``max`` the extremes;
-``mean`` and ``std`` (exact, pooled) weighted by each sample's valid pixels (the
+``mean`` and ``std`` (pooled) weighted by each sample's valid pixels (the
 ``stac:tensor_shape`` area times ``valid%``, else 1), so that a mostly-nodata sample
 does not pull them (the reference weights by all pixels); ``p25`` .. ``p95`` the
 weighted mean of the samples' (approximate); ``categorical`` pixel-weighted fractions.
+Datasets with sketches get exact means and true percentiles from
+:mod:`taco_gdal.read.query.sketches`; these float32 aggregates are its fallback.
 """
 
 from __future__ import annotations

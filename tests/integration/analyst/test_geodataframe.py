@@ -98,7 +98,8 @@ def test_stats_run_on_the_filtered_view(flat_path: Path, scene_dir: Path) -> Non
     assert pixels.min() < filtered.stats_median(0) < pixels.max()
     quartiles = [filtered.stats_p25(0), filtered.stats_p50(0), filtered.stats_p75(0)]
     assert quartiles == sorted(quartiles) and filtered.stats_p95(0) >= quartiles[-1]
-    assert filtered.stats_p50(0) == filtered.stats_median(0)
+    for median in (filtered.stats_p50(0), filtered.stats_median(0)):  # merges compact at random
+        assert np.mean(pixels < median) - 0.01 <= 0.5 <= np.mean(pixels <= median) + 0.01
     # any percentile, from the merged sketches: a rank within the stated error
     error = filtered.stats(0, q=(90,)).rank_error
     assert error is not None and error < 0.01
