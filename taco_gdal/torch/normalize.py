@@ -169,7 +169,7 @@ class Normalize(torch.nn.Module):
         low, high = stats.percentiles[..., 0], stats.percentiles[..., 1]
         return cls(low.tolist(), (high - low).tolist(), clamp=(0.0, 1.0), key=key)
 
-    def _apply(self, image: torch.Tensor) -> torch.Tensor:
+    def _normalize(self, image: torch.Tensor) -> torch.Tensor:
         if image.ndim < 3 or image.shape[-3] != self.shift.shape[0]:
             raise TacoQueryError(
                 f"Normalize: expected an image with {self.shift.shape[0]} bands on axis -3, "
@@ -182,5 +182,5 @@ class Normalize(torch.nn.Module):
     def forward(self, item: Any) -> Any:
         """The item with its image normalized (a new dict), or the normalized tensor."""
         if isinstance(item, Mapping):
-            return {**item, self.key: self._apply(item[self.key])}
-        return self._apply(item)
+            return {**item, self.key: self._normalize(item[self.key])}
+        return self._normalize(item)

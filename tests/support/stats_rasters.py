@@ -68,6 +68,7 @@ def write_stats_dataset(
         if not path.exists():
             write_raster(path, i)
         sample = Sample(f"r{i:02d}", str(path), region=REGIONS[i % 3], cloud_cover=float(9 * i))
+        sample.extend_with({"stac:tensor_shape": [2, SIZE, SIZE]})  # tacoreader's weights
         if scaling is not None:
             sample.extend_with(scaling)
         empty = i == EMPTY_BAND_SAMPLE

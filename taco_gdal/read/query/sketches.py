@@ -215,7 +215,10 @@ def stats_of_view(
         percentiles = _approximated(aggregate, wanted, where) if wanted else np.empty((len(low), 0))
         rank_error = None
     return ViewStats(
-        *(select_bands(v, band, where) for v in (mean, std, low, high)),
+        mean=select_bands(mean, band, where),
+        std=select_bands(std, band, where),
+        min=select_bands(low, band, where),
+        max=select_bands(high, band, where),
         q=wanted,
         percentiles=select_bands(percentiles, band, where),
         rank_error=rank_error,

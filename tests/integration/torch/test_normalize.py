@@ -36,7 +36,7 @@ def scaled(rasters: Path) -> Path:
 
 def _raw(root: Path, sample_id: str) -> np.ndarray:
     with rasterio.open(root / f"{sample_id}.tif") as src:
-        return src.read().astype(np.float64)
+        return np.asarray(src.read(), dtype=np.float64)
 
 
 def test_meanstd_output_equals_numpy_on_the_views_pixels(dataset: Path, rasters: Path) -> None:
@@ -47,6 +47,7 @@ def test_meanstd_output_equals_numpy_on_the_views_pixels(dataset: Path, rasters:
     norm = Normalize.from_dataset(view, bands=[0, 1])
     assert isinstance(norm, torch.nn.Module)
     assert set(norm.state_dict()) == {"shift", "scale"}
+    assert norm.to("cpu") is norm  # a Module: buffers move with it
     items = SampleDataset(view, transform=norm)
     for index in range(len(items)):
         item = items[index]
