@@ -44,28 +44,33 @@ Matrix = list[list[float] | None]
 Sketches = list[dict[str, Any] | None]
 
 
-def _continuous(band: np.ma.MaskedArray[Any, Any]) -> list[float] | None:
+def _describe(
+    band: np.ma.MaskedArray[Any, Any], sketched: bool
+) -> tuple[list[float] | None, dict[str, Any] | None]:
+    """The nine statistics of the valid pixels and, when ``sketched``, their sketch struct.
+
+    The struct holds exact moments (count, mean, sum of squared deviations ``m2``) and a
+    KLL sketch; one update call feeds it the whole band.
+    """
     valid = band.compressed().astype(np.float64)
     if valid.size == 0:
-        return None
-    percent = 100.0 * valid.size / band.size
+        return None, None
+    mean, std = valid.mean(), valid.std()
     quantiles = np.percentile(valid, _PERCENTILES)
-    head = [valid.min(), valid.max(), valid.mean(), valid.std(), percent]
-    return [float(v) for v in (*head, *quantiles)]
-
-
-def _sketch(band: np.ma.MaskedArray[Any, Any]) -> dict[str, Any] | None:
-    """Exact moments (count, mean, sum of squared deviations) and a KLL sketch of valid pixels."""
+    percent = 100.0 * valid.size / band.size
+    stats = [float(v) for v in (valid.min(), valid.max(), mean, std, percent, *quantiles)]
+    if not sketched:
+        return stats, None
     from datasketches import kll_floats_sketch
 
-    valid = band.compressed().astype(np.float64)
-    if valid.size == 0:
-        return None
     sketch = kll_floats_sketch(SKETCH_K)
     sketch.update(valid.astype(np.float32))
-    mean = float(valid.mean())
-    m2 = float(np.square(valid - mean).sum())
-    return {"count": valid.size, "mean": mean, "m2": m2, "kll": sketch.serialize()}
+    m2 = float(std) ** 2 * valid.size
+    return stats, {"count": valid.size, "mean": float(mean), "m2": m2, "kll": sketch.serialize()}
+
+
+def _continuous(band: np.ma.MaskedArray[Any, Any]) -> list[float] | None:
+    return _describe(band, sketched=False)[0]
 
 
 def _categorical(band: np.ma.MaskedArray[Any, Any], classes: Sequence[int]) -> list[float] | None:
@@ -176,8 +181,8 @@ class GeotiffStats(SampleExtension):
                 assert self.class_values is not None
                 values = _categorical(band, self.class_values)
             else:
-                values = _continuous(band)
-                sketches.append(_sketch(band) if self._sketched else None)
+                values, sketch = _describe(band, self._sketched)
+                sketches.append(sketch)
             if values is None:
                 warnings.warn(
                     f"GeotiffStats: band {index} of {path!r} has no valid pixels; its "
