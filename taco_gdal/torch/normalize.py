@@ -6,8 +6,6 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 import torch
 
 from taco_gdal.errors import TacoQueryError
@@ -18,23 +16,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Normalize"]
 
-SCALING_COLUMNS = {"scaling:scale_factor": 1.0, "scaling:scale_offset": 0.0}
-"""Columns (and identity values) that make ``geotiff:stats`` physical, not stored, values."""
 SPAN_FRACTION = 0.01
 """``expected_range`` check: the statistics must span at least this part of the range."""
-
-
-def _scaled_rows(ds: TacoDataset, level: int) -> int:
-    """Rows of the view whose ``scaling:*`` values are not the identity."""
-    table = ds.to_arrow(level)
-    scaled = 0
-    for column, identity in SCALING_COLUMNS.items():
-        if column in table.column_names:
-            values = table.column(column)
-            if pa.types.is_list(values.type):
-                values = pc.list_flatten(values)
-            scaled += int(pc.sum(pc.not_equal(values, identity)).as_py() or 0)
-    return scaled
 
 
 def _check_range(
@@ -156,7 +139,7 @@ class Normalize(torch.nn.Module):
             raise TacoQueryError(f"{where}: q expected (low, high) percentiles, found {q!r}")
         chosen = [bands] if isinstance(bands, int) else bands
         stats = ds.stats(chosen, q if method == "percentile" else (), level)
-        if not physical and _scaled_rows(ds, level):
+        if stats.physical and not physical:
             raise TacoQueryError(
                 f"{where}: the statistics are physical values (rows have scaling:scale_factor "
                 "or scaling:scale_offset) but SampleDataset yields stored values; apply the "

@@ -17,7 +17,7 @@ import functools
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import pyarrow as pa
@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 __all__ = ["ViewStats", "stats_of_view"]
 
 Fetch = Callable[[str], pa.Table]
+SCALING: Final = {"scaling:scale_factor": 1.0, "scaling:scale_offset": 0.0}
+"""Columns that make ``geotiff:stats`` physical values, and their identity values."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,9 @@ class ViewStats:
         max: largest valid pixel.
         q: the percentiles asked for, in 0..100.
         percentiles: the value of each percentile in ``q``.
+        physical: rows carry ``scaling:scale_factor`` or ``scaling:scale_offset``
+            other than 1 and 0, so the statistics are physical values, not the
+            stored ones a raster read (or ``SampleDataset``) returns.
         rank_error: the normalized rank error of the merged sketches (99% confidence;
             0.0 when they hold every pixel): the fraction of pixels below a returned
             value is within this much of ``q / 100``.  None for the approximation
@@ -69,6 +74,7 @@ class ViewStats:
     q: tuple[float, ...]
     percentiles: np.ndarray
     rank_error: float | None
+    physical: bool = False
 
     def percentile(self, q: float) -> np.ndarray:
         """The values of percentile ``q`` (one of :attr:`q`).
@@ -100,6 +106,18 @@ def _unsketched(fetch: Fetch, source: str, columns: Sequence[str]) -> int | None
         f"IS NOT NULL AND {quote_ident(STATS_SKETCH)} IS NULL"
     )
     return int(fetch(sql).column("n")[0].as_py())
+
+
+def _physical(fetch: Fetch, source: str, columns: Sequence[str]) -> bool:
+    """Whether any row scales its values (``scaling:*`` other than the identity)."""
+    for column, identity in SCALING.items():
+        if column in columns:
+            name = quote_ident(column)
+            found = fetch(f"SELECT DISTINCT {name} AS v FROM ({source}) WHERE {name} IS NOT NULL")
+            for value in found.column("v").to_pylist():
+                if any(v != identity for v in (value if isinstance(value, list) else [value])):
+                    return True
+    return False
 
 
 def _sketch_rows(fetch: Fetch, source: str, with_kll: bool) -> pa.Table:
@@ -165,7 +183,7 @@ def _approximated(
             f"of this version) only q in {PERCENTILES} can be approximated, found {missing}"
         )
     warnings.warn(
-        f"{where}: no {STATS_SKETCH!r} sketches in the view; percentiles {list(q)} are the "
+        f"{where}: rows of the view lack {STATS_SKETCH!r} sketches; percentiles {list(q)} are the "
         "valid-pixel weighted mean of the samples' stored percentiles, an approximation "
         "that is not a percentile of the data (rewrite with GeotiffStats for exact ones)",
         TacoApproximationWarning,
@@ -222,4 +240,5 @@ def stats_of_view(
         q=wanted,
         percentiles=select_bands(percentiles, band, where),
         rank_error=rank_error,
+        physical=_physical(fetch, source, columns),
     )

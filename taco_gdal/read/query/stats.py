@@ -33,7 +33,6 @@ __all__ = [
     "Stat",
     "aggregate_stats",
     "declared_categorical",
-    "percentile_stat",
     "select_bands",
     "view_stats",
 ]
@@ -49,24 +48,6 @@ PERCENTILES: Final = (25, 50, 75, 95)
 
 Fetch = Callable[[str], pa.Table]
 """Runs SQL in the dataset's DuckDB session and returns the result as Arrow."""
-
-
-def percentile_stat(q: object) -> Stat:
-    """The statistic name of percentile ``q``, refusing the ones ``geotiff:stats`` lacks.
-
-    Raises:
-        TacoQueryError: ``q`` is not one of :data:`PERCENTILES`.
-
-    Example:
-        >>> percentile_stat(95)
-        'p95'
-    """
-    if isinstance(q, bool) or q not in PERCENTILES:
-        raise TacoQueryError(
-            f"stats_percentile(q): expected q in {PERCENTILES} (the percentiles geotiff:stats "
-            f"stores per band; use stats_min/stats_max for 0 and 100), found {q!r}"
-        )
-    return f"p{q}"  # type: ignore[return-value]
 
 
 def _position(name: str) -> int:

@@ -84,6 +84,7 @@ def test_refuses_statistics_on_another_scale(dataset: Path, scaled: Path) -> Non
         Normalize.from_dataset(ds, expected_range=(0, 255))
     Normalize.from_dataset(ds, expected_range=(0, 65535))
     reflectance = taco_gdal.load(str(scaled))
+    assert reflectance.stats(q=()).physical and not ds.stats(q=()).physical
     with pytest.raises(TacoQueryError, match=r"physical values .* pass physical=True"):
         Normalize.from_dataset(reflectance)
     with pytest.raises(TacoQueryError, match="under 1% of it: the values look already rescaled"):
