@@ -20,12 +20,21 @@ SPAN_FRACTION = 0.01
 """``expected_range`` check: the statistics must span at least this part of the range."""
 
 
+def _pair(values: object) -> bool:
+    """Whether ``values`` is two real numbers."""
+    return (
+        isinstance(values, Sequence)
+        and len(values) == 2
+        and all(isinstance(v, int | float | np.number) and not isinstance(v, bool) for v in values)
+    )
+
+
 def _check_range(
     low: np.ndarray, high: np.ndarray, expected: tuple[float, float], where: str
 ) -> None:
-    lo, hi = (float(v) for v in expected)
-    if not lo < hi:
+    if not _pair(expected) or not expected[0] < expected[1]:
         raise TacoQueryError(f"{where}: expected_range expected (low, high), found {expected!r}")
+    lo, hi = float(expected[0]), float(expected[1])
     found = f"statistics span {float(low.min()):g}..{float(high.max()):g}"
     if low.min() < lo or high.max() > hi:
         raise TacoQueryError(
@@ -127,15 +136,15 @@ class Normalize(torch.nn.Module):
                 :meth:`~taco_gdal.TacoDataset.stats` raises.
 
         Example:
-            >>> norm = Normalize.from_dataset(ds.sql("SELECT * FROM data WHERE split = 'train'"))
-            >>> train = SampleDataset(ds, transform=norm)
+            >>> train = ds.sql("SELECT * FROM data WHERE split = 'train'")
+            >>> items = SampleDataset(train, transform=Normalize.from_dataset(train))
         """
         where = f"Normalize.from_dataset({ds.state.path!s})"
         if method not in ("meanstd", "percentile"):
             raise TacoQueryError(
                 f"{where}: method expected 'meanstd' or 'percentile', found {method!r}"
             )
-        if len(q) != 2 or not q[0] < q[1]:
+        if not _pair(q) or not q[0] < q[1]:
             raise TacoQueryError(f"{where}: q expected (low, high) percentiles, found {q!r}")
         chosen = [bands] if isinstance(bands, int) else bands
         stats = ds.stats(chosen, q if method == "percentile" else (), level)

@@ -100,6 +100,10 @@ def test_bad_arguments_and_images(dataset: Path) -> None:
         Normalize.from_dataset(ds, method="minmax")  # type: ignore[arg-type]
     with pytest.raises(TacoQueryError, match=r"q expected \(low, high\) percentiles"):
         Normalize.from_dataset(ds, method="percentile", q=(98, 2))
+    with pytest.raises(TacoQueryError, match=r"q expected \(low, high\) percentiles, found 5"):
+        Normalize.from_dataset(ds, method="percentile", q=5)  # type: ignore[arg-type]
+    with pytest.raises(TacoQueryError, match=r"expected_range expected \(low, high\)"):
+        Normalize.from_dataset(ds, expected_range=("0", 255))  # type: ignore[arg-type]
     one = Normalize.from_dataset(ds, bands=1)
     with pytest.raises(TacoQueryError, match=r"1 bands on axis -3, found shape \(2, 4, 4\)"):
         one(torch.zeros(2, 4, 4))
