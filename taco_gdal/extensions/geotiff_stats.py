@@ -102,7 +102,8 @@ class GeotiffStats(SampleExtension):
     pixel ``count``, their ``mean`` and ``m2`` (sum of squared deviations from the mean,
     float64, so pooled means and standard deviations are exact) and ``kll``, a serialized
     Apache DataSketches ``kll_floats_sketch`` with ``k`` = :data:`SKETCH_K` (normalized
-    rank error under 1%), null for a band without valid pixels.  Sketches of many
+    rank error under 1%; float32 values, like ``geotiff:stats``), null for a band
+    without valid pixels.  Sketches of many
     samples merge into one, so ``TacoDataset.stats`` gives true percentiles of any view.
 
     Example:

@@ -136,8 +136,11 @@ class Normalize(torch.nn.Module):
                 :meth:`~taco_gdal.TacoDataset.stats` raises.
 
         Example:
+            >>> from taco_gdal.torch import Normalize, SampleDataset
             >>> train = ds.sql("SELECT * FROM data WHERE split = 'train'")
             >>> items = SampleDataset(train, transform=Normalize.from_dataset(train))
+            >>> items[0]["image"].dtype
+            torch.float32
         """
         where = f"Normalize.from_dataset({ds.state.path!s})"
         if method not in ("meanstd", "percentile"):
