@@ -12,6 +12,7 @@ from taco_gdal._lazy import lazy_exports
 from taco_gdal._log import verbose
 from taco_gdal.env import Env
 from taco_gdal.errors import (
+    TacoApproximationWarning,
     TacoChangedError,
     TacoChecksumError,
     TacoError,
@@ -85,6 +86,7 @@ __all__ = [
     "Provider",
     "Sample",
     "Taco",
+    "TacoApproximationWarning",
     "TacoChangedError",
     "TacoChecksumError",
     "TacoDataFrame",

@@ -8,6 +8,7 @@ Messages say what was expected, what was found, and where.
 from __future__ import annotations
 
 __all__ = [
+    "TacoApproximationWarning",
     "TacoChangedError",
     "TacoChecksumError",
     "TacoDependencyError",
@@ -77,3 +78,7 @@ class TacoNavigationError(TacoError, KeyError, IndexError):
 
 class TacoWarning(UserWarning):
     """Something was read or written, but not the way the spec prefers."""
+
+
+class TacoApproximationWarning(TacoWarning):
+    """A statistic was approximated because the dataset lacks what makes it exact."""

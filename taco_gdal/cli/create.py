@@ -10,8 +10,9 @@
   ``--no-stac``, CRS, shape and geotransform are read from each raster.
 
 The COLLECTION fields come from options (``--id`` defaults to OUT's name).
-``--stats`` adds per-band statistics (``geotiff:stats``, read from every raster)
-that ``stats_mean()`` and the other ``stats_*`` methods of a loaded dataset use;
+``--stats`` adds per-band statistics (``geotiff:stats`` and the mergeable sketches of
+``taco_gdal:stats_sketch``, read from every raster) that ``stats()``, ``stats_mean()``
+and the other ``stats_*`` methods of a loaded dataset use;
 ``--stats-classes 0,1,2`` makes them class fractions of a categorical raster.
 """
 
@@ -185,7 +186,7 @@ def default_id(output: str) -> str:
 @click.option(
     "--stats",
     is_flag=True,
-    help="Store per-band statistics (geotiff:stats) for the stats_* methods.",
+    help="Store per-band statistics and quantile sketches for ds.stats() and stats_*.",
 )
 @click.option(
     "--stats-classes",

@@ -109,6 +109,11 @@ CHECKSUM_DESCRIPTION: Final = (
     "null for FOLDER and padding rows."
 )
 """``taco:field_schema`` description of :data:`CHECKSUM`."""
+STATS_SKETCH: Final = "taco_gdal:stats_sketch"
+"""Per-band moments and KLL quantile sketch of a sample (a taco_gdal extension column).
+
+Written by ``GeotiffStats`` next to ``geotiff:stats``; readers that do not know it ignore it.
+"""
 
 STAC3_DATETIME: Final = "stac:datetime"
 """TACO 3 (taco-eo) STAC acquisition time; null when only a start/end range is known."""

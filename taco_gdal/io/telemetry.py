@@ -11,8 +11,8 @@ Example:
     >>> gdal.VSICurlClearCache()  # a cold start, nothing of the file cached
     >>> with network_stats() as stats:  # url: a Range server on 127.0.0.1
     ...     ds = taco_gdal.load(url)
-    >>> stats.requests()  # the TACO_HEADER, then all metadata members in one range
-    2
+    >>> stats.requests()  # the size, the TACO_HEADER, then all metadata members in one range
+    3
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from taco_gdal.read.notebook._html import dataset_html, dataset_text
 from taco_gdal.read.opening.containers.base import Container
 from taco_gdal.read.query import _duck, filters
 from taco_gdal.read.query.prepared import prepared_state
+from taco_gdal.read.query.sketches import ViewStats, stats_of_view
 from taco_gdal.read.query.sql import (
     bound_query_sql,
     descendants_sql,
@@ -37,7 +38,7 @@ from taco_gdal.read.query.sql import (
     single_query,
 )
 from taco_gdal.read.query.state import QueryState, Step, new_view_name
-from taco_gdal.read.query.stats import percentile_stat, view_stats
+from taco_gdal.read.query.stats import view_stats
 from taco_gdal.read.spatial.crs import WGS84
 from taco_gdal.read.spatial.filters import filter_box, filter_shape
 
@@ -447,13 +448,27 @@ class TacoDataset:
         """
         return self._frame(internal, what=".frame()")
 
-    # --- statistics (geotiff:stats, see taco_gdal.read.query.stats) ----------------
-    def _stat(self, stat: str, band: Bands, level: int) -> np.ndarray:
-        fetch = functools.partial(self._fetch, what=f"stats_{stat}()")
-        return view_stats(self._state, stat, band, level, fetch, self._column_names)
+    # --- statistics (geotiff:stats, see taco_gdal.read.query.sketches) -------------
+    def stats(
+        self, band: Bands = None, q: Sequence[float] = (2, 25, 50, 75, 98), level: int = 0
+    ) -> ViewStats:
+        """Mean, std, min, max and percentiles ``q`` of the valid pixels of the current rows.
+
+        Percentiles merge the samples' KLL sketches (``GeotiffStats``), so they are
+        percentiles of the view's pixels within ``rank_error`` of the result; a
+        dataset without sketches falls back to the mean of stored percentiles, with a
+        :class:`~taco_gdal.errors.TacoApproximationWarning`.
+
+        Example:
+            >>> s = ds.filter_datetime("2024").stats(band=0, q=(2, 98))
+            >>> s.percentiles.shape, s.rank_error < 0.01
+            ((2,), True)
+        """
+        fetch = functools.partial(self._fetch, what="stats()")
+        return stats_of_view(self._state, band, q, level, fetch, self._column_names)
 
     def stats_mean(self, band: Bands = None, level: int = 0) -> np.ndarray:
-        """Mean of the valid pixels of the current rows, per band, weighted by valid pixels.
+        """Mean of the valid pixels of the current rows, per band: ``stats(...).mean``.
 
         Example:
             >>> round(float(ds.filter_datetime("2024").stats_mean(band=0)), 2)
@@ -461,34 +476,33 @@ class TacoDataset:
             >>> ds.stats_mean()  # every band: one here
             array([124.74804688])
         """
-        return self._stat("mean", band, level)
+        return self.stats(band, (), level).mean
 
     def stats_std(self, band: Bands = None, level: int = 0) -> np.ndarray:
-        """Standard deviation of the valid pixels of the current rows, per band (exact)."""
-        return self._stat("std", band, level)
+        """Standard deviation of the valid pixels of the current rows: ``stats(...).std``."""
+        return self.stats(band, (), level).std
 
     def stats_min(self, band: Bands = None, level: int = 0) -> np.ndarray:
-        """Smallest pixel value of the current rows, per band."""
-        return self._stat("min", band, level)
+        """Smallest pixel value of the current rows, per band: ``stats(...).min``."""
+        return self.stats(band, (), level).min
 
     def stats_max(self, band: Bands = None, level: int = 0) -> np.ndarray:
-        """Largest pixel value of the current rows, per band."""
-        return self._stat("max", band, level)
+        """Largest pixel value of the current rows, per band: ``stats(...).max``."""
+        return self.stats(band, (), level).max
 
-    def stats_percentile(self, q: int, band: Bands = None, level: int = 0) -> np.ndarray:
-        """Percentile ``q``, the weighted mean of the samples' (approximate).
-
-        Args:
-            q: 25, 50, 75 or 95: the only percentiles ``geotiff:stats`` stores.
+    def stats_percentile(self, q: float, band: Bands = None, level: int = 0) -> np.ndarray:
+        """Percentile ``q`` (0..100) of the valid pixels: ``stats(band, (q,)).percentiles``.
 
         Raises:
-            TacoQueryError: any other ``q`` (the message lists the valid ones).
+            TacoQueryError: ``q`` outside 0..100, or not 25, 50, 75 or 95 on a
+                dataset without sketches.
 
         Example:
-            >>> ds.stats_percentile(50, band=[0])
-            array([120.])
+            >>> p50 = ds.stats_percentile(50, band=[0])
+            >>> p50.shape, bool(ds.stats_min(0) <= p50[0] <= ds.stats_max(0))
+            ((1,), True)
         """
-        return self._stat(percentile_stat(q), band, level)
+        return self.stats(band, (q,), level).percentiles[..., 0]
 
     def stats_p25(self, band: Bands = None, level: int = 0) -> np.ndarray:
         """``stats_percentile(25, ...)`` (the reference reader's name)."""
@@ -512,7 +526,8 @@ class TacoDataset:
 
     def stats_categorical(self, band: Bands = None, level: int = 0) -> np.ndarray:
         """Class fractions of the current rows, ``(bands, classes)``, pixel-weighted."""
-        return self._stat("categorical", band, level)
+        fetch = functools.partial(self._fetch, what="stats_categorical()")
+        return view_stats(self._state, "categorical", band, level, fetch, self._column_names)
 
     # --- pictures ---------------------------------------------------------------------
     def plot(self, column: str | None = None, ax: Axes | None = None, **kwargs: Any) -> Axes:

@@ -1,6 +1,7 @@
 """PyTorch datasets over TACO samples (``pip install 'taco_gdal[torch]'``).
 
-A picklable map-style :class:`SampleDataset`, splits by column or geographic
+A picklable map-style :class:`SampleDataset`, a :class:`Normalize` transform built
+from a view's statistics, splits by column or geographic
 block, a resumable DistributedSampler, and a null-tolerant collate.  Importing
 this package without torch raises :class:`~taco_gdal.errors.TacoDependencyError`.
 
@@ -25,6 +26,7 @@ from taco_gdal.torch.dataset import (  # noqa: E402
     READ_BYTES_IN_FLIGHT,
     SampleDataset,
 )
+from taco_gdal.torch.normalize import Normalize  # noqa: E402
 from taco_gdal.torch.reading import Reader  # noqa: E402
 from taco_gdal.torch.rows import SampleRows, resolve_rows  # noqa: E402
 from taco_gdal.torch.sampler import ResumableSampler  # noqa: E402
@@ -40,6 +42,7 @@ __all__ = [
     "IMAGE",
     "MAX_READ_THREADS",
     "READ_BYTES_IN_FLIGHT",
+    "Normalize",
     "Reader",
     "ResumableSampler",
     "SampleDataset",

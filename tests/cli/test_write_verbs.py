@@ -7,6 +7,7 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
@@ -205,6 +206,13 @@ def test_create_with_stats_feeds_the_stats_methods(tmp_path: Path) -> None:
     assert "geotiff:stats" in ds.to_arrow(0).column_names
     assert ds.stats_mean().tolist() == pytest.approx([119.5])
     assert ds.stats_min().tolist() == [20.0] and ds.stats_max().tolist() == [219.0]
+    assert "taco_gdal:stats_sketch" in ds.to_arrow(0).column_names
+    pixels = np.arange(20, 220)  # every value as often as any other, in every raster
+    result = ds.stats(band=0, q=(10, 90))
+    assert result.rank_error is not None
+    for q, value in zip(result.q, result.percentiles, strict=True):
+        below, at_or_below = np.mean(pixels < value), np.mean(pixels <= value)
+        assert below - result.rank_error <= q / 100 <= at_or_below + result.rank_error
     assert taco_gdal.validate(out).ok
     classes = tmp_path / "classes.tacozip"
     taco("create", folder, classes, "--stats", "--stats-classes", "20,21,5")

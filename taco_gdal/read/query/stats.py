@@ -2,10 +2,12 @@
 
 ``geotiff:stats`` holds per band ``[min, max, mean, std, valid%, p25, p50, p75, p95]``
 or class fractions.  Each statistic is one SQL query: ``min``/``max`` the extremes;
-``mean`` and ``std`` (exact, pooled) weighted by each sample's valid pixels (the
+``mean`` and ``std`` (pooled) weighted by each sample's valid pixels (the
 ``stac:tensor_shape`` area times ``valid%``, else 1), so that a mostly-nodata sample
 does not pull them (the reference weights by all pixels); ``p25`` .. ``p95`` the
 weighted mean of the samples' (approximate); ``categorical`` pixel-weighted fractions.
+Datasets with sketches get exact means and true percentiles from
+:mod:`taco_gdal.read.query.sketches`; these float32 aggregates are its fallback.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ __all__ = [
     "WEIGHT_COLUMN",
     "Stat",
     "aggregate_stats",
-    "percentile_stat",
+    "declared_categorical",
+    "select_bands",
     "view_stats",
 ]
 
@@ -45,24 +48,6 @@ PERCENTILES: Final = (25, 50, 75, 95)
 
 Fetch = Callable[[str], pa.Table]
 """Runs SQL in the dataset's DuckDB session and returns the result as Arrow."""
-
-
-def percentile_stat(q: object) -> Stat:
-    """The statistic name of percentile ``q``, refusing the ones ``geotiff:stats`` lacks.
-
-    Raises:
-        TacoQueryError: ``q`` is not one of :data:`PERCENTILES`.
-
-    Example:
-        >>> percentile_stat(95)
-        'p95'
-    """
-    if isinstance(q, bool) or q not in PERCENTILES:
-        raise TacoQueryError(
-            f"stats_percentile(q): expected q in {PERCENTILES} (the percentiles geotiff:stats "
-            f"stores per band; use stats_min/stats_max for 0 and 100), found {q!r}"
-        )
-    return f"p{q}"  # type: ignore[return-value]
 
 
 def _position(name: str) -> int:
@@ -124,7 +109,7 @@ def _categorical_sql(source: str, has_weight: bool) -> str:
     )
 
 
-def _select(values: np.ndarray, band: int | Sequence[int] | None, where: str) -> np.ndarray:
+def select_bands(values: np.ndarray, band: int | Sequence[int] | None, where: str) -> np.ndarray:
     if band is None:
         return values
     chosen = [band] if isinstance(band, int) else list(band)
@@ -220,10 +205,10 @@ def aggregate_stats(
         result = fetch(_continuous_sql(source, has_weight, stat)).to_pydict()
         values = np.full(max(result["band"]) + 1, np.nan)
         values[result["band"]] = np.asarray(result["value"], dtype=np.float64)
-    return _select(values, band, where)
+    return select_bands(values, band, where)
 
 
-def _declared_categorical(collection: Any, level: int) -> bool | None:
+def declared_categorical(collection: Any, level: int) -> bool | None:
     """True/False when ``taco:field_schema`` describes ``geotiff:stats`` as categorical."""
     fields = (collection.get(FIELD_SCHEMA_KEY) or {}).get(f"level{level}") or []
     for entry in fields:
@@ -252,6 +237,6 @@ def view_stats(
         columns_of(state.relation(level)),
         stat,
         band,
-        categorical=_declared_categorical(state.collection, level),
+        categorical=declared_categorical(state.collection, level),
         where=f"{state.path} level {level}",
     )

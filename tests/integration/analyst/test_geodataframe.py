@@ -98,12 +98,15 @@ def test_stats_run_on_the_filtered_view(flat_path: Path, scene_dir: Path) -> Non
     assert pixels.min() < filtered.stats_median(0) < pixels.max()
     quartiles = [filtered.stats_p25(0), filtered.stats_p50(0), filtered.stats_p75(0)]
     assert quartiles == sorted(quartiles) and filtered.stats_p95(0) >= quartiles[-1]
-    assert filtered.stats_p50(0) == filtered.stats_median(0)
-    # the valid percentiles, what was given, and where the other ends are
-    match = r"expected q in \(25, 50, 75, 95\) .*stats_min/stats_max.*found 90"
-    with pytest.raises(TacoQueryError, match=match):
-        filtered.stats_percentile(90)
-    assert "25, 50, 75 or 95" in str(type(ds).stats_percentile.__doc__)
+    for median in (filtered.stats_p50(0), filtered.stats_median(0)):  # merges compact at random
+        assert np.mean(pixels < median) - 0.01 <= 0.5 <= np.mean(pixels <= median) + 0.01
+    # any percentile, from the merged sketches: a rank within the stated error
+    error = filtered.stats(0, q=(90,)).rank_error
+    assert error is not None and error < 0.01
+    p90 = filtered.stats_percentile(90, 0)
+    assert np.mean(pixels < p90) - error <= 0.9 <= np.mean(pixels <= p90) + error
+    with pytest.raises(TacoQueryError, match=r"q expected numbers in 0..100, found 101"):
+        filtered.stats_percentile(101)
     everything = _pixels(scene_dir, [s.stem for s in SCENES])
     assert ds.stats_mean()[0] == pytest.approx(everything.mean())
     assert filtered.stats_mean(0) != pytest.approx(everything.mean())

@@ -73,3 +73,43 @@ def test_folder_and_unreadable_samples(write_tiff: WriteTiff) -> None:
     os.unlink(gone)
     with pytest.raises(TacoIOError, match="cannot read"):
         sample.extend_with(GeotiffStats())
+
+
+def test_sketch_column_holds_exact_moments_and_a_kll_sketch(write_tiff: WriteTiff) -> None:
+    from datasketches import kll_floats_sketch
+
+    from taco_gdal.extensions.geotiff_stats import SKETCH_K, SKETCH_TYPE
+    from taco_gdal.format.names import STATS_SKETCH
+
+    rng = np.random.default_rng(5)
+    data = rng.integers(1, 5000, size=(2, 64, 64)).astype(np.int16)
+    data[:, :8, :] = -1
+    data[1] = -1
+    path = write_tiff("k.tif", data, nodata=-1)
+    with pytest.warns(TacoWarning, match="band 2 .* no valid pixels"):
+        sample = Sample("k", path).extend_with(Scaling(0.5, 10.0)).extend_with(GeotiffStats())
+    assert sample.schema.field(STATS_SKETCH).type == SKETCH_TYPE
+    first, second = sample[STATS_SKETCH]
+    assert second is None
+    valid = data[0, 8:, :].ravel().astype(np.float64) * 0.5 + 10.0  # physical values
+    assert first["count"] == valid.size
+    assert first["mean"] == pytest.approx(valid.mean(), rel=1e-12)
+    assert first["m2"] == pytest.approx(valid.var() * valid.size, rel=1e-12)
+    sketch = kll_floats_sketch.deserialize(first["kll"])
+    assert (sketch.k, sketch.n) == (SKETCH_K, valid.size)
+    assert (sketch.get_min_value(), sketch.get_max_value()) == (valid.min(), valid.max())
+    error = sketch.normalized_rank_error(False)
+    assert error <= 0.01
+    median = sketch.get_quantile(0.5)
+    assert np.mean(valid < median) - error <= 0.5 <= np.mean(valid <= median) + error
+
+
+def test_no_sketch_when_categorical_or_declined(write_tiff: WriteTiff) -> None:
+    from taco_gdal.format.names import STATS_SKETCH
+
+    path = write_tiff("d.tif", np.zeros((1, 4, 4), np.uint8))
+    declined = Sample("a", path).extend_with(GeotiffStats(sketch=False))
+    categorical = Sample("b", path).extend_with(GeotiffStats(categorical=True, class_values=[0]))
+    for sample in (declined, categorical):
+        assert STATS_SKETCH not in sample.schema.names
+        assert "geotiff:stats" in sample.schema.names

@@ -69,7 +69,7 @@ def test_three_levels_with_stac_from_rasterio(dataset: Tortilla, make_taco: Make
         "tile_0/s2/b03",
         "tile_0/s2/b04",
     ]
-    assert level2.column_names[2:11] == [
+    assert level2.column_names[2:12] == [
         "stac:crs",
         "stac:tensor_shape",
         "stac:geotransform",
@@ -78,6 +78,7 @@ def test_three_levels_with_stac_from_rasterio(dataset: Tortilla, make_taco: Make
         "stac:time_end",
         "stac:time_middle",
         "geotiff:stats",
+        "taco_gdal:stats_sketch",
         "majortom:code",
     ]
     schema = level2.schema
