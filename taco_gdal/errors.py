@@ -15,6 +15,7 @@ __all__ = [
     "TacoExistsError",
     "TacoFormatError",
     "TacoIOError",
+    "TacoLeakageWarning",
     "TacoNavigationError",
     "TacoPITError",
     "TacoQueryError",
@@ -77,3 +78,7 @@ class TacoNavigationError(TacoError, KeyError, IndexError):
 
 class TacoWarning(UserWarning):
     """Something was read or written, but not the way the spec prefers."""
+
+
+class TacoLeakageWarning(TacoWarning):
+    """Samples of different splits overlap in space or share bytes (see ``check_splits``)."""
