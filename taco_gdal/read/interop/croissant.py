@@ -2,10 +2,12 @@
 
 The JSON-LD describes what is on disk, so ``mlcroissant`` reads the level tables
 itself. A ZIP container is one ``FileObject`` (its SHA-256 streamed through
-GDAL) and each level table a ``FileSet`` *contained in* it, selected by member
-name: mlcroissant extracts the archive, which works because TACO ZIPs store every
-member uncompressed. A FOLDER dataset has one ``FileObject`` per level Parquet
-file, each with its own SHA-256 (a folder has no single checksum). Each level is
+GDAL) and each level table a ``FileObject`` *contained in* it whose
+``contentUrl`` is the member name: mlcroissant downloads and extracts the
+archive, then reads that member as Parquet. (A contained ``FileSet`` would give
+mlcroissant file paths, not rows.) A FOLDER dataset has one ``FileObject`` per
+level Parquet file, each with its own SHA-256, since a folder has no single
+checksum. Each level is
 a ``RecordSet`` whose fields are typed from the Arrow schema; a deeper level's
 ``internal:parent_id`` references the ``internal:current_id`` of the level above.
 """
@@ -233,7 +235,11 @@ def _distribution(ds: TacoDataset, relative_to: str | None) -> list[dict[str, An
 
 
 def _geo(ds: TacoDataset) -> dict[str, Any]:
-    """schema.org coverage and GeoCroissant CRS from the COLLECTION extent."""
+    """GeoCroissant's extent and CRS from the COLLECTION extent.
+
+    GeoCroissant takes the extent from schema.org (``spatialCoverage`` with a
+    ``GeoShape`` box, ``temporalCoverage``) and adds ``geocr:coordinateReferenceSystem``.
+    """
     extent = ds.extent or {}
     out: dict[str, Any] = {}
     bbox = extent.get("spatial")

@@ -179,3 +179,20 @@ def test_missing_extra_names_the_install(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setitem(sys.modules, "mlcroissant", None)  # what an absent package looks like
     with pytest.raises(TacoDependencyError, match=r"pip install 'taco_gdal\[croissant\]'"):
         require_mlcroissant()
+
+
+def test_remote_container_is_described_by_its_url(tmp_path: Path) -> None:
+    from tests.support.servers.range_server import RangeServer
+
+    dataset = write_dataset(tmp_path, "flat", "zip")
+    with RangeServer(root=dataset.parent) as server:
+        url = f"{server.url}/{dataset.name}"
+        ds = taco_gdal.load(url)
+        doc = ds.to_croissant()
+        container = doc["distribution"][0]
+        assert container["contentUrl"] == url and doc["url"] == url
+        assert container["sha256"] == hashlib.sha256(dataset.read_bytes()).hexdigest()
+        out = tmp_path / "remote.json"
+        out.write_text(json.dumps(doc))
+        records = list(mlc.Dataset(jsonld=str(out)).records("level0"))  # fetched over HTTP
+    assert [r["level0/id"].decode() for r in records] == ds.data["id"].tolist()
