@@ -65,6 +65,8 @@ def validate(common: Common, path: str, splits: str | None, buffer: str) -> None
     from taco_gdal.verify import validate as run_validate
 
     buffer_m = parse_distance(buffer)
+    if buffer_m and splits is None:
+        raise click.UsageError("--buffer applies to the --splits check; give --splits COLUMN too")
     report = run_validate(path)
     if splits is not None:
         report = dataclasses.replace(

@@ -110,6 +110,8 @@ def test_cli_prints_every_finding_and_exits_1(leaky: tuple[Path, dict[str, str]]
     assert plain.exit_code == 0, plain.output
     bad = CliRunner().invoke(cli, ["validate", path, "--splits", "split", "--buffer", "far"])
     assert bad.exit_code == 2 and "100m" in bad.output
+    alone = CliRunner().invoke(cli, ["validate", path, "--buffer", "100m"])
+    assert alone.exit_code == 2 and "--splits" in alone.output
 
 
 def test_cli_exits_0_on_a_clean_split(tmp_path: Path) -> None:
