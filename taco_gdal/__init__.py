@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from taco_gdal.rasters import samples_from_rasters
     from taco_gdal.read import TacoDataFrame, TacoDataset
     from taco_gdal.read.concat import concat  # the function, not its module
+    from taco_gdal.read.leakage import check_splits
     from taco_gdal.read.load import load
     from taco_gdal.verify import validate, verify
     from taco_gdal.write import create_tacocat, create_tacollection, folder2zip, zip2folder
@@ -73,6 +74,7 @@ _LAZY = {
     "convert": "taco_gdal.generations",
     "validate": "taco_gdal.verify",
     "samples_from_rasters": "taco_gdal.rasters",
+    "check_splits": "taco_gdal.read.leakage",
 }
 
 
@@ -103,6 +105,7 @@ __all__ = [
     "TacoWarning",
     "Tortilla",
     "__version__",
+    "check_splits",
     "concat",
     "convert",
     "create",

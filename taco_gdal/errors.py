@@ -16,6 +16,7 @@ __all__ = [
     "TacoExistsError",
     "TacoFormatError",
     "TacoIOError",
+    "TacoLeakageWarning",
     "TacoNavigationError",
     "TacoPITError",
     "TacoQueryError",
@@ -82,3 +83,7 @@ class TacoWarning(UserWarning):
 
 class TacoApproximationWarning(TacoWarning):
     """A statistic was approximated because the dataset lacks what makes it exact."""
+
+
+class TacoLeakageWarning(TacoWarning):
+    """Samples of different splits overlap in space or share bytes (see ``check_splits``)."""

@@ -186,6 +186,7 @@ VERB_SCHEMA: Final = {
     "index": "index",
     "validate": "report",
     "verify": "report",
+    "croissant": "written",
 }
 """Verb -> the schema its ``--json`` output follows."""
 

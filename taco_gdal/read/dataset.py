@@ -358,6 +358,17 @@ class TacoDataset:
         keep = ", ".join(quote_ident(c) for c in columns if not is_hidden(c))
         return self._fetch(f"SELECT {keep} FROM ({sql})", what="to_arrow()")
 
+    def to_croissant(self, relative_to: str | None = None) -> dict[str, Any]:
+        """Croissant 1.1 JSON-LD of the container and its level tables (``read.interop``).
+
+        Example:
+            >>> [r["@id"] for r in tiles.to_croissant()["recordSet"]]
+            ['level0', 'level1']
+        """
+        from taco_gdal.read.interop.croissant import to_croissant
+
+        return to_croissant(self, relative_to)
+
     def read(self, key: int | str) -> str | TacoDataFrame:
         """Shortcut for ``self.data.read(key)``."""
         return self.data.read(key)

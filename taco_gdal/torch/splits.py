@@ -6,13 +6,14 @@ lon/lat cells go to one split, reproducibly for a ``seed``.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
-from taco_gdal.errors import TacoQueryError
-from taco_gdal.format.names import GEOMETRY_COLUMNS, ISTAC_CRS, ISTAC_GEOMETRY
+from taco_gdal.errors import TacoLeakageWarning, TacoQueryError
+from taco_gdal.format.names import CHECKSUM, GEOMETRY_COLUMNS, ISTAC_CRS, ISTAC_GEOMETRY
 
 if TYPE_CHECKING:
     from taco_gdal.torch.dataset import SampleDataset
@@ -32,6 +33,9 @@ _LONLAT: Final = "EPSG:4326"
 def split_by_column(dataset: SampleDataset, column: str = "split") -> dict[str, SampleDataset]:
     """One dataset per value of ``column`` (TacoQueryError if missing or with nulls).
 
+    Warns (:class:`~taco_gdal.errors.TacoLeakageWarning`) when samples of different
+    splits overlap or share a stored digest, as ``taco_gdal.check_splits`` finds them.
+
     Example:
         >>> from taco_gdal.torch import SampleDataset
         >>> parts = split_by_column(SampleDataset(ds))
@@ -45,6 +49,21 @@ def split_by_column(dataset: SampleDataset, column: str = "split") -> dict[str, 
             f"{dataset.rows.where}: expected a value of {column!r} for every sample, found "
             f"{nulls} null(s) of {len(values)}"
         )
+    from taco_gdal.read.leakage import table_leaks
+
+    table = dataset.rows.levels[0].table
+    if CHECKSUM in table.column_names or any(c in table.column_names for c in GEOMETRY_COLUMNS):
+        report = table_leaks(table, column, where=dataset.rows.where)
+        if not report.ok:
+            warnings.warn(
+                TacoLeakageWarning(
+                    f"{dataset.rows.where}: the splits of {column!r} leak: "
+                    f"{len(report.overlaps)} overlapping pair(s), {len(report.duplicates)} "
+                    f"digest(s) in more than one split; first: {report.lines()[0]} "
+                    "(taco_gdal.check_splits lists them all)"
+                ),
+                stacklevel=2,
+            )
     array = np.asarray([str(v) for v in values], dtype=object)
     return {
         str(name): dataset.subset(np.flatnonzero(array == name))
@@ -133,8 +152,15 @@ def split_by_blocks(
     *,
     seed: int = 0,
     geometry_col: str = "auto",
+    buffer_m: float | None = None,
 ) -> dict[str, SampleDataset]:
     """Split by geographic cells of ``block_size`` degrees, whole cells to one split.
+
+    With ``buffer_m``, samples that would leak are dropped: for each pair of samples
+    in different splits whose footprints share area (``buffer_m=0``) or come within
+    ``buffer_m`` metres, or that hold the same stored digest, the sample of the split
+    with the larger share goes (so val and test keep theirs), unless the pair is
+    already broken. The output then passes ``taco_gdal.check_splits`` with that buffer.
 
     Args:
         dataset: the dataset to split.
@@ -143,6 +169,8 @@ def split_by_blocks(
             as whole cells allow).
         seed: the seed of the cell order (same seed, same split).
         geometry_col: footprint or centroid column (``"auto"``: the first present).
+        buffer_m: drop samples closer than this many metres to another split
+            (``None``: keep every sample, cells alone decide).
 
     Raises:
         TacoQueryError: no usable geometry, a bad ``block_size`` or bad fractions.
@@ -161,7 +189,34 @@ def split_by_blocks(
     _, block_of, counts = np.unique(cells, axis=0, return_inverse=True, return_counts=True)
     split_of_block = _assign(counts, fractions, seed)
     split_of_sample = split_of_block[block_of.reshape(-1)]
+    if buffer_m is not None:
+        split_of_sample = _drop_leaks(dataset, split_of_sample, fractions, buffer_m)
     return {
         name: dataset.subset(np.flatnonzero(split_of_sample == k))
         for k, name in enumerate(fractions)
     }
+
+
+def _drop_leaks(
+    dataset: SampleDataset,
+    split_of: np.ndarray,
+    fractions: Mapping[str, float],
+    buffer_m: float,
+) -> np.ndarray:
+    """``split_of`` with -1 for the samples dropped so that no pair of splits leaks."""
+    from taco_gdal.read.leakage import leaking_pairs, repeated_digests, table_footprints
+
+    table = dataset.rows.levels[0].table
+    first, second = leaking_pairs(table_footprints(table, dataset.rows.where), split_of, buffer_m)
+    pairs = list(zip(first.tolist(), second.tolist(), strict=True))
+    if CHECKSUM in table.column_names:
+        for _, rows in repeated_digests(table.column(CHECKSUM).to_pylist(), split_of):
+            pairs += [(a, b) for a in rows for b in rows if a < b and split_of[a] != split_of[b]]
+    share = np.asarray(list(fractions.values()), dtype=float)
+    out = split_of.copy()
+    for a, b in sorted(pairs):
+        if out[a] < 0 or out[b] < 0:
+            continue
+        bigger = a if (share[split_of[a]], split_of[a]) >= (share[split_of[b]], split_of[b]) else b
+        out[bigger] = -1
+    return out

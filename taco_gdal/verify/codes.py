@@ -59,3 +59,9 @@ BAD_PARENT: Final = "BAD_PARENT"
 """A row's ``internal:parent_id`` names no FOLDER of the level above."""
 DEPTH: Final = "DEPTH"
 """More levels than the spec allows."""
+
+# --- validate --splits: leakage between splits ------------------------------------
+SPLIT_OVERLAP: Final = "SPLIT_OVERLAP"
+"""Two samples of different splits share area (or come within the buffer)."""
+SPLIT_DUPLICATE: Final = "SPLIT_DUPLICATE"
+"""One stored digest is held by samples of different splits."""

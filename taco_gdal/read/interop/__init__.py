@@ -1,0 +1,1 @@
+"""Bridges between TACO datasets and the catalogues of the EO and ML ecosystems."""
