@@ -14,7 +14,7 @@ INSTALL = "pip install 'taco_gdal[xarray]'"
 
 
 def require(module: str, feature: str = "to_xarray()") -> ModuleType:
-    """Import ``module`` (e.g. ``"xarray"``), or raise a TacoDependencyError saying how to install it.
+    """Import ``module`` (e.g. ``"xarray"``); a TacoDependencyError says how to install it.
 
     Example:
         >>> require("xarray").__name__

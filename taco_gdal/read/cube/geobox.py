@@ -25,5 +25,5 @@ def geobox_of(crs: str, geotransform: Sequence[float], rows: int, cols: int) -> 
 
 
 def grid_coords(box: Any) -> dict[str, Any]:
-    """``y``, ``x`` and ``spatial_ref`` coordinates of ``box``, as rioxarray and ``.odc`` read them."""
+    """``y``, ``x`` and ``spatial_ref`` coordinates of ``box`` (as rioxarray and ``.odc`` read)."""
     return dict(require("odc.geo.xr").xr_coords(box, crs_coord_name="spatial_ref"))

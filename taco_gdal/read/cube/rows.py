@@ -56,7 +56,9 @@ class CubeRows:
         """Whether every sample has the same CRS and geotransform (a time series of one tile)."""
         if not len(self):
             return False
-        return bool((self.crs == self.crs[0]).all() and (self.transforms == self.transforms[0]).all())
+        return bool(
+            (self.crs == self.crs[0]).all() and (self.transforms == self.transforms[0]).all()
+        )
 
 
 def _first(table: pa.Table, names: Sequence[str]) -> str | None:
@@ -118,11 +120,13 @@ def _shape(table: pa.Table, where: str) -> tuple[int, int, int]:
         parts = []
         for k, group in enumerate(groups):
             first = ids.take(pa.array(np.flatnonzero(inverse.ravel() == k)[:3])).to_pylist()
-            parts.append(f"{list(map(int, group))}: {int(counts[k])} samples ({', '.join(first)}...)")
+            parts.append(
+                f"{list(map(int, group))}: {int(counts[k])} samples ({', '.join(first)}...)"
+            )
         raise TacoSchemaError(
             f"{where}: to_xarray() stacks samples of one shape, expected one "
             f"[bands, rows, cols], found {len(groups)} groups: {'; '.join(parts)}. Stack each "
-            f"group apart, e.g. ds.sql('SELECT * FROM data WHERE \"{SHAPE}\" = "
+            f'group apart, e.g. ds.sql(\'SELECT * FROM data WHERE "{SHAPE}" = '
             f"{list(map(int, groups[0]))}').to_xarray()"
         )
     if not len(groups):
@@ -209,4 +213,3 @@ def cube_rows(
         lat=np.asarray(lat, dtype=float),
         coords={name: _column(table, name, where) for name in coords},
     )
-

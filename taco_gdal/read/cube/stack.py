@@ -9,6 +9,7 @@ that reads its samples with the read profile when computed.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -17,6 +18,7 @@ from taco_gdal.env import thread_options
 from taco_gdal.errors import TacoQueryError
 from taco_gdal.io import pinning
 from taco_gdal.read.cube._deps import require
+from taco_gdal.read.cube.geobox import geobox_of, grid_coords
 from taco_gdal.read.cube.probe import probe_raster
 from taco_gdal.read.cube.reading import SampleBlock, block_bounds, read_threads
 from taco_gdal.read.cube.rows import CubeRows, cube_rows
@@ -26,7 +28,15 @@ if TYPE_CHECKING:
 
     from taco_gdal.read.dataset import TacoDataset
 
-__all__ = ["BLOCK_BYTES", "MIN_BLOCK_SAMPLES", "samples_per_block", "stack_rows", "to_xarray"]
+__all__ = [
+    "BLOCK_BYTES",
+    "MIN_BLOCK_SAMPLES",
+    "samples_per_block",
+    "stack_rows",
+    "to_xarray",
+    "whole_block",
+    "wrap",
+]
 
 MIN_BLOCK_SAMPLES = 16
 """Samples per dask task, at least (by default): a task per sample makes graphs that
@@ -89,6 +99,34 @@ def _band_positions(bands: Sequence[int] | None, count: int, where: str) -> tupl
     return tuple(b - 1 for b in chosen)
 
 
+def whole_block(
+    rows: CubeRows, bands: Sequence[int] | None = None, dtype: Any = None
+) -> tuple[SampleBlock, np.ndarray, float | None]:
+    """One :class:`SampleBlock` over every sample of ``rows``, the band numbers it
+    holds and the declared nodata (the first sample's header is read when ``dtype``
+    is ``None``: the metadata does not state the pixel type)."""
+    count, height, width = rows.shape
+    picked = _band_positions(bands, count, rows.where)
+    band_numbers = np.arange(1, count + 1) if picked is None else np.asarray(picked) + 1
+    native, nodata = (None, None)
+    if dtype is None:
+        native, nodata = probe_raster(str(rows.paths[0]), rows.where)
+    kind = np.dtype(dtype if dtype is not None else native)
+    shape = (len(rows), len(band_numbers), height, width)
+    block = SampleBlock(
+        paths=tuple(rows.paths.tolist()),
+        sizes=tuple(rows.sizes.tolist()),
+        shape=shape,
+        dtype=kind,
+        bands=picked,
+        options=thread_options(),
+        pins=_pins(rows.paths),
+        threads=read_threads(int(np.prod(shape[1:])) * kind.itemsize),
+        where=rows.where,
+    )
+    return block, band_numbers, nodata
+
+
 def stack_rows(
     rows: CubeRows,
     *,
@@ -100,52 +138,40 @@ def stack_rows(
     """The lazy ``(sample, band, y, x)`` DataArray over ``rows`` (see :func:`to_xarray`)."""
     xr = require("xarray")
     da = require("dask.array")
-    count, height, width = rows.shape
-    picked = _band_positions(bands, count, rows.where)
-    band_numbers = np.arange(1, count + 1) if picked is None else np.asarray(picked) + 1
-    native, nodata = (None, None)
-    if dtype is None:
-        native, nodata = probe_raster(str(rows.paths[0]), rows.where)
-    kind = np.dtype(dtype if dtype is not None else native)
-    shape = (len(band_numbers), height, width)
-    sample_bytes = int(np.prod(shape)) * kind.itemsize
+    whole, band_numbers, nodata = whole_block(rows, bands, dtype)
+    shape = whole.shape[1:]
+    sample_bytes = int(np.prod(shape)) * whole.dtype.itemsize
     per_block = samples_per_block(sample_bytes, len(rows), chunks)
-    options = thread_options()
-    pins = _pins(rows.paths)
-    threads = read_threads(sample_bytes)
     token = require("dask.base").tokenize(
-        rows.where, rows.paths, rows.sizes, picked, kind.str, per_block, sorted(options.items())
-    )
+        rows.where, rows.paths, rows.sizes, whole.bands, whole.dtype.str, per_block,
+        sorted(whole.options.items()),
+    )  # fmt: skip
     array_name = f"taco-stack-{token}"
     graph: dict[Any, Any] = {}
     getter = require("dask.array.core").getter
     task_spec = require("dask._task_spec")
     bounds = block_bounds(len(rows), per_block)
     for k, (start, stop) in enumerate(bounds):
-        block = SampleBlock(
-            paths=tuple(rows.paths[start:stop].tolist()),
-            sizes=tuple(rows.sizes[start:stop].tolist()),
+        block = replace(
+            whole,
+            paths=whole.paths[start:stop],
+            sizes=whole.sizes[start:stop],
             shape=(stop - start, *shape),
-            dtype=kind,
-            bands=picked,
-            options=options,
-            pins=pins,
-            threads=threads,
-            where=rows.where,
         )
         key = (array_name, k, 0, 0, 0)
         index = (slice(0, stop - start), slice(None), slice(None), slice(None))
         graph[key] = task_spec.Task(key, getter, task_spec.DataNode(None, block), index, False)
-    block_chunks = (tuple(b - a for a, b in bounds), (shape[0],), (height,), (width,))
-    data = da.Array(graph, array_name, chunks=block_chunks, dtype=kind,
-                    meta=np.empty((0, 0, 0, 0), dtype=kind))  # fmt: skip
-    return _wrap(xr, data, rows, band_numbers, nodata, name)
+    block_chunks = (tuple(b - a for a, b in bounds), *((n,) for n in shape))
+    data = da.Array(graph, array_name, chunks=block_chunks, dtype=whole.dtype,
+                    meta=np.empty((0, 0, 0, 0), dtype=whole.dtype))  # fmt: skip
+    return wrap(xr, data, rows, band_numbers, nodata, name)
 
 
-def _wrap(
-    xr: Any, data: Any, rows: CubeRows, bands: np.ndarray, nodata: float | None, name: str | None
+def wrap(
+    xrmod: Any, data: Any, rows: CubeRows, bands: np.ndarray, nodata: float | None, name: str | None
 ) -> xr.DataArray:
-    """Coordinates from the metadata; x/y and the CRS as rioxarray reads them on one grid."""
+    """``data`` as a DataArray with coordinates from the metadata (x/y and the CRS as
+    rioxarray and odc-geo read them when every sample shares one grid)."""
     transforms = np.empty(len(rows), dtype=object)
     transforms[:] = list(map(tuple, rows.transforms.tolist()))
     coords: dict[str, Any] = {
@@ -162,11 +188,9 @@ def _wrap(
     if nodata is not None:
         attrs["nodata"] = nodata
         attrs["_FillValue"] = nodata
-    array = xr.DataArray(data, dims=("sample", "band", "y", "x"), coords=coords, attrs=attrs,
-                         name=name)  # fmt: skip
+    dims = ("sample", "band", "y", "x")
+    array: xr.DataArray = xrmod.DataArray(data, dims=dims, coords=coords, attrs=attrs, name=name)
     if rows.one_grid() and rows.crs[0] is not None:
-        from taco_gdal.read.cube.geobox import geobox_of, grid_coords
-
         box = geobox_of(str(rows.crs[0]), rows.transforms[0], rows.shape[1], rows.shape[2])
         array = array.assign_coords(grid_coords(box))
     return array
