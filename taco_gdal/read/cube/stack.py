@@ -87,7 +87,7 @@ def _pins(paths: np.ndarray) -> dict[str, pinning.Pin]:
     return found
 
 
-def _band_positions(bands: Sequence[int] | None, count: int, where: str) -> tuple[int, ...] | None:
+def band_positions(bands: Sequence[int] | None, count: int, where: str) -> tuple[int, ...] | None:
     if bands is None:
         return None
     chosen = tuple(int(b) for b in bands)
@@ -106,7 +106,7 @@ def whole_block(
     holds and the declared nodata (the first sample's header is read when ``dtype``
     is ``None``: the metadata does not state the pixel type)."""
     count, height, width = rows.shape
-    picked = _band_positions(bands, count, rows.where)
+    picked = band_positions(bands, count, rows.where)
     band_numbers = np.arange(1, count + 1) if picked is None else np.asarray(picked) + 1
     native, nodata = (None, None)
     if dtype is None:
