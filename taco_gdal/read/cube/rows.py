@@ -48,6 +48,7 @@ class CubeRows:
     lon: np.ndarray
     lat: np.ndarray
     coords: dict[str, np.ndarray]
+    containers: tuple[str, ...] = ()
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -114,6 +115,9 @@ def _shape(table: pa.Table, where: str) -> tuple[int, int, int]:
         )
     flat = pc.list_flatten(table.column(SHAPE)).to_numpy(zero_copy_only=False)
     shapes = np.asarray(flat, dtype=np.int64).reshape(-1, 3)
+    if len(shapes) and (shapes == shapes[0]).all():  # the usual case: no sort needed
+        bands, rows, cols = (int(v) for v in shapes[0])
+        return bands, rows, cols
     groups, inverse, counts = np.unique(shapes, axis=0, return_inverse=True, return_counts=True)
     if len(groups) > 1:
         ids = table.column(ID)
@@ -133,6 +137,26 @@ def _shape(table: pa.Table, where: str) -> tuple[int, int, int]:
         raise TacoQueryError(f"{where}: to_xarray() expected at least one sample, found none")
     bands, rows, cols = (int(v) for v in groups[0])
     return bands, rows, cols
+
+
+def _containers(paths: pa.ChunkedArray) -> tuple[str, ...]:
+    """The distinct containers of ``paths`` (a ``/vsisubfile/`` prefix stripped in Arrow,
+    so a container of 100k samples costs one lookup, not 100k)."""
+    from taco_gdal.io import pinning
+
+    stripped = pc.replace_substring_regex(paths, r"^/vsisubfile/[0-9]+_[0-9]+,", "")
+    return tuple(sorted({pinning.container_of(str(p)) for p in pc.unique(stripped).to_pylist()}))
+
+
+def _text(column: pa.ChunkedArray) -> np.ndarray:
+    """Strings as fixed-width NumPy text when short (copied as one block, not per item)."""
+    values = np.asarray(column.to_numpy(zero_copy_only=False), dtype=object)
+    if not len(values):
+        return values.astype(str)
+    longest = pc.max(pc.utf8_length(column)).as_py()
+    if longest is None or longest > 64 or column.null_count:
+        return values
+    return values.astype(f"<U{max(int(longest), 1)}")
 
 
 def _centroids(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
@@ -184,7 +208,7 @@ def cube_rows(
     ).reshape(-1, 6)
     crs_name = _first(table, _CRS)
     crs = (
-        np.asarray(table.column(crs_name).to_numpy(zero_copy_only=False), dtype=object)
+        _text(table.column(crs_name))
         if crs_name is not None
         else np.full(table.num_rows, None, dtype=object)
     )
@@ -202,7 +226,7 @@ def cube_rows(
     lon, lat = _centroids(table)
     return CubeRows(
         where=where,
-        ids=np.asarray(table.column(ID).to_numpy(zero_copy_only=False), dtype=object),
+        ids=_text(table.column(ID)),
         paths=np.asarray(table.column(GDAL_VSI).to_numpy(zero_copy_only=False), dtype=object),
         sizes=sizes,
         crs=crs,
@@ -212,4 +236,5 @@ def cube_rows(
         lon=np.asarray(lon, dtype=float),
         lat=np.asarray(lat, dtype=float),
         coords={name: _column(table, name, where) for name in coords},
+        containers=_containers(table.column(GDAL_VSI)),
     )

@@ -44,16 +44,25 @@ swamp the scheduler long before the reads cost anything."""
 BLOCK_BYTES = 64 * 1024 * 1024
 """Decoded bytes one task returns, at most, once it holds :data:`MIN_BLOCK_SAMPLES`."""
 
+MAX_BLOCK_SAMPLES = 1024
+"""Samples per dask task, at most (by default), so small samples still spread over workers."""
+TRANSFORM = np.dtype(
+    [(n, "f8") for n in ("x_origin", "x_res", "x_skew", "y_origin", "y_skew", "y_res")]
+)
+"""The ``transform`` coordinate's type: one GDAL geotransform per sample, as six named
+numbers (a record array copies as one block, where tuples would be copied one by one)."""
+
 Chunks = int | Mapping[str, int] | None
 
 
 def samples_per_block(sample_bytes: int, count: int, chunks: Chunks = None) -> int:
     """Samples per dask task: ``chunks`` when given, else as many as fit in
-    :data:`BLOCK_BYTES`, never fewer than :data:`MIN_BLOCK_SAMPLES`.
+    :data:`BLOCK_BYTES` (up to :data:`MAX_BLOCK_SAMPLES`), never fewer than
+    :data:`MIN_BLOCK_SAMPLES`.
 
     Example:
         >>> samples_per_block(3 * 64 * 64 * 2, 100_000), samples_per_block(10**8, 100)
-        (2730, 16)
+        (1024, 16)
         >>> samples_per_block(100, 100, chunks={"sample": 4})
         4
     """
@@ -71,15 +80,12 @@ def samples_per_block(sample_bytes: int, count: int, chunks: Chunks = None) -> i
                 f"to_xarray(chunks=...) expected a number of samples >= 1, found {chunks!r}"
             )
         return chunks
-    return max(MIN_BLOCK_SAMPLES, BLOCK_BYTES // max(sample_bytes, 1))
+    return max(MIN_BLOCK_SAMPLES, min(MAX_BLOCK_SAMPLES, BLOCK_BYTES // max(sample_bytes, 1)))
 
 
-def _pins(paths: np.ndarray) -> dict[str, pinning.Pin]:
-    """Pins the loader recorded for the containers of ``paths`` (no request)."""
+def _pins(containers: Sequence[str]) -> dict[str, pinning.Pin]:
+    """Pins the loader recorded for ``containers`` (no request)."""
     found: dict[str, pinning.Pin] = {}
-    if not len(paths):
-        return found
-    containers = {pinning.container_of(str(p)) for p in np.unique(paths.astype(str))}
     for container in containers:
         pin = pinning.pins.get(container)
         if pin is not None:
@@ -120,7 +126,7 @@ def whole_block(
         dtype=kind,
         bands=picked,
         options=thread_options(),
-        pins=_pins(rows.paths),
+        pins=_pins(rows.containers),
         threads=read_threads(int(np.prod(shape[1:])) * kind.itemsize),
         where=rows.where,
     )
@@ -172,8 +178,7 @@ def wrap(
 ) -> xr.DataArray:
     """``data`` as a DataArray with coordinates from the metadata (x/y and the CRS as
     rioxarray and odc-geo read them when every sample shares one grid)."""
-    transforms = np.empty(len(rows), dtype=object)
-    transforms[:] = list(map(tuple, rows.transforms.tolist()))
+    transforms = np.ascontiguousarray(rows.transforms).view(TRANSFORM).reshape(-1)
     coords: dict[str, Any] = {
         "id": ("sample", rows.ids),
         "time": ("sample", rows.times),
