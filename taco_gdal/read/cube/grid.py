@@ -273,7 +273,9 @@ def to_grid(
         )
         key = (name, k, 0, 0, 0)
         index = (slice(0, stop - start), slice(None), slice(None), slice(None))
-        graph[key] = task_spec.Task(key, getter, task_spec.DataNode(None, block), index, False)
+        graph[key] = task_spec.Task(
+            key, getter, task_spec.DataNode(None, block), index, False, False
+        )
     chunk_sizes = (tuple(b - a for a, b in bounds_list), (len(band_numbers),), (height,), (width,))
     data = da.Array(graph, name, chunks=chunk_sizes, dtype=kind,
                     meta=np.empty((0, 0, 0, 0), dtype=kind))  # fmt: skip

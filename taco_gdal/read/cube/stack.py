@@ -166,7 +166,9 @@ def stack_rows(
         )
         key = (array_name, k, 0, 0, 0)
         index = (slice(0, stop - start), slice(None), slice(None), slice(None))
-        graph[key] = task_spec.Task(key, getter, task_spec.DataNode(None, block), index, False)
+        graph[key] = task_spec.Task(
+            key, getter, task_spec.DataNode(None, block), index, False, False
+        )
     block_chunks = (tuple(b - a for a, b in bounds), *((n,) for n in shape))
     data = da.Array(graph, array_name, chunks=block_chunks, dtype=whole.dtype,
                     meta=np.empty((0, 0, 0, 0), dtype=whole.dtype))  # fmt: skip
