@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from taco_gdal.env import Env, config_options, thread_options
-from taco_gdal.errors import TacoIOError, TacoQueryError
+from taco_gdal.errors import TacoIOError, TacoQueryError, TacoSchemaError
 from taco_gdal.read.cube._deps import require
 from taco_gdal.read.cube.probe import probe_raster
 from taco_gdal.read.cube.reading import block_bounds
@@ -68,13 +68,26 @@ def grid_of(
             f"(bounds= optional), found crs={crs!r}, resolution={resolution!r}"
         )
     if bounds is None:
+        if any(c is None for c in rows.crs.tolist()):
+            raise TacoSchemaError(
+                f"{rows.where}: default bounds expected a CRS for every sample, found samples "
+                "without one (pass bounds= or like=)"
+            )
         bounds = _union_bounds(rows, crs)
     if len(bounds) != 4 or not (bounds[0] < bounds[2] and bounds[1] < bounds[3]):
         raise TacoQueryError(
             f"{rows.where}: bounds expected (minx, miny, maxx, maxy) with min < max, "
             f"found {tuple(bounds)!r}"
         )
-    return geobox_mod.GeoBox.from_bbox(tuple(float(b) for b in bounds), crs, resolution=resolution)
+    try:
+        return geobox_mod.GeoBox.from_bbox(
+            tuple(float(b) for b in bounds), crs, resolution=resolution
+        )
+    except (ValueError, TypeError) as exc:  # pyproj's CRSError is a ValueError
+        raise TacoQueryError(
+            f"{rows.where}: a common grid expected a CRS and resolution odc-geo accepts, found "
+            f"crs={crs!r}, resolution={resolution!r}: {exc}"
+        ) from exc
 
 
 def _odc_geobox(obj: Any) -> Any:
@@ -87,6 +100,7 @@ def _odc_geobox(obj: Any) -> Any:
 def _union_bounds(rows: CubeRows, crs: Any) -> tuple[float, float, float, float]:
     """Bounds of every sample's corners in ``crs`` (one transformer per source CRS)."""
     from pyproj import CRS, Transformer
+    from pyproj.exceptions import CRSError
 
     _, height, width = rows.shape
     t = rows.transforms
@@ -94,12 +108,19 @@ def _union_bounds(rows: CubeRows, crs: Any) -> tuple[float, float, float, float]
     lines = np.array([0, 0, height, height], dtype=float)
     xs = t[:, [0]] + t[:, [1]] * cols + t[:, [2]] * lines
     ys = t[:, [3]] + t[:, [4]] * cols + t[:, [5]] * lines
-    target = CRS.from_user_input(crs.to_wkt() if hasattr(crs, "to_wkt") else crs)
     out_x, out_y = np.empty_like(xs), np.empty_like(ys)
-    for source in np.unique(rows.crs.astype(str)):
-        mask = rows.crs.astype(str) == source
-        transformer = Transformer.from_crs(str(source), target, always_xy=True)
-        out_x[mask], out_y[mask] = transformer.transform(xs[mask], ys[mask])
+    codes = rows.crs.astype(str)
+    try:
+        target = CRS.from_user_input(crs.to_wkt() if hasattr(crs, "to_wkt") else crs)
+        for source in np.unique(codes):
+            mask = codes == source
+            transformer = Transformer.from_crs(str(source), target, always_xy=True)
+            out_x[mask], out_y[mask] = transformer.transform(xs[mask], ys[mask])
+    except CRSError as exc:
+        raise TacoQueryError(
+            f"{rows.where}: default bounds expected CRSs pyproj knows, found crs={crs!r} "
+            f"and sample CRSs {sorted(set(codes.tolist()))[:5]}: {exc}"
+        ) from exc
     return float(out_x.min()), float(out_y.min()), float(out_x.max()), float(out_y.max())
 
 

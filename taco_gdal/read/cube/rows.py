@@ -101,18 +101,29 @@ def _asset_rows(dataset: TacoDataset, asset: str) -> pa.Table:
     return table
 
 
+def _check_lists(table: pa.Table, name: str, size: int, what: str, where: str) -> None:
+    """Every row of list column ``name`` holds ``size`` non-null values (names the first bad)."""
+    column = table.column(name)
+    lengths = pc.list_value_length(column).fill_null(-1).to_numpy(zero_copy_only=False)
+    nulls = pc.list_flatten(column).null_count
+    bad = np.flatnonzero(lengths != size)
+    if len(bad) or nulls:
+        first = int(bad[0]) if len(bad) else None
+        found = f"{column[first].as_py()!r} at sample {table.column(ID)[first].as_py()!r}"
+        raise TacoSchemaError(
+            f"{where}: {name!r} expected {what} per sample, found "
+            + (found if first is not None else f"{nulls} null value(s)")
+        )
+
+
 def _shape(table: pa.Table, where: str) -> tuple[int, int, int]:
     if SHAPE not in table.column_names or GEOTRANSFORM not in table.column_names:
         raise TacoSchemaError(
             f"{where}: to_xarray() expected the STAC columns {SHAPE!r} and {GEOTRANSFORM!r} "
             f"(taco_gdal.extensions.STAC), found {table.column_names}"
         )
-    lengths = pc.list_value_length(table.column(SHAPE)).to_numpy(zero_copy_only=False)
-    if len(lengths) and not (lengths == 3).all():
-        raise TacoSchemaError(
-            f"{where}: {SHAPE!r} expected [bands, rows, cols] per sample, found lengths "
-            f"{sorted(set(lengths.tolist()))}"
-        )
+    _check_lists(table, SHAPE, 3, "[bands, rows, cols]", where)
+    _check_lists(table, GEOTRANSFORM, 6, "a GDAL geotransform of 6 numbers", where)
     flat = pc.list_flatten(table.column(SHAPE)).to_numpy(zero_copy_only=False)
     shapes = np.asarray(flat, dtype=np.int64).reshape(-1, 3)
     if len(shapes) and (shapes == shapes[0]).all():  # the usual case: no sort needed

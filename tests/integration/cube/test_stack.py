@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pytest
 import rasterio
+import rasterio.transform
 
 import taco_gdal
 from taco_gdal.errors import (
@@ -16,6 +18,7 @@ from taco_gdal.errors import (
     TacoSchemaError,
 )
 from taco_gdal.format.names import GDAL_VSI
+from taco_gdal.model import Taco, Tortilla
 from taco_gdal.read.cube._deps import require
 from taco_gdal.read.cube.stack import MIN_BLOCK_SAMPLES
 
@@ -139,3 +142,51 @@ def test_bad_arguments_are_taco_errors(mixed: Path) -> None:
 def test_a_missing_extra_says_how_to_install_it() -> None:
     with pytest.raises(TacoDependencyError, match=r"pip install 'taco_gdal\[xarray\]'"):
         require("odc_geo_not_installed_here")
+
+
+def _tiny_dataset(folder: Path, metadata: dict[str, pa.Array]) -> taco_gdal.TacoDataset:
+    folder.mkdir()
+    src = folder / "tiny.tif"
+    profile = {
+        "driver": "GTiff",
+        "width": 4,
+        "height": 4,
+        "count": 1,
+        "dtype": "uint8",
+        "crs": "EPSG:32630",
+        "transform": rasterio.transform.from_origin(0, 40, 10, 10),
+    }
+    with rasterio.open(src, "w", **profile) as dst:
+        dst.write(np.ones((1, 4, 4), dtype=np.uint8))
+    tortilla = Tortilla.from_columns(["a", "b"], [str(src)] * 2, pa.table(metadata))
+    taco = Taco(
+        tortilla,
+        id="tiny",
+        dataset_version="1.0.0",
+        description="tiny",
+        licenses=["CC0-1.0"],
+        providers=[{"name": "t"}],
+        tasks=["classification"],
+    )
+    return taco_gdal.load(taco_gdal.create(taco, folder / "tiny.tacozip", quiet=True)[0])
+
+
+def test_missing_or_null_grid_metadata_is_a_schema_error(tmp_path: Path) -> None:
+    plain = _tiny_dataset(tmp_path / "plain", {"label": pa.array([1, 2])})
+    with pytest.raises(TacoSchemaError, match="expected the STAC columns"):
+        plain.to_xarray()
+    gt = [0.0, 10.0, 0.0, 40.0, 0.0, -10.0]
+    holes = _tiny_dataset(
+        tmp_path / "holes",
+        {
+            "stac:tensor_shape": pa.array([[1, 4, 4], None], pa.list_(pa.int64())),
+            "stac:geotransform": pa.array([gt, gt], pa.list_(pa.float64())),
+        },
+    )
+    with pytest.raises(TacoSchemaError, match="None at sample 'b'"):
+        holes.to_xarray()
+
+
+def test_an_unknown_grid_crs_is_a_query_error(mixed: Path) -> None:
+    with pytest.raises(TacoQueryError, match="crs='EPSG:999999'"):
+        taco_gdal.load(mixed).to_xarray(crs="EPSG:999999", resolution=10)
