@@ -101,15 +101,20 @@ def test_backend_selection_reads_exactly_the_selected_samples(
     assert two.shape == (2, 2, 96, 96)
 
 
+@pytest.mark.slow
 def test_dask_distributed_client_computes_the_cube(http_remote: Remote, mixed: Path) -> None:
-    distributed = pytest.importorskip("distributed", reason="dask[distributed] is in the dev set")
+    """Tasks pickle to a worker process, which reads with the GDAL options of the Env the
+    cube was built in (the test's timeouts) and the loader's pin."""
+    from distributed import Client, LocalCluster
+
     ds = taco_gdal.load(http_remote.publish(mixed))
     cube = ds.to_xarray(dtype="uint16", chunks=4)
     expected = cube.compute(scheduler="sync").values
     with (
-        distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
-                                 dashboard_address=None) as cluster,
-        distributed.Client(cluster) as client,
-    ):  # fmt: skip
+        LocalCluster(
+            n_workers=1, threads_per_worker=2, processes=True, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
         result = client.compute(cube.data).result()
     np.testing.assert_array_equal(result, expected)
