@@ -226,6 +226,21 @@ class WarpBlock:
         return np.asarray(array, dtype=self.dtype)
 
 
+def _slots_per_task(slot_bytes: int, chunks: Any, where: str) -> int:
+    """Time slots per dask task: ``chunks`` (an int or ``{"time": n}``), else as many as fit
+    in :data:`SLOT_BYTES`, at least one."""
+    if isinstance(chunks, Mapping):
+        if set(chunks) - {"time"}:
+            raise TacoQueryError(
+                f"{where}: to_xarray(chunks=...) on a common grid expected only the 'time' "
+                f"dimension (a slot is one chunk in band, y and x), found {sorted(chunks)}"
+            )
+        chunks = chunks.get("time")
+    if chunks is None:
+        return max(1, SLOT_BYTES // max(slot_bytes, 1))
+    return samples_per_block(slot_bytes, 0, {"sample": chunks})
+
+
 def _fill(kind: np.dtype[Any], nodata: float | None) -> float:
     if nodata is not None:
         return float(nodata)
@@ -263,9 +278,7 @@ def to_grid(
     band_numbers = np.arange(1, rows.shape[0] + 1) if picked is None else np.asarray(picked) + 1
     height, width = box.shape.y, box.shape.x
     slot_bytes = len(band_numbers) * height * width * kind.itemsize
-    per_task = samples_per_block(slot_bytes, len(slots), chunks) if chunks is not None else max(
-        1, SLOT_BYTES // max(slot_bytes, 1)
-    )  # fmt: skip
+    per_task = _slots_per_task(slot_bytes, chunks, rows.where)
     fill = _fill(kind, nodata)
     options = thread_options()
     paths = rows.paths.astype(str)

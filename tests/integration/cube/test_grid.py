@@ -84,6 +84,9 @@ def test_groupby_none_is_one_slot_per_sample(mixed: Path) -> None:
                         groupby=None, bands=[2], dtype="float32")  # fmt: skip
     frame = ds.data.sort_values("stac:time_start", kind="stable")
     assert cube.sizes["time"] == 9 and cube.dtype == np.float32
+    per_two = ds.to_xarray(like=BOX, groupby=None, chunks={"time": 2})
+    assert len(per_two.data.__dask_graph__()) == 5
+    np.testing.assert_array_equal(per_two.values.astype(np.float32)[:, [1]], cube.values)
     expected = np.stack([_warp_one(p, BOX)[[1]] for p in frame[GDAL_VSI]]).astype(np.float32)
     np.testing.assert_array_equal(cube.values, expected)
 
