@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from taco_gdal.errors import TacoNavigationError, TacoQueryError, TacoSchemaError
-from taco_gdal.format.names import CURRENT_ID, FILE, GDAL_VSI, ID, PARENT_ID, SIZE, TYPE
+from taco_gdal.format.names import CURRENT_ID, FILE, FOLDER, GDAL_VSI, ID, PARENT_ID, SIZE, TYPE
 
 if TYPE_CHECKING:
     from taco_gdal.read.dataset import TacoDataset
@@ -208,7 +208,7 @@ def cube_rows(
     """
     where = dataset.path
     table = dataset.to_arrow(0) if asset is None else _asset_rows(dataset, asset)
-    if asset is None and FILE not in pc.unique(table.column(TYPE)).to_pylist() and table.num_rows:
+    if asset is None and FOLDER in pc.unique(table.column(TYPE)).to_pylist():
         raise TacoNavigationError(
             f"{where}: to_xarray() expected FILE samples at level 0, found FOLDERs: pick a "
             "child with asset='<child id>'"
