@@ -528,8 +528,9 @@ class TacoDataset:
         Without a grid: ``(sample, band, y, x)`` with coordinates ``id``, ``time``,
         ``crs``, ``transform``, ``centroid_lon``/``centroid_lat`` and the columns in
         ``coords=[...]``. With ``crs``/``resolution``/``bounds`` or ``like=GeoBox``:
-        ``(time, band, y, x)``, warped by GDAL. Nothing is read until compute.
-        Details: :func:`taco_gdal.read.cube.to_xarray`.
+        ``(time, band, y, x)``, warped by GDAL. Nothing is read until compute
+        (without ``dtype=``, the first sample's header gives the pixel type).
+        Details and errors: :func:`taco_gdal.read.cube.to_xarray`.
 
         Example:
             >>> cube = ds.to_xarray(coords=["cloud_cover"])
