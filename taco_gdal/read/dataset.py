@@ -540,6 +540,33 @@ class TacoDataset:
         fetch = functools.partial(self._fetch, what="stats_categorical()")
         return view_stats(self._state, "categorical", band, level, fetch, self._column_names)
 
+    # --- arrays -----------------------------------------------------------------------
+    def to_xarray(
+        self,
+        asset: str | None = None,
+        bands: Sequence[int] | None = None,
+        chunks: int | dict[str, int] | None = None,
+        dtype: Any = None,
+        **options: Any,
+    ) -> Any:
+        """The current view's samples as a lazy ``xarray.DataArray`` (the ``xarray`` extra).
+
+        Without a grid: ``(sample, band, y, x)`` with coordinates ``id``, ``time``,
+        ``crs``, ``transform``, ``centroid_lon``/``centroid_lat`` and the columns in
+        ``coords=[...]``. With ``crs``/``resolution``/``bounds`` or ``like=GeoBox``:
+        ``(time, band, y, x)``, warped by GDAL. Nothing is read until compute
+        (without ``dtype=``, the first sample's header gives the pixel type).
+        Details and errors: :func:`taco_gdal.read.cube.to_xarray`.
+
+        Example:
+            >>> cube = ds.to_xarray(coords=["cloud_cover"])
+            >>> cube.dims, cube.shape
+            (('sample', 'band', 'y', 'x'), (4, 1, 16, 16))
+        """
+        from taco_gdal.read.cube import to_xarray
+
+        return to_xarray(self, asset, bands, chunks, dtype, **options)
+
     # --- pictures ---------------------------------------------------------------------
     def plot(self, column: str | None = None, ax: Axes | None = None, **kwargs: Any) -> Axes:
         """Footprints of the current rows on lon/lat axes, coloured by ``column``.
