@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import copy
 import functools
+import os
 from collections.abc import Iterator, Sequence
 from datetime import date, datetime
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +23,7 @@ import pyarrow as pa
 
 from taco_gdal.errors import TacoQueryError
 from taco_gdal.format.names import FIELD_SCHEMA_KEY, PIT_SCHEMA_KEY
+from taco_gdal.read.interop import stac
 from taco_gdal.read.frames._direct import DirectRows, filtered_rows
 from taco_gdal.read.frames.convert import PitSchema, to_polars
 from taco_gdal.read.frames.dataframe import FrameContext, TacoDataFrame, to_frame
@@ -356,6 +359,22 @@ class TacoDataset:
         columns = self._column_names(state.relation(level))
         keep = ", ".join(quote_ident(c) for c in columns if not is_hidden(c))
         return self._fetch(f"SELECT {keep} FROM ({sql})", what="to_arrow()")
+
+    def to_stac(self, level: int = 0, href: stac.Href = "gdal") -> Any:
+        """The current view as a ``pystac.ItemCollection``: one Item per sample at ``level``.
+
+        See :mod:`taco_gdal.read.interop.stac`; ``href="url"`` gives container URLs with
+        the byte range in ``archive:start`` / ``archive:end``.  Needs the ``stac`` extra.
+        """
+        return stac.to_item_collection(self._state, level, href)
+
+    def to_stac_collection(self) -> Any:
+        """COLLECTION.json as a ``pystac.Collection``."""
+        return stac.stac_collection(self._state)
+
+    def to_stac_geoparquet(self, path: str | os.PathLike[str], level: int = 0) -> Path:
+        """Write the current view's Items as stac-geoparquet (bounded memory); the path."""
+        return stac.write_stac(self._state, Path(path).with_suffix(".parquet"), level)[0]
 
     def read(self, key: int | str) -> str | TacoDataFrame:
         """Shortcut for ``self.data.read(key)``."""

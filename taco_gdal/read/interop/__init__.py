@@ -1,0 +1,1 @@
+"""The dataset in other catalogues' terms: STAC and Croissant built from a TacoDataset."""

@@ -1,0 +1,442 @@
+"""A dataset's current view as STAC: Items, a Collection, and JSON / NDJSON / stac-geoparquet files.
+
+One Item per sample of the chosen level (padding left out): a FILE sample is an
+Item with one asset (key ``data``), a FOLDER sample an Item whose assets are its
+FILE children (key = child id).  Items carry the EPSG:4326 footprint (cut at the
+antimeridian, where ``bbox`` then has ``west > east``), the acquisition time
+(``datetime``, or ``start_datetime`` / ``end_datetime`` when the sample has an
+end), the projection and file extensions on each asset, and the sample's scalar
+metadata as properties.  A FOLDER without its own footprint or time takes the
+union of its children's.
+
+Items are built as plain dicts in batches of rows, with the field names of
+pystac's extension modules, so a million samples stream to a file in bounded
+memory; :func:`to_item_collection` turns them into ``pystac.Item`` objects.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import shapely
+
+from taco_gdal.errors import TacoDependencyError, TacoQueryError, TacoValidationError
+from taco_gdal.extensions.stac_fields import (
+    ARCHIVE_END,
+    ARCHIVE_FORMAT,
+    ARCHIVE_SCHEMA,
+    ARCHIVE_START,
+    INSTALL_HINT,
+    proj_transform_of,
+    require_stac,
+    to_multihash,
+)
+from taco_gdal.format.names import (
+    CHECKSUM,
+    CURRENT_ID,
+    FOLDER,
+    GDAL_VSI,
+    ID,
+    ISTAC_GEOMETRY,
+    PARENT_ID,
+    RELATIVE_PATH,
+    SIZE,
+    STAC_CENTROID,
+    STAC_CRS,
+    STAC_GEOTRANSFORM,
+    STAC_TENSOR_SHAPE,
+    TYPE,
+)
+from taco_gdal.format.vsi import SUBFILE_PREFIX, parse_subfile
+from taco_gdal.read.frames._direct import filtered_rows
+from taco_gdal.read.query import _duck
+from taco_gdal.read.query.sql import descendants_sql, not_padding_mask
+from taco_gdal.read.spatial.footprints import compute_footprints
+from taco_gdal.read.spatial.filters import footprints_of
+
+if TYPE_CHECKING:
+    import pystac
+
+    from taco_gdal.read.query.state import QueryState
+
+__all__ = ["Href", "item_batches", "stac_collection", "to_item_collection", "write_stac"]
+
+Href = Literal["gdal", "url"]
+"""Asset hrefs: GDAL paths (``/vsisubfile/...``), or the container's URL plus a byte range."""
+
+BATCH: Final = 20_000
+_STARTS: Final = ("stac:time_start", "istac:time_start")
+_ENDS: Final = ("stac:time_end", "istac:time_end")
+_NOT_PROPERTIES: Final = (ID, TYPE, CHECKSUM)
+_PROPERTY_TYPES: Final = (pa.types.is_boolean, pa.types.is_integer, pa.types.is_floating,
+                          pa.types.is_string, pa.types.is_large_string, pa.types.is_timestamp,
+                          pa.types.is_date)  # fmt: skip
+_SUFFIXES: Final = (".json", ".ndjson", ".parquet")
+
+
+def _fetch_level(state: QueryState, level: int, what: str) -> pa.Table:
+    """The current rows of ``level`` with every column, the GDAL path included, no padding."""
+    state.check_level(level)
+    rows = filtered_rows(state) if level == 0 else None
+    if rows is not None:
+        table = rows.to_table()
+    else:
+
+        def columns_of(relation: str) -> list[str]:
+            return [n for n, _ in _duck.columns(state.base, state.steps, relation)]
+
+        sql = descendants_sql(state, level, columns_of)
+        table = _duck.fetch(state.base, state.steps, sql, what=what)
+    if CURRENT_ID not in table.column_names:
+        raise TacoQueryError(
+            f"{state.path}: {what} finds samples through {CURRENT_ID!r}, which the current view "
+            "dropped (keep it in sql() queries)"
+        )
+    return table.filter(not_padding_mask(table))
+
+
+def _iso(column: pa.ChunkedArray | None, rows: int = 0) -> list[str | None]:
+    """RFC 3339 UTC strings of a timestamp column (whole seconds when no value has a fraction)."""
+    if column is None:
+        return [None] * rows
+    micros = column.cast(pa.timestamp("us")).cast(pa.int64()).to_numpy(zero_copy_only=False)
+    valid = ~np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    values = micros[valid].astype("datetime64[us]")
+    unit = "s" if not (values.astype(np.int64) % 1_000_000).any() else "us"
+    out: list[str | None] = [None] * len(micros)
+    for i, text in zip(np.flatnonzero(valid), np.datetime_as_string(values, unit=unit)):
+        out[i] = f"{text}Z"
+    return out
+
+
+def _first(table: pa.Table, names: tuple[str, ...]) -> pa.ChunkedArray | None:
+    return next((table.column(n) for n in names if n in table.column_names), None)
+
+
+def _raster_outlines(table: pa.Table) -> pa.Array:
+    """WKB outline (in the sample's CRS) of each row's grid; null where the grid is unknown."""
+    rows = table.num_rows
+    gt_col = table.column(STAC_GEOTRANSFORM).combine_chunks()
+    shape_col = table.column(STAC_TENSOR_SHAPE).combine_chunks()
+    known = np.asarray(
+        pc.and_(pc.equal(pc.list_value_length(gt_col), 6), pc.greater_equal(
+            pc.list_value_length(shape_col), 2)).fill_null(False), dtype=bool,
+    )  # fmt: skip
+    out = np.full(rows, None, dtype=object)
+    if known.any():
+        where = np.flatnonzero(known)
+        gt = np.asarray(pc.list_flatten(gt_col.take(where)), dtype=np.float64).reshape(-1, 6)
+        shapes = shape_col.take(where)
+        flat = np.asarray(pc.list_flatten(shapes), dtype=np.float64)
+        ends = np.asarray(shapes.offsets, dtype=np.int64)[1:] - shapes.offsets[0].as_py()
+        height, width = flat[ends - 2], flat[ends - 1]
+        col = np.column_stack([np.zeros_like(width), width, width, np.zeros_like(width)])
+        row = np.column_stack([np.zeros_like(height), np.zeros_like(height), height, height])
+        x = gt[:, [0]] + gt[:, [1]] * col + gt[:, [2]] * row
+        y = gt[:, [3]] + gt[:, [4]] * col + gt[:, [5]] * row
+        rings = np.stack([x, y], axis=-1)
+        out[where] = shapely.to_wkb(shapely.polygons(np.concatenate([rings, rings[:, :1]], 1)))
+    return pa.array(out, type=pa.binary())
+
+
+def _footprints(state: QueryState, level: int, table: pa.Table) -> np.ndarray:
+    """EPSG:4326 shapely footprint of each row (None where the metadata gives none)."""
+    names = table.column_names
+    positions = table.column(CURRENT_ID).to_numpy()
+    if ISTAC_GEOMETRY in names:
+        return footprints_of(state, level, ISTAC_GEOMETRY).take(positions)
+    if all(n in names for n in (STAC_CRS, STAC_GEOTRANSFORM, STAC_TENSOR_SHAPE)):
+        outlines = pa.table({"stac:outline": _raster_outlines(table), STAC_CRS: table[STAC_CRS]})
+        where = f"{state.path} level {level}"
+        return compute_footprints(outlines, "stac:outline", where=where).geometries
+    if STAC_CENTROID in names:
+        return footprints_of(state, level, STAC_CENTROID).take(positions)
+    return np.full(table.num_rows, None, dtype=object)
+
+
+def _bbox(geometry: Any) -> list[float]:
+    """STAC bbox; a footprint cut at the antimeridian gets ``west > east``."""
+    west, south, east, north = (float(v) for v in geometry.bounds)
+    parts = getattr(geometry, "geoms", ())
+    if west == -180.0 and east == 180.0 and len(parts) > 1:
+        eastern = [p.bounds[0] for p in parts if p.bounds[2] == 180.0]
+        western = [p.bounds[2] for p in parts if p.bounds[0] == -180.0]
+        if eastern and western:
+            return [min(eastern), south, max(western), north]
+    return [west, south, east, north]
+
+
+class _Level:
+    """One level's rows as Python values, row by row, for building Items and assets."""
+
+    def __init__(self, state: QueryState, level: int, table: pa.Table, href: Href) -> None:
+        self.table, self.href, self.path = table, href, state.path
+        names = table.column_names
+        self.ids = table.column(ID).to_pylist()
+        self.types = table.column(TYPE).to_pylist()
+        self.paths = table.column(GDAL_VSI).to_pylist()
+        self.sizes = table.column(SIZE).to_pylist() if SIZE in names else [None] * len(self.ids)
+        relative = table.column(RELATIVE_PATH).to_pylist() if RELATIVE_PATH in names else None
+        self.item_ids = (
+            [r.rstrip("/") if r else i for r, i in zip(relative, self.ids)]
+            if level and relative
+            else self.ids
+        )
+        self.positions = table.column(CURRENT_ID).to_numpy()
+        self.parents = table.column(PARENT_ID).to_numpy() if PARENT_ID in names else None
+        self.checksums = table.column(CHECKSUM).to_pylist() if CHECKSUM in names else None
+        rows = table.num_rows
+        self.starts = _iso(_first(table, _STARTS), rows)
+        self.ends = _iso(_first(table, _ENDS), rows)
+        self.geoms = _footprints(state, level, table)
+        self.crs = table.column(STAC_CRS).to_pylist() if STAC_CRS in names else None
+        grid = STAC_GEOTRANSFORM in names and STAC_TENSOR_SHAPE in names
+        self.gts = table.column(STAC_GEOTRANSFORM).to_pylist() if grid else None
+        self.shapes = table.column(STAC_TENSOR_SHAPE).to_pylist() if grid else None
+        self.props = [
+            (n, _iso(table.column(n)) if pa.types.is_timestamp(t) else table.column(n).to_pylist())
+            for n, t in zip(names, table.schema.types)
+            if n not in _NOT_PROPERTIES
+            and not n.startswith(("internal:", "stac:", "istac:"))
+            and any(check(t) for check in _PROPERTY_TYPES)
+        ]
+
+    def properties(self, i: int) -> dict[str, Any]:
+        out = {}
+        for name, values in self.props:
+            value = values[i]
+            if value is not None:
+                out[name] = value.isoformat() if hasattr(value, "isoformat") else value
+        return out
+
+    def asset(self, i: int, crs_codes: dict[str, dict[str, str]]) -> dict[str, Any]:
+        from pystac.extensions import file, projection
+
+        path = self.paths[i]
+        asset: dict[str, Any] = {"href": path, "roles": ["data"]}
+        if self.href == "url":
+            asset.update(_url_of(path))
+        if self.sizes[i] is not None:
+            asset[file.SIZE_PROP] = int(self.sizes[i])
+        digest = to_multihash(self.checksums[i]) if self.checksums is not None else None
+        if digest is not None:
+            asset[file.CHECKSUM_PROP] = digest
+        crs = self.crs[i] if self.crs is not None else None
+        if crs:
+            if crs not in crs_codes:
+                crs_codes[crs] = _proj_crs(crs)
+            asset.update(crs_codes[crs])
+        if self.gts is not None and self.shapes is not None and self.gts[i] and self.shapes[i]:
+            asset[projection.SHAPE_PROP] = [int(v) for v in self.shapes[i][-2:]]
+            asset[projection.TRANSFORM_PROP] = proj_transform_of(self.gts[i])
+        return asset
+
+
+def _proj_crs(crs: str) -> dict[str, str]:
+    """``proj:code`` when the CRS has an EPSG code, else ``proj:wkt2``."""
+    from pyproj import CRS
+    from pystac.extensions import projection
+
+    text = crs.strip()
+    if text.upper().startswith("EPSG:") and text[5:].isdigit():
+        return {projection.CODE_PROP: text.upper()}
+    parsed = CRS.from_user_input(text)
+    epsg = parsed.to_epsg()
+    if epsg is not None:
+        return {projection.CODE_PROP: f"EPSG:{epsg}"}
+    return {projection.WKT2_PROP: parsed.to_wkt()}
+
+
+def _url_of(path: str) -> dict[str, Any]:
+    """The container URL of a GDAL path and, for a member, its byte range (archive extension)."""
+    extra: dict[str, Any] = {}
+    if path.startswith(SUBFILE_PREFIX):
+        sub = parse_subfile(path)
+        path = sub.container
+        extra = {ARCHIVE_FORMAT: "application/zip", ARCHIVE_START: sub.offset,
+                 ARCHIVE_END: sub.offset + sub.size - 1}  # fmt: skip
+    for prefix, scheme in (("/vsicurl/", ""), ("/vsis3/", "s3://"), ("/vsigs/", "gs://")):
+        if path.startswith(prefix):
+            path = scheme + path[len(prefix) :]
+            break
+    return {"href": path, **extra}
+
+
+def _time_fields(start: str | None, end: str | None, where: str) -> dict[str, Any]:
+    if start is None:
+        raise TacoValidationError(
+            f"to_stac: a STAC Item needs a time; expected stac:time_start or istac:time_start "
+            f"on {where} (or on its children), found none"
+        )
+    if end is None or end == start:
+        return {"datetime": start}
+    return {"datetime": None, "start_datetime": start, "end_datetime": end}
+
+
+def item_batches(
+    state: QueryState, level: int = 0, href: Href = "gdal", batch: int = BATCH
+) -> Iterator[list[dict[str, Any]]]:
+    """STAC Item dicts of the current view at ``level``, ``batch`` samples at a time.
+
+    Raises:
+        TacoValidationError: a sample (or all its children) has no time.
+        TacoQueryError: ``level`` is out of range, or the view dropped ``internal:current_id``.
+    """
+    pystac = require_stac("to_stac()")
+    from pystac.extensions.file import FileExtension
+    from pystac.extensions.projection import ProjectionExtension
+
+    if href not in ("gdal", "url"):
+        raise TacoValidationError(f"to_stac: href must be one of 'gdal', 'url', found {href!r}")
+    extensions = [ProjectionExtension.get_schema_uri(), FileExtension.get_schema_uri()]
+    extensions += [ARCHIVE_SCHEMA] if href == "url" else []
+    table = _fetch_level(state, level, "to_stac()")
+    children_table = None
+    if level < state.max_depth and FOLDER in table.column(TYPE).to_pylist():
+        children_table = _fetch_level(state, level + 1, "to_stac()")
+        child_types = np.asarray(children_table.column(TYPE).to_pylist(), dtype=object)
+        order = np.argsort(children_table.column(PARENT_ID).to_numpy(), kind="stable")
+        children_table = children_table.take(order[child_types[order] != FOLDER])
+    children = None if children_table is None else _Level(state, level + 1, children_table, href)
+    crs_codes: dict[str, dict[str, str]] = {}
+    for first in range(0, table.num_rows, batch):
+        rows = _Level(state, level, table.slice(first, batch), href)
+        items = []
+        for i, item_id in enumerate(rows.item_ids):
+            where = f"sample {item_id!r} of {rows.path}"
+            geometry, start, end = rows.geoms[i], rows.starts[i], rows.ends[i]
+            if rows.types[i] == FOLDER:
+                assets, kids = {}, []
+                if children is not None and children.parents is not None:
+                    lo, hi = np.searchsorted(children.parents, rows.positions[i], side="left"), \
+                        np.searchsorted(children.parents, rows.positions[i], side="right")  # fmt: skip
+                    kids = list(range(lo, hi))
+                for k in kids:
+                    assets[children.ids[k]] = children.asset(k, crs_codes)  # type: ignore[union-attr]
+                if kids and children is not None:
+                    if geometry is None:
+                        parts = [g for g in children.geoms[kids] if g is not None]
+                        geometry = shapely.union_all(parts) if parts else None
+                    if start is None:
+                        starts = [children.starts[k] for k in kids if children.starts[k]]
+                        ends = [children.ends[k] for k in kids if children.ends[k]]
+                        start = min(starts) if starts else None
+                        end = max(ends + starts) if starts else None
+            else:
+                assets = {"data": rows.asset(i, crs_codes)}
+            properties = rows.properties(i)
+            properties.update(_time_fields(start, end, where))
+            items.append({
+                "type": "Feature", "stac_version": pystac.get_stac_version(),
+                "stac_extensions": extensions, "id": item_id,
+                "geometry": None if geometry is None else json.loads(shapely.to_geojson(geometry)),
+                **({} if geometry is None else {"bbox": _bbox(geometry)}),
+                "properties": properties, "links": [], "assets": assets,
+                **({"collection": state.collection["id"]} if state.collection.get("id") else {}),
+            })  # fmt: skip
+        yield items
+
+
+def to_item_collection(state: QueryState, level: int = 0, href: Href = "gdal") -> Any:
+    """The current view as a ``pystac.ItemCollection`` (see :func:`item_batches`)."""
+    pystac = require_stac("to_stac()")
+    items = [pystac.Item.from_dict(d, preserve_dict=False) for b in item_batches(state, level, href)
+             for d in b]  # fmt: skip
+    return pystac.ItemCollection(items)
+
+
+def stac_collection(state: QueryState) -> pystac.Collection:
+    """A ``pystac.Collection`` from COLLECTION.json: id, description, license, providers, extent."""
+    pystac = require_stac("to_stac_collection()")
+    c = state.collection
+    extent = c.get("extent") or {}
+    spatial = extent.get("spatial") or [-180.0, -90.0, 180.0, 90.0]
+    times = [
+        datetime.fromisoformat(t.replace("Z", "+00:00")).astimezone(timezone.utc) if t else None
+        for t in (extent.get("temporal") or [None, None])
+    ]
+    licenses = list(c.get("licenses") or [])
+    providers = [
+        pystac.Provider(name=p["name"], roles=p.get("roles"), url=p.get("url"))
+        for p in c.get("providers") or []
+        if isinstance(p, dict) and p.get("name")
+    ]
+    return pystac.Collection(
+        id=str(c.get("id") or "taco"), description=str(c.get("description") or ""),
+        title=c.get("title"), license=licenses[0] if len(licenses) == 1 else "other",
+        keywords=list(c.get("keywords") or []) or None, providers=providers or None,
+        extent=pystac.Extent(pystac.SpatialExtent([list(spatial)]),
+                             pystac.TemporalExtent([times])),
+    )  # fmt: skip
+
+
+def write_stac(
+    state: QueryState, path: str | os.PathLike[str], level: int = 0, href: Href = "gdal"
+) -> tuple[Path, int]:
+    """Write the current view's Items to ``path`` (``.json``, ``.ndjson`` or ``.parquet``).
+
+    ``.json`` is an ItemCollection, ``.ndjson`` one Item per line, ``.parquet``
+    stac-geoparquet written by the ``stac-geoparquet`` library in batches (its
+    schema unified over every batch) with the Collection in the file metadata.
+    The file appears complete or not at all.  Returns the path and the Item count.
+
+    Raises:
+        TacoValidationError: another suffix, or a sample without time.
+        TacoDependencyError: the ``stac`` extra is missing.
+    """
+    out = Path(path)
+    suffix = out.suffix.lower()
+    if suffix not in _SUFFIXES:
+        raise TacoValidationError(
+            f"to_stac: expected an output ending in {' / '.join(_SUFFIXES)}, found {str(out)!r}"
+        )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    count = 0
+    with tempfile.TemporaryDirectory(prefix=".taco-stac-", dir=out.parent) as work:
+        staged = Path(work) / ("items.ndjson" if suffix != ".json" else "items.json")
+        with staged.open("w", encoding="utf-8") as f:
+            if suffix == ".json":
+                f.write('{"type": "FeatureCollection", "features": [')
+            for items in item_batches(state, level, href):
+                for item in items:
+                    if suffix == ".json":
+                        f.write(",\n" if count else "\n")
+                    f.write(json.dumps(item, separators=(",", ":")))
+                    f.write("" if suffix == ".json" else "\n")
+                    count += 1
+            if suffix == ".json":
+                f.write("\n]}\n")
+        if suffix == ".parquet":
+            staged = _to_geoparquet(state, staged, Path(work) / "items.parquet", count)
+        os.replace(staged, out)
+    return out, count
+
+
+def _to_geoparquet(state: QueryState, ndjson: Path, parquet: Path, count: int) -> Path:
+    try:
+        from stac_geoparquet.arrow import parse_stac_ndjson_to_parquet
+    except ImportError as exc:
+        raise TacoDependencyError(
+            f"to_stac_geoparquet() needs stac-geoparquet: expected an importable "
+            f"'stac_geoparquet' module, found none ({exc}); install it with: {INSTALL_HINT}"
+        ) from exc
+    if count == 0:
+        raise TacoValidationError(
+            f"to_stac_geoparquet: the current view of {state.path} has no samples; "
+            "stac-geoparquet needs at least one Item"
+        )
+    collection = stac_collection(state)
+    parse_stac_ndjson_to_parquet(
+        ndjson, parquet, collections={collection.id: collection.to_dict()}
+    )
+    return parquet
+
