@@ -31,6 +31,7 @@ VERBS: dict[str, str] = {
     "validate": "Check a dataset against the rules of the TACO specification.",
     "verify": "Check a container's bytes: structure, CRCs, sample digests.",
     "index": "Write a footprint layer (GPKG, FlatGeobuf, GeoParquet) and VRT mosaics.",
+    "stac": "Write the samples as STAC Items (JSON, NDJSON, stac-geoparquet).",
 }
 """Verb -> one-line summary, in the order ``taco --help`` lists them."""
 
