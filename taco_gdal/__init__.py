@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from taco_gdal.io.telemetry import network_stats
     from taco_gdal.model import Curator, Extent, Provider, Sample, Taco, Tortilla
     from taco_gdal.rasters import samples_from_rasters
-    from taco_gdal.stac_items import samples_from_stac
+    from taco_gdal.read.interop.stac_items import samples_from_stac
     from taco_gdal.read import TacoDataFrame, TacoDataset
     from taco_gdal.read.concat import concat  # the function, not its module
     from taco_gdal.read.load import load
@@ -73,7 +73,7 @@ _LAZY = {
     "convert": "taco_gdal.generations",
     "validate": "taco_gdal.verify",
     "samples_from_rasters": "taco_gdal.rasters",
-    "samples_from_stac": "taco_gdal.stac_items",
+    "samples_from_stac": "taco_gdal.read.interop.stac_items",
 }
 
 

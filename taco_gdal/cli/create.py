@@ -235,7 +235,7 @@ def create(
     from taco_gdal.write import create as write
 
     if from_stac:
-        from taco_gdal.stac_items import samples_from_stac
+        from taco_gdal.read.interop.stac_items import samples_from_stac
 
         keys = [k.strip() for k in assets.split(",") if k.strip()] if assets else None
         samples = samples_from_stac(source, keys)

@@ -320,8 +320,11 @@ def item_batches(
                     lo, hi = np.searchsorted(children.parents, rows.positions[i], side="left"), \
                         np.searchsorted(children.parents, rows.positions[i], side="right")  # fmt: skip
                     kids = list(range(lo, hi))
-                for k in kids:
-                    assets[children.ids[k]] = children.asset(k, crs_codes)  # type: ignore[union-attr]
+                for k in kids:  # each child's own time, as common metadata of its asset
+                    asset = children.asset(k, crs_codes)  # type: ignore[union-attr]
+                    if children.starts[k]:  # type: ignore[union-attr]
+                        asset.update(_time_fields(children.starts[k], children.ends[k], where))  # type: ignore[union-attr]
+                    assets[children.ids[k]] = asset  # type: ignore[union-attr]
                 if kids and children is not None:
                     if geometry is None:
                         parts = [g for g in children.geoms[kids] if g is not None]

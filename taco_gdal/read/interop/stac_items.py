@@ -23,9 +23,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urljoin
 
+import pyarrow as pa
 import shapely
 
-from taco_gdal.errors import TacoChecksumError, TacoFormatError, TacoPITError, TacoValidationError
+from taco_gdal.errors import (
+    TacoChecksumError,
+    TacoFormatError,
+    TacoPITError,
+    TacoQueryError,
+    TacoValidationError,
+)
 from taco_gdal.extensions._geo import raster_footprint
 from taco_gdal.extensions.istac import ISTAC
 from taco_gdal.extensions.stac import STAC
@@ -37,7 +44,9 @@ from taco_gdal.extensions.stac_fields import (
     require_stac,
 )
 from taco_gdal.format.checksum import digest_value, parse_checksum
+from taco_gdal.format.names import STAC_CRS
 from taco_gdal.format.vsi import is_remote, to_vsi
+from taco_gdal.read.spatial.footprints import compute_footprints
 
 if TYPE_CHECKING:
     from taco_gdal.model.sample import Sample
@@ -184,6 +193,23 @@ def _proj(asset: Mapping[str, Any], props: Mapping[str, Any]) -> tuple[str, list
     return str(crs), geotransform_of(transform, "proj:transform"), [int(v) for v in shape][-2:]
 
 
+def _outlines(outline: bytes, crs: str, geometry: Any) -> bool:
+    """Whether the Item's geometry is exactly the footprint the reader makes of the grid's outline.
+
+    Then the outline in the grid's own CRS is kept, as ``samples_from_rasters``
+    keeps it, and exports back to the same geometry; otherwise the Item's
+    EPSG:4326 geometry is kept as it is, so that it comes back unchanged.
+    """
+    if not geometry:
+        return True
+    table = pa.table({"stac:outline": [outline], STAC_CRS: [crs]})
+    try:
+        made = compute_footprints(table, "stac:outline").geometries[0]
+    except TacoQueryError:
+        return False
+    return bool(made is not None and made.equals_exact(shapely.geometry.shape(geometry), 0.0))
+
+
 def _bands(asset: Mapping[str, Any], path: str) -> int:
     """Band count: ``raster:bands`` / ``eo:bands`` when listed, else what GDAL sees, else 1."""
     for key in ("raster:bands", "eo:bands", "bands"):
@@ -202,11 +228,15 @@ def _bands(asset: Mapping[str, Any], path: str) -> int:
 def _file_sample(
     sample_id: str, href: str, asset: Mapping[str, Any], item: Mapping[str, Any],
     times: tuple[datetime, datetime | None], temp_dir: str | os.PathLike[str] | None,
-    metadata: Mapping[str, Any],
+    metadata: Mapping[str, Any], single: bool,
 ) -> Sample:  # fmt: skip
     from taco_gdal.model.sample import Sample
 
     where = f"Item {item['id']!r} asset {sample_id!r}"
+    if asset.get("datetime") or asset.get("start_datetime"):  # the asset's own time wins
+        own = _time(asset.get("datetime") or asset.get("start_datetime"), where)
+        end = _time(asset.get("end_datetime"), where) if asset.get("datetime") is None else None
+        times = (own or times[0], end)
     path, data, _ = _fetch(href, asset, where)
     sample = Sample(sample_id, data if data is not None else path, temp_dir=temp_dir, **metadata)
     grid = _proj(asset, item.get("properties") or {})
@@ -214,8 +244,13 @@ def _file_sample(
         crs, gt, (rows, cols) = grid
         shape = (_bands(asset, sample.file_path or path), rows, cols)
         sample.extend_with(STAC(crs, shape, gt, times[0], None, times[1]))
-        sample.extend_with(ISTAC(crs, raster_footprint(gt, rows, cols), times[0], times[1]))
-    elif item.get("geometry"):
+        outline = raster_footprint(gt, rows, cols)
+        if not single or _outlines(outline, crs, item.get("geometry")):
+            sample.extend_with(ISTAC(crs, outline, times[0], times[1]))
+        elif item.get("geometry"):
+            geometry = shapely.to_wkb(shapely.geometry.shape(item["geometry"]))
+            sample.extend_with(ISTAC(_WGS84, geometry, times[0], times[1]))
+    elif single and item.get("geometry"):
         geometry = shapely.to_wkb(shapely.geometry.shape(item["geometry"]))
         sample.extend_with(ISTAC(_WGS84, geometry, times[0], times[1]))
     return sample
@@ -241,7 +276,7 @@ def _properties(props: Mapping[str, Any]) -> dict[str, Any]:
     """Scalar Item properties that are not times, grids or file fields: metadata columns."""
     return {
         k: v for k, v in props.items()
-        if k not in _TIME_KEYS and not k.startswith(("proj:", "file:", "archive:"))
+        if k not in _TIME_KEYS and not k.startswith(("proj:", "file:", "archive:", "stac:", "istac:"))
         and isinstance(v, str | int | float | bool) and v is not None
     }  # fmt: skip
 
@@ -304,10 +339,10 @@ def samples_from_stac(
         if len(keys) == 1:
             key = keys[0]
             samples.append(_file_sample(item_id, hrefs[key], item["assets"][key], item,
-                                        (start, end), temp_dir, metadata))  # fmt: skip
+                                        (start, end), temp_dir, metadata, True))  # fmt: skip
             continue
         children = [
-            _file_sample(k, hrefs[k], item["assets"][k], item, (start, end), temp_dir, {})
+            _file_sample(k, hrefs[k], item["assets"][k], item, (start, end), temp_dir, {}, False)
             for k in keys
         ]
         folder = Sample(item_id, Tortilla(children), **metadata)
