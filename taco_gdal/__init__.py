@@ -34,9 +34,9 @@ if TYPE_CHECKING:
     from taco_gdal.io.telemetry import network_stats
     from taco_gdal.model import Curator, Extent, Provider, Sample, Taco, Tortilla
     from taco_gdal.rasters import samples_from_rasters
-    from taco_gdal.read.interop.stac_items import samples_from_stac
     from taco_gdal.read import TacoDataFrame, TacoDataset
     from taco_gdal.read.concat import concat  # the function, not its module
+    from taco_gdal.read.interop.stac_items import samples_from_stac
     from taco_gdal.read.load import load
     from taco_gdal.verify import validate, verify
     from taco_gdal.write import create_tacocat, create_tacollection, folder2zip, zip2folder

@@ -243,7 +243,9 @@ def create(
     elif assets is not None:
         raise click.BadParameter("needs --from-stac as well", param_hint="--assets")
     elif not Path(source).exists():
-        raise click.BadParameter(f"expected an existing path, found {source!r}", param_hint="SOURCE")
+        raise click.BadParameter(
+            f"expected an existing path, found {source!r}", param_hint="SOURCE"
+        )
     elif (source := Path(source)).is_dir():
         samples = _samples_from_folder(source, pattern, time)
     elif source.suffix.lower() in _TABLE_SUFFIXES:

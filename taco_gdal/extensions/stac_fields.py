@@ -119,7 +119,9 @@ def geotransform_of(transform: Sequence[float], where: str) -> list[float]:
     try:
         values = [float(v) for v in transform]
     except (TypeError, ValueError) as exc:
-        raise TacoFormatError(f"{where}: proj:transform must be numbers, found {transform!r}") from exc
+        raise TacoFormatError(
+            f"{where}: proj:transform must be numbers, found {transform!r}"
+        ) from exc
     if len(values) not in (6, 9):
         raise TacoFormatError(
             f"{where}: proj:transform must hold 6 or 9 numbers, found {len(values)}"

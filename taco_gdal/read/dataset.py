@@ -23,10 +23,10 @@ import pyarrow as pa
 
 from taco_gdal.errors import TacoQueryError
 from taco_gdal.format.names import FIELD_SCHEMA_KEY, PIT_SCHEMA_KEY
-from taco_gdal.read.interop import stac
 from taco_gdal.read.frames._direct import DirectRows, filtered_rows
 from taco_gdal.read.frames.convert import PitSchema, to_polars
 from taco_gdal.read.frames.dataframe import FrameContext, TacoDataFrame, to_frame
+from taco_gdal.read.interop import stac
 from taco_gdal.read.notebook import _plots
 from taco_gdal.read.notebook._html import dataset_html, dataset_text
 from taco_gdal.read.opening.containers.base import Container

@@ -58,7 +58,7 @@ def test_create_from_stac_round_trip(datasets: dict[str, Path], tmp_path: Path) 
     for tile in back.data.id:
         children = back.read(tile)
         assert children[ID].tolist() == ["b02", "b04"]
-        for band, path in zip(children[ID], children[GDAL_VSI]):
+        for band, path in zip(children[ID], children[GDAL_VSI], strict=True):
             assert read_all(path) == read_all(original.read(tile).read(band))
     missing = taco("create", "--from-stac", items, tmp_path / "x.tacozip", "--assets", "nir",
                    check=False)  # fmt: skip

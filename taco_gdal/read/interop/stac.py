@@ -20,7 +20,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -60,11 +60,10 @@ from taco_gdal.format.vsi import SUBFILE_PREFIX, parse_subfile
 from taco_gdal.read.frames._direct import filtered_rows
 from taco_gdal.read.query import _duck
 from taco_gdal.read.query.sql import descendants_sql, not_padding_mask
-from taco_gdal.read.spatial.footprints import compute_footprints
 from taco_gdal.read.spatial.filters import footprints_of
+from taco_gdal.read.spatial.footprints import compute_footprints
 
 if TYPE_CHECKING:
-    import pystac
 
     from taco_gdal.read.query.state import QueryState
 
@@ -113,7 +112,8 @@ def _iso(column: pa.ChunkedArray | None, rows: int = 0) -> list[str | None]:
     values = micros[valid].astype("datetime64[us]")
     unit = "s" if not (values.astype(np.int64) % 1_000_000).any() else "us"
     out: list[str | None] = [None] * len(micros)
-    for i, text in zip(np.flatnonzero(valid), np.datetime_as_string(values, unit=unit)):
+    texts = np.datetime_as_string(values, unit=unit)  # type: ignore[call-overload]
+    for i, text in zip(np.flatnonzero(valid), texts, strict=True):
         out[i] = f"{text}Z"
     return out
 
@@ -187,7 +187,7 @@ class _Level:
         self.sizes = table.column(SIZE).to_pylist() if SIZE in names else [None] * len(self.ids)
         relative = table.column(RELATIVE_PATH).to_pylist() if RELATIVE_PATH in names else None
         self.item_ids = (
-            [r.rstrip("/") if r else i for r, i in zip(relative, self.ids)]
+            [r.rstrip("/") if r else i for r, i in zip(relative, self.ids, strict=True)]
             if level and relative
             else self.ids
         )
@@ -204,7 +204,7 @@ class _Level:
         self.shapes = table.column(STAC_TENSOR_SHAPE).to_pylist() if grid else None
         self.props = [
             (n, _iso(table.column(n)) if pa.types.is_timestamp(t) else table.column(n).to_pylist())
-            for n, t in zip(names, table.schema.types)
+            for n, t in zip(names, table.schema.types, strict=True)
             if n not in _NOT_PROPERTIES
             and not n.startswith(("internal:", "stac:", "istac:"))
             and any(check(t) for check in _PROPERTY_TYPES)
@@ -218,6 +218,26 @@ class _Level:
                 out[name] = value.isoformat() if hasattr(value, "isoformat") else value
         return out
 
+    def folder(
+        self, parent: int, crs_codes: dict[str, dict[str, str]], where: str
+    ) -> tuple[dict[str, Any], Any, tuple[str | None, str | None]]:
+        """Assets of the FILE children of row position ``parent`` (rows sorted by parent),
+        the union of their footprints and their time span."""
+        if self.parents is None:
+            return {}, None, (None, None)
+        lo, hi = np.searchsorted(self.parents, [parent, parent + 1])
+        assets = {}
+        for k in range(lo, hi):  # each child's own time, as common metadata of its asset
+            asset = self.asset(k, crs_codes)
+            if self.starts[k]:
+                asset.update(_time_fields(self.starts[k], self.ends[k], where))
+            assets[self.ids[k]] = asset
+        parts = [g for g in self.geoms[lo:hi] if g is not None]
+        starts = [t for t in self.starts[lo:hi] if t]
+        ends = [t for t in self.ends[lo:hi] if t] + starts
+        span = (min(starts), max(ends)) if starts else (None, None)
+        return assets, shapely.union_all(parts) if parts else None, span
+
     def asset(self, i: int, crs_codes: dict[str, dict[str, str]]) -> dict[str, Any]:
         from pystac.extensions import file, projection
 
@@ -225,8 +245,9 @@ class _Level:
         asset: dict[str, Any] = {"href": path, "roles": ["data"]}
         if self.href == "url":
             asset.update(_url_of(path))
-        if self.sizes[i] is not None:
-            asset[file.SIZE_PROP] = int(self.sizes[i])
+        size = self.sizes[i]
+        if size is not None:
+            asset[file.SIZE_PROP] = int(size)
         digest = to_multihash(self.checksums[i]) if self.checksums is not None else None
         if digest is not None:
             asset[file.CHECKSUM_PROP] = digest
@@ -308,44 +329,40 @@ def item_batches(
         children_table = children_table.take(order[child_types[order] != FOLDER])
     children = None if children_table is None else _Level(state, level + 1, children_table, href)
     crs_codes: dict[str, dict[str, str]] = {}
+    collection = {"collection": state.collection["id"]} if state.collection.get("id") else {}
     for first in range(0, table.num_rows, batch):
         rows = _Level(state, level, table.slice(first, batch), href)
         items = []
         for i, item_id in enumerate(rows.item_ids):
             where = f"sample {item_id!r} of {rows.path}"
             geometry, start, end = rows.geoms[i], rows.starts[i], rows.ends[i]
-            if rows.types[i] == FOLDER:
-                assets, kids = {}, []
-                if children is not None and children.parents is not None:
-                    lo, hi = np.searchsorted(children.parents, rows.positions[i], side="left"), \
-                        np.searchsorted(children.parents, rows.positions[i], side="right")  # fmt: skip
-                    kids = list(range(lo, hi))
-                for k in kids:  # each child's own time, as common metadata of its asset
-                    asset = children.asset(k, crs_codes)  # type: ignore[union-attr]
-                    if children.starts[k]:  # type: ignore[union-attr]
-                        asset.update(_time_fields(children.starts[k], children.ends[k], where))  # type: ignore[union-attr]
-                    assets[children.ids[k]] = asset  # type: ignore[union-attr]
-                if kids and children is not None:
-                    if geometry is None:
-                        parts = [g for g in children.geoms[kids] if g is not None]
-                        geometry = shapely.union_all(parts) if parts else None
-                    if start is None:
-                        starts = [children.starts[k] for k in kids if children.starts[k]]
-                        ends = [children.ends[k] for k in kids if children.ends[k]]
-                        start = min(starts) if starts else None
-                        end = max(ends + starts) if starts else None
-            else:
+            if rows.types[i] != FOLDER:
                 assets = {"data": rows.asset(i, crs_codes)}
+            elif children is None:
+                assets = {}
+            else:
+                assets, union, (first_start, last_end) = children.folder(
+                    rows.positions[i], crs_codes, where
+                )
+                geometry = union if geometry is None else geometry
+                start, end = (first_start, last_end) if start is None else (start, end)
             properties = rows.properties(i)
             properties.update(_time_fields(start, end, where))
-            items.append({
-                "type": "Feature", "stac_version": pystac.get_stac_version(),
-                "stac_extensions": extensions, "id": item_id,
-                "geometry": None if geometry is None else json.loads(shapely.to_geojson(geometry)),
-                **({} if geometry is None else {"bbox": _bbox(geometry)}),
-                "properties": properties, "links": [], "assets": assets,
-                **({"collection": state.collection["id"]} if state.collection.get("id") else {}),
-            })  # fmt: skip
+            feature: dict[str, Any] = {
+                "type": "Feature",
+                "stac_version": pystac.get_stac_version(),
+                "stac_extensions": extensions,
+                "id": item_id,
+                "geometry": None,
+                "properties": properties,
+                "links": [],
+                "assets": assets,
+                **collection,
+            }
+            if geometry is not None:
+                feature["geometry"] = json.loads(shapely.to_geojson(geometry))
+                feature["bbox"] = _bbox(geometry)
+            items.append(feature)
         yield items
 
 
@@ -357,14 +374,14 @@ def to_item_collection(state: QueryState, level: int = 0, href: Href = "gdal") -
     return pystac.ItemCollection(items)
 
 
-def stac_collection(state: QueryState) -> pystac.Collection:
+def stac_collection(state: QueryState) -> Any:
     """A ``pystac.Collection`` from COLLECTION.json: id, description, license, providers, extent."""
     pystac = require_stac("to_stac_collection()")
     c = state.collection
     extent = c.get("extent") or {}
     spatial = extent.get("spatial") or [-180.0, -90.0, 180.0, 90.0]
     times = [
-        datetime.fromisoformat(t.replace("Z", "+00:00")).astimezone(timezone.utc) if t else None
+        datetime.fromisoformat(t.replace("Z", "+00:00")).astimezone(UTC) if t else None
         for t in (extent.get("temporal") or [None, None])
     ]
     licenses = list(c.get("licenses") or [])
@@ -438,8 +455,5 @@ def _to_geoparquet(state: QueryState, ndjson: Path, parquet: Path, count: int) -
             "stac-geoparquet needs at least one Item"
         )
     collection = stac_collection(state)
-    parse_stac_ndjson_to_parquet(
-        ndjson, parquet, collections={collection.id: collection.to_dict()}
-    )
+    parse_stac_ndjson_to_parquet(ndjson, parquet, collections={collection.id: collection.to_dict()})
     return parquet
-

@@ -1,4 +1,4 @@
-"""STAC Items -> :class:`~taco_gdal.model.Sample` objects, the way ``samples_from_rasters`` does for files.
+"""STAC Items -> :class:`~taco_gdal.model.Sample` objects, as ``samples_from_rasters`` makes files.
 
 What ``taco create --from-stac ITEMS OUT`` calls.  One FOLDER per Item with a
 FILE child per chosen asset (a FILE sample when one asset is chosen).  Item
@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urljoin
@@ -58,6 +58,7 @@ ItemSource = Any
 a static catalog's ``catalog.json``, or a ``pystac_client`` search's ``items()``."""
 
 _TIME_KEYS: Final = ("datetime", "start_datetime", "end_datetime")
+_NOT_PROPERTIES: Final = ("proj:", "file:", "archive:", "stac:", "istac:")
 _WGS84: Final = "EPSG:4326"
 
 
@@ -123,7 +124,9 @@ def item_dicts(items: ItemSource) -> list[dict[str, Any]]:
     if isinstance(items, str | os.PathLike):
         return _from_file(os.fspath(items))
     out = []
-    for position, item in enumerate(getattr(items, "items", items)):
+    entries: Any = [items] if isinstance(items, Mapping) else getattr(items, "items", items)
+    entries = entries() if callable(entries) else entries  # a pystac_client search
+    for position, item in enumerate(entries):
         value = item.to_dict() if hasattr(item, "to_dict") else item
         if not isinstance(value, Mapping) or value.get("type") != "Feature":
             raise TacoFormatError(
@@ -142,7 +145,7 @@ def _time(value: Any, where: str) -> datetime | None:
     except ValueError as exc:
         raise TacoFormatError(f"{where}: expected an RFC 3339 time, found {value!r}") from exc
     if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(timezone.utc).replace(tzinfo=None)
+        parsed = parsed.astimezone(UTC).replace(tzinfo=None)
     return parsed
 
 
@@ -170,7 +173,9 @@ def _fetch(href: str, asset: Mapping[str, Any], where: str) -> tuple[str, bytes 
     stored = from_multihash(checksum, where) if checksum is not None else None
     if stored is not None:
         digest = parse_checksum(stored, where)
-        actual = digest_value(digest.algorithm, data if data is not None else Path(path).read_bytes())
+        actual = digest_value(
+            digest.algorithm, data if data is not None else Path(path).read_bytes()
+        )
         if actual != stored:
             raise TacoChecksumError(
                 f"{where}: file:checksum says {checksum}, the bytes at {href!r} give "
@@ -179,8 +184,11 @@ def _fetch(href: str, asset: Mapping[str, Any], where: str) -> tuple[str, bytes 
     return path, data, size
 
 
-def _proj(asset: Mapping[str, Any], props: Mapping[str, Any]) -> tuple[str, list[float], list[int]] | None:
+def _proj(
+    asset: Mapping[str, Any], props: Mapping[str, Any]
+) -> tuple[str, list[float], list[int]] | None:
     """``(crs, geotransform, [rows, cols])`` of an asset (or its Item), or None when unknown."""
+
     def field(name: str) -> Any:
         return asset.get(name, props.get(name))
 
@@ -276,7 +284,7 @@ def _properties(props: Mapping[str, Any]) -> dict[str, Any]:
     """Scalar Item properties that are not times, grids or file fields: metadata columns."""
     return {
         k: v for k, v in props.items()
-        if k not in _TIME_KEYS and not k.startswith(("proj:", "file:", "archive:", "stac:", "istac:"))
+        if k not in _TIME_KEYS and not k.startswith(_NOT_PROPERTIES)
         and isinstance(v, str | int | float | bool) and v is not None
     }  # fmt: skip
 

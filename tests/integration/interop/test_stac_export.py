@@ -31,7 +31,7 @@ def test_items_carry_proj_file_time_and_footprint(mixed: Path) -> None:
     frame = ds.data
     assert isinstance(items, pystac.ItemCollection)
     assert [i.id for i in items] == [r["id"] for r in rows]
-    for item, row, footprint in zip(items, rows, frame.geometry):
+    for item, row, footprint in zip(items, rows, frame.geometry, strict=True):
         asset = item.assets["data"]
         proj = ProjectionExtension.ext(asset)
         assert proj.code == row["stac:crs"]
@@ -53,7 +53,11 @@ def test_filters_and_collection(mixed: Path) -> None:
     ds = taco_gdal.load(mixed).filter_datetime("2023-03-10/2023-03-31")
     assert [i.id for i in ds.to_stac()] == ds.data.id.tolist() == ["geo_0", "geo_1"]
     collection = ds.to_stac_collection()
-    assert (collection.id, collection.license, collection.keywords) == ("mixed", "CC-BY-4.0", ["stac"])
+    assert (collection.id, collection.license, collection.keywords) == (
+        "mixed",
+        "CC-BY-4.0",
+        ["stac"],
+    )
     assert collection.extent.spatial.bboxes[0] == taco_gdal.load(mixed).extent["spatial"]
 
 
@@ -113,7 +117,9 @@ def test_geoparquet_reads_back_into_the_same_items(mixed: Path, tmp_path: Path) 
     for original, read in zip(ds.to_stac(), back, strict=True):
         assert read.id == original.id
         assert read.datetime == original.datetime
-        assert shapely.geometry.shape(read.geometry).equals(shapely.geometry.shape(original.geometry))
+        assert shapely.geometry.shape(read.geometry).equals(
+            shapely.geometry.shape(original.geometry)
+        )
         assert read.assets["data"].to_dict() == original.assets["data"].to_dict()
         assert read.bbox == original.bbox
 

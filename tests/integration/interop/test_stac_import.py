@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -80,12 +80,14 @@ def _catalog(www: Path) -> pystac.Catalog:
             crs, transform, shape = src.crs.to_string(), src.transform, src.shape
             corners = [(0, 0), (src.width, 0), (src.width, src.height), (0, src.height)]
             xy = [src.transform * c for c in corners]
-            lonlat = rasterio.warp.transform(src.crs, "EPSG:4326", *zip(*xy))
+            lonlat = rasterio.warp.transform(src.crs, "EPSG:4326", *zip(*xy, strict=True))
             day = int(src.tags()["TIFFTAG_DATETIME"][8:10])
-        polygon = shapely.geometry.polygon.orient(shapely.Polygon(list(zip(*lonlat))))  # RFC 7946
+        polygon = shapely.geometry.polygon.orient(
+            shapely.Polygon(list(zip(*lonlat, strict=True)))
+        )  # RFC 7946
         item = pystac.Item(
             path.stem, json.loads(shapely.to_geojson(polygon)), list(polygon.bounds),
-            datetime(2023, 3, day, 10, tzinfo=timezone.utc), {"platform": "tests"},
+            datetime(2023, 3, day, 10, tzinfo=UTC), {"platform": "tests"},
         )  # fmt: skip
         data = path.read_bytes()
         asset = pystac.Asset(str(path), roles=["data"])  # saved relative to the Item
@@ -115,7 +117,7 @@ def test_from_static_catalog_over_http(tmp_path: Path) -> None:
     back = _write(samples, tmp_path / "served.tacozip")
     by_id = {s.id: s for s in samples}
     frame = back.frame(internal=True)
-    for sample_id, path in zip(frame["id"], frame["internal:gdal_vsi"]):
+    for sample_id, path in zip(frame["id"], frame["internal:gdal_vsi"], strict=True):
         assert read_all(path) == (www / f"{sample_id}.tif").read_bytes()
     assert set(by_id) == {r.stem for r in rasters}
     originals = {i.id: i for i in catalog.get_items(recursive=True)}
