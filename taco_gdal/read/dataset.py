@@ -365,15 +365,30 @@ class TacoDataset:
 
         See :mod:`taco_gdal.read.interop.stac`; ``href="url"`` gives container URLs with
         the byte range in ``archive:start`` / ``archive:end``.  Needs the ``stac`` extra.
+
+        Example:
+            >>> items = ds.filter_datetime("2024-03-01/2024-03-15").to_stac()
+            >>> [i.id for i in items], items[0].assets["data"].href
+            (['s000', 's001'], '/vsisubfile/..._...,.../dataset.tacozip')
         """
         return stac.to_item_collection(self._state, level, href)
 
     def to_stac_collection(self) -> Any:
-        """COLLECTION.json as a ``pystac.Collection``."""
+        """COLLECTION.json as a ``pystac.Collection``.
+
+        Example:
+            >>> ds.to_stac_collection().id
+            'dataset'
+        """
         return stac.stac_collection(self._state)
 
     def to_stac_geoparquet(self, path: str | os.PathLike[str], level: int = 0) -> Path:
-        """Write the current view's Items as stac-geoparquet (bounded memory); the path."""
+        """Write the current view's Items as stac-geoparquet (bounded memory); the path.
+
+        Example:
+            >>> ds.to_stac_geoparquet("items.parquet").name
+            'items.parquet'
+        """
         return stac.write_stac(self._state, Path(path).with_suffix(".parquet"), level)[0]
 
     def read(self, key: int | str) -> str | TacoDataFrame:

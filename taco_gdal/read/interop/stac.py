@@ -64,7 +64,6 @@ from taco_gdal.read.spatial.filters import footprints_of
 from taco_gdal.read.spatial.footprints import compute_footprints
 
 if TYPE_CHECKING:
-
     from taco_gdal.read.query.state import QueryState
 
 __all__ = ["Href", "item_batches", "stac_collection", "to_item_collection", "write_stac"]
@@ -311,6 +310,11 @@ def item_batches(
     Raises:
         TacoValidationError: a sample (or all its children) has no time.
         TacoQueryError: ``level`` is out of range, or the view dropped ``internal:current_id``.
+
+    Example:
+        >>> batch = next(item_batches(tiles.state, level=0))
+        >>> batch[0]["id"], sorted(batch[0]["assets"]), batch[0]["properties"]["datetime"]
+        ('tile000', ['b02', 'b03', 'b04'], '2024-03-01T10:30:00Z')
     """
     pystac = require_stac("to_stac()")
     from pystac.extensions.file import FileExtension
@@ -367,7 +371,12 @@ def item_batches(
 
 
 def to_item_collection(state: QueryState, level: int = 0, href: Href = "gdal") -> Any:
-    """The current view as a ``pystac.ItemCollection`` (see :func:`item_batches`)."""
+    """The current view as a ``pystac.ItemCollection`` (see :func:`item_batches`).
+
+    Example:
+        >>> len(to_item_collection(ds.state))
+        4
+    """
     pystac = require_stac("to_stac()")
     items = [pystac.Item.from_dict(d, preserve_dict=False) for b in item_batches(state, level, href)
              for d in b]  # fmt: skip
@@ -375,7 +384,12 @@ def to_item_collection(state: QueryState, level: int = 0, href: Href = "gdal") -
 
 
 def stac_collection(state: QueryState) -> Any:
-    """A ``pystac.Collection`` from COLLECTION.json: id, description, license, providers, extent."""
+    """A ``pystac.Collection`` from COLLECTION.json: id, description, license, providers, extent.
+
+    Example:
+        >>> stac_collection(ds.state).extent.spatial.bboxes == [ds.extent["spatial"]]
+        True
+    """
     pystac = require_stac("to_stac_collection()")
     c = state.collection
     extent = c.get("extent") or {}
@@ -412,6 +426,10 @@ def write_stac(
     Raises:
         TacoValidationError: another suffix, or a sample without time.
         TacoDependencyError: the ``stac`` extra is missing.
+
+    Example:
+        >>> write_stac(tiles.state, "bands.ndjson", level=1)
+        (PosixPath('bands.ndjson'), 9)
     """
     out = Path(path)
     suffix = out.suffix.lower()

@@ -120,6 +120,11 @@ def item_dicts(items: ItemSource) -> list[dict[str, Any]]:
 
     Raises:
         TacoFormatError: a file that is not STAC, or an entry that is not an Item.
+
+    Example:
+        >>> _ = ds.to_stac_geoparquet("items.parquet")
+        >>> [i["id"] for i in item_dicts("items.parquet")]
+        ['s000', 's001', 's002', 's003']
     """
     if isinstance(items, str | os.PathLike):
         return _from_file(os.fspath(items))
@@ -313,10 +318,16 @@ def samples_from_stac(
         TacoFormatError: a file that is not STAC, or malformed STAC fields.
 
     Example:
-        >>> ds = taco_gdal.load("scenes.tacozip")
-        >>> samples = samples_from_stac(ds.to_stac())
-        >>> [s.id for s in samples]
-        ['scene0', 'scene1', 'scene2']
+        >>> samples = samples_from_stac(tiles.to_stac(), assets=["b04"])
+        >>> [(s.id, s.type) for s in samples], samples[0]["stac:crs"]
+        ([('tile000', 'FILE'), ('tile001', 'FILE'), ('tile002', 'FILE')], '...')
+        >>> from taco_gdal.model import Taco, Tortilla
+        >>> taco = Taco(
+        ...     Tortilla(samples), id="b04", dataset_version="1.0.0", licenses=["CC-BY-4.0"],
+        ...     description="B04 of each tile", providers=[{"name": "me"}], tasks=["other"],
+        ... )
+        >>> taco_gdal.create(taco, "b04.tacozip", quiet=True)
+        [PosixPath('.../b04.tacozip')]
     """
     from taco_gdal.model.sample import Sample
     from taco_gdal.model.tortilla import Tortilla
