@@ -162,16 +162,63 @@ def _footprints(state: QueryState, level: int, table: pa.Table) -> np.ndarray:
     return np.full(table.num_rows, None, dtype=object)
 
 
-def _bbox(geometry: Any) -> list[float]:
-    """STAC bbox; a footprint cut at the antimeridian gets ``west > east``."""
-    west, south, east, north = (float(v) for v in geometry.bounds)
+def _add_geometry(items: list[dict[str, Any]], geometries: np.ndarray, wkb: bool) -> None:
+    """Set each Item's ``geometry`` (GeoJSON, or WKB) and ``bbox``, a batch at a time.
+
+    A footprint cut at the antimeridian gets a bbox with ``west > east``.
+    """
+    present = np.flatnonzero(_present(geometries))
+    if not present.size:
+        return
+    shapes = geometries[present]
+    bounds = shapely.bounds(shapes)
+    if wkb:
+        encoded: list[Any] = list(shapely.to_wkb(shapes, flavor="iso"))
+    else:
+        encoded = json.loads("[" + ",".join(shapely.to_geojson(shapes)) + "]")
+    for k, (row, box) in enumerate(zip(present.tolist(), bounds.tolist(), strict=True)):
+        west, south, east, north = box
+        if west == -180.0 and east == 180.0:
+            west, east = _antimeridian_span(shapes[k], west, east)
+        items[row]["geometry"] = encoded[k]
+        items[row]["bbox"] = [west, south, east, north]
+
+
+def _present(values: np.ndarray) -> np.ndarray:
+    """True where ``values`` holds a geometry."""
+    return np.fromiter((v is not None for v in values), dtype=bool, count=len(values))
+
+
+def _antimeridian_span(geometry: Any, west: float, east: float) -> tuple[float, float]:
     parts = getattr(geometry, "geoms", ())
-    if west == -180.0 and east == 180.0 and len(parts) > 1:
-        eastern = [p.bounds[0] for p in parts if p.bounds[2] == 180.0]
-        western = [p.bounds[2] for p in parts if p.bounds[0] == -180.0]
-        if eastern and western:
-            return [min(eastern), south, max(western), north]
-    return [west, south, east, north]
+    eastern = [p.bounds[0] for p in parts if p.bounds[2] == 180.0]
+    western = [p.bounds[2] for p in parts if p.bounds[0] == -180.0]
+    if len(parts) > 1 and eastern and western:
+        return min(eastern), max(western)
+    return west, east
+
+
+def _property_dicts(table: pa.Table) -> list[dict[str, Any]]:
+    """Each row's scalar metadata (times and dates as ISO text), null values left out."""
+    columns: dict[str, list[Any]] = {}
+    for name, kind in zip(table.column_names, table.schema.types, strict=True):
+        if name in _NOT_PROPERTIES or name.startswith(("internal:", "stac:", "istac:")):
+            continue
+        if pa.types.is_timestamp(kind):
+            columns[name] = _iso(table.column(name))
+        elif pa.types.is_date(kind):
+            columns[name] = table.column(name).cast(pa.string()).to_pylist()
+        elif any(check(kind) for check in _PROPERTY_TYPES):
+            columns[name] = table.column(name).to_pylist()
+    names = list(columns)
+    rows = [dict(zip(names, values, strict=True)) for values in zip(*columns.values(), strict=True)]
+    if not names:
+        return [{} for _ in range(table.num_rows)]
+    for name in (n for n in names if table.column(n).null_count):
+        for row in rows:
+            if row[name] is None:
+                del row[name]
+    return rows
 
 
 class _Level:
@@ -201,21 +248,13 @@ class _Level:
         grid = STAC_GEOTRANSFORM in names and STAC_TENSOR_SHAPE in names
         self.gts = table.column(STAC_GEOTRANSFORM).to_pylist() if grid else None
         self.shapes = table.column(STAC_TENSOR_SHAPE).to_pylist() if grid else None
-        self.props = [
-            (n, _iso(table.column(n)) if pa.types.is_timestamp(t) else table.column(n).to_pylist())
-            for n, t in zip(names, table.schema.types, strict=True)
-            if n not in _NOT_PROPERTIES
-            and not n.startswith(("internal:", "stac:", "istac:"))
-            and any(check(t) for check in _PROPERTY_TYPES)
-        ]
+        self.props = _property_dicts(table)
+        from pystac.extensions import file, projection
+
+        self.extensions = (file, projection)
 
     def properties(self, i: int) -> dict[str, Any]:
-        out = {}
-        for name, values in self.props:
-            value = values[i]
-            if value is not None:
-                out[name] = value.isoformat() if hasattr(value, "isoformat") else value
-        return out
+        return self.props[i]
 
     def folder(
         self, parent: int, crs_codes: dict[str, dict[str, str]], where: str
@@ -238,8 +277,7 @@ class _Level:
         return assets, shapely.union_all(parts) if parts else None, span
 
     def asset(self, i: int, crs_codes: dict[str, dict[str, str]]) -> dict[str, Any]:
-        from pystac.extensions import file, projection
-
+        file, projection = self.extensions
         path = self.paths[i]
         asset: dict[str, Any] = {"href": path, "roles": ["data"]}
         if self.href == "url":
@@ -303,9 +341,16 @@ def _time_fields(start: str | None, end: str | None, where: str) -> dict[str, An
 
 
 def item_batches(
-    state: QueryState, level: int = 0, href: Href = "gdal", batch: int = BATCH
+    state: QueryState,
+    level: int = 0,
+    href: Href = "gdal",
+    batch: int = BATCH,
+    wkb: bool = False,
 ) -> Iterator[list[dict[str, Any]]]:
     """STAC Item dicts of the current view at ``level``, ``batch`` samples at a time.
+
+    With ``wkb``, ``geometry`` is ISO WKB instead of GeoJSON: what stac-geoparquet
+    stores, so that the Parquet writer needs no GeoJSON round trip.
 
     Raises:
         TacoValidationError: a sample (or all its children) has no time.
@@ -334,9 +379,11 @@ def item_batches(
     children = None if children_table is None else _Level(state, level + 1, children_table, href)
     crs_codes: dict[str, dict[str, str]] = {}
     collection = {"collection": state.collection["id"]} if state.collection.get("id") else {}
+    version = pystac.get_stac_version()
     for first in range(0, table.num_rows, batch):
         rows = _Level(state, level, table.slice(first, batch), href)
         items = []
+        geometries = np.array(rows.geoms, dtype=object)
         for i, item_id in enumerate(rows.item_ids):
             where = f"sample {item_id!r} of {rows.path}"
             geometry, start, end = rows.geoms[i], rows.starts[i], rows.ends[i]
@@ -349,12 +396,13 @@ def item_batches(
                     rows.positions[i], crs_codes, where
                 )
                 geometry = union if geometry is None else geometry
+                geometries[i] = geometry
                 start, end = (first_start, last_end) if start is None else (start, end)
             properties = rows.properties(i)
             properties.update(_time_fields(start, end, where))
             feature: dict[str, Any] = {
                 "type": "Feature",
-                "stac_version": pystac.get_stac_version(),
+                "stac_version": version,
                 "stac_extensions": extensions,
                 "id": item_id,
                 "geometry": None,
@@ -363,10 +411,8 @@ def item_batches(
                 "assets": assets,
                 **collection,
             }
-            if geometry is not None:
-                feature["geometry"] = json.loads(shapely.to_geojson(geometry))
-                feature["bbox"] = _bbox(geometry)
             items.append(feature)
+        _add_geometry(items, geometries, wkb)
         yield items
 
 
@@ -438,40 +484,77 @@ def write_stac(
             f"to_stac: expected an output ending in {' / '.join(_SUFFIXES)}, found {str(out)!r}"
         )
     out.parent.mkdir(parents=True, exist_ok=True)
-    count = 0
     with tempfile.TemporaryDirectory(prefix=".taco-stac-", dir=out.parent) as work:
-        staged = Path(work) / ("items.ndjson" if suffix != ".json" else "items.json")
-        with staged.open("w", encoding="utf-8") as f:
-            if suffix == ".json":
-                f.write('{"type": "FeatureCollection", "features": [')
-            for items in item_batches(state, level, href):
-                for item in items:
-                    if suffix == ".json":
-                        f.write(",\n" if count else "\n")
-                    f.write(json.dumps(item, separators=(",", ":")))
-                    f.write("" if suffix == ".json" else "\n")
-                    count += 1
-            if suffix == ".json":
-                f.write("\n]}\n")
         if suffix == ".parquet":
-            staged = _to_geoparquet(state, staged, Path(work) / "items.parquet", count)
+            staged, count = _write_geoparquet(state, Path(work), level, href)
+        else:
+            staged, count = _write_json(state, Path(work), level, href, suffix == ".json")
         os.replace(staged, out)
     return out, count
 
 
-def _to_geoparquet(state: QueryState, ndjson: Path, parquet: Path, count: int) -> Path:
+def _write_json(
+    state: QueryState, work: Path, level: int, href: Href, collection: bool
+) -> tuple[Path, int]:
+    """NDJSON, or an ItemCollection when ``collection``; orjson (stac-geoparquet's) when present."""
     try:
-        from stac_geoparquet.arrow import parse_stac_ndjson_to_parquet
+        import orjson
+
+        def dumps(item: dict[str, Any]) -> bytes:
+            return bytes(orjson.dumps(item))
+    except ImportError:  # pragma: no cover - orjson comes with the stac extra
+
+        def dumps(item: dict[str, Any]) -> bytes:
+            return json.dumps(item, separators=(",", ":")).encode()
+
+    staged, count = work / "items.json", 0
+    with staged.open("wb") as f:
+        f.write(b'{"type":"FeatureCollection","features":[\n' if collection else b"")
+        for items in item_batches(state, level, href):
+            for item in items:
+                f.write(b",\n" if collection and count else b"")
+                f.write(dumps(item) if collection else dumps(item) + b"\n")
+                count += 1
+        f.write(b"\n]}\n" if collection else b"")
+    return staged, count
+
+
+def _write_geoparquet(state: QueryState, work: Path, level: int, href: Href) -> tuple[Path, int]:
+    """stac-geoparquet through the library: each batch of Items to Arrow, its schema unified.
+
+    The dicts go to Arrow in one ``pa.array`` call per batch and through
+    stac-geoparquet's own batch conversion (``StacJsonBatch.to_arrow_batch``, of
+    the pinned 0.8.3: properties to columns, times, bbox struct, GeoArrow
+    metadata); its ``from_dicts`` would deep-copy every Item first.  Batches are
+    spooled to Parquet, then read back under the unified schema and written by
+    ``stac_geoparquet.arrow.to_parquet`` with the Collection in the metadata.
+    """
+    try:
+        import pyarrow.dataset as pads
+        import pyarrow.parquet as pq
+        from stac_geoparquet.arrow import to_parquet
+        from stac_geoparquet.arrow._batch import StacJsonBatch
     except ImportError as exc:
         raise TacoDependencyError(
             f"to_stac_geoparquet() needs stac-geoparquet: expected an importable "
             f"'stac_geoparquet' module, found none ({exc}); install it with: {INSTALL_HINT}"
         ) from exc
-    if count == 0:
+    parts, schemas, count = [], [], 0
+    for number, items in enumerate(item_batches(state, level, href, wkb=True)):
+        raw = pa.RecordBatch.from_struct_array(pa.array(items))
+        clean = StacJsonBatch(raw).to_arrow_batch().inner
+        parts.append(work / f"part{number:06d}.parquet")
+        pq.write_table(pa.Table.from_batches([clean]), parts[-1])
+        schemas.append(clean.schema)
+        count += len(items)
+    if not count:
         raise TacoValidationError(
             f"to_stac_geoparquet: the current view of {state.path} has no samples; "
             "stac-geoparquet needs at least one Item"
         )
+    schema = pa.unify_schemas(schemas, promote_options="permissive")
+    reader = pads.dataset(parts, schema=schema, format="parquet").scanner().to_reader()
     collection = stac_collection(state)
-    parse_stac_ndjson_to_parquet(ndjson, parquet, collections={collection.id: collection.to_dict()})
-    return parquet
+    staged = work / "items.parquet"
+    to_parquet(reader, staged, collections={collection.id: collection.to_dict()})
+    return staged, count
