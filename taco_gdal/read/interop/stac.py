@@ -460,7 +460,11 @@ def stac_collection(state: QueryState) -> Any:
 
 
 def write_stac(
-    state: QueryState, path: str | os.PathLike[str], level: int = 0, href: Href = "gdal"
+    state: QueryState,
+    path: str | os.PathLike[str],
+    level: int = 0,
+    href: Href = "gdal",
+    batch: int = BATCH,
 ) -> tuple[Path, int]:
     """Write the current view's Items to ``path`` (``.json``, ``.ndjson`` or ``.parquet``).
 
@@ -486,15 +490,15 @@ def write_stac(
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".taco-stac-", dir=out.parent) as work:
         if suffix == ".parquet":
-            staged, count = _write_geoparquet(state, Path(work), level, href)
+            staged, count = _write_geoparquet(state, Path(work), level, href, batch)
         else:
-            staged, count = _write_json(state, Path(work), level, href, suffix == ".json")
+            staged, count = _write_json(state, Path(work), level, href, suffix == ".json", batch)
         os.replace(staged, out)
     return out, count
 
 
 def _write_json(
-    state: QueryState, work: Path, level: int, href: Href, collection: bool
+    state: QueryState, work: Path, level: int, href: Href, collection: bool, batch: int
 ) -> tuple[Path, int]:
     """NDJSON, or an ItemCollection when ``collection``; orjson (stac-geoparquet's) when present."""
     try:
@@ -510,7 +514,7 @@ def _write_json(
     staged, count = work / "items.json", 0
     with staged.open("wb") as f:
         f.write(b'{"type":"FeatureCollection","features":[\n' if collection else b"")
-        for items in item_batches(state, level, href):
+        for items in item_batches(state, level, href, batch):
             for item in items:
                 f.write(b",\n" if collection and count else b"")
                 f.write(dumps(item) if collection else dumps(item) + b"\n")
@@ -519,7 +523,9 @@ def _write_json(
     return staged, count
 
 
-def _write_geoparquet(state: QueryState, work: Path, level: int, href: Href) -> tuple[Path, int]:
+def _write_geoparquet(
+    state: QueryState, work: Path, level: int, href: Href, batch: int
+) -> tuple[Path, int]:
     """stac-geoparquet through the library: each batch of Items to Arrow, its schema unified.
 
     The dicts go to Arrow in one ``pa.array`` call per batch and through
@@ -540,7 +546,7 @@ def _write_geoparquet(state: QueryState, work: Path, level: int, href: Href) -> 
             f"'stac_geoparquet' module, found none ({exc}); install it with: {INSTALL_HINT}"
         ) from exc
     parts, schemas, count = [], [], 0
-    for number, items in enumerate(item_batches(state, level, href, wkb=True)):
+    for number, items in enumerate(item_batches(state, level, href, batch, wkb=True)):
         raw = pa.RecordBatch.from_struct_array(pa.array(items))
         clean = StacJsonBatch(raw).to_arrow_batch().inner
         parts.append(work / f"part{number:06d}.parquet")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import numpy as np
@@ -140,3 +141,33 @@ def test_folder_items_url_hrefs_and_levels(tmp_path: Path) -> None:
     assert first.properties["end_datetime"].startswith("2023-01-03")
     assert [i.id for i in ds.to_stac(level=1)][:3] == ["tile000/b02", "tile000/b03", "tile000/b04"]
     assert len(ds.to_stac(level=1)) == len(children)
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".ndjson"])
+def test_batches_with_different_columns_give_the_same_items(tmp_path: Path, suffix: str) -> None:
+    from stac_geoparquet.arrow import stac_table_to_items
+
+    from taco_gdal.read.interop.stac import write_stac
+
+    flat = taco_gdal.load(write_dataset(tmp_path, "flat", "zip", n=5))
+    query = "SELECT * REPLACE (CASE WHEN id = 's000' THEN NULL ELSE cloud_cover END AS cloud_cover)"
+    ds = flat.sql(f"{query} FROM data")
+    expected = [i.to_dict() for i in ds.to_stac()]
+    assert "cloud_cover" not in expected[0]["properties"]
+    assert "cloud_cover" in expected[1]["properties"]
+    path, count = write_stac(ds.state, tmp_path / f"items{suffix}", batch=1)
+    if suffix == ".parquet":
+        back = [
+            pystac.Item.from_dict(d).to_dict() for d in stac_table_to_items(pq.read_table(path))
+        ]
+    else:
+        back = [
+            pystac.Item.from_dict(json.loads(line)).to_dict()
+            for line in path.read_text().splitlines()
+        ]
+    assert count == len(back) == 5
+    for read, original in zip(back, expected, strict=True):
+        read["properties"] = {k: v for k, v in read["properties"].items() if v is not None}
+        assert read["properties"] == original["properties"]
+        assert read["assets"] == original["assets"]
+        assert read["id"] == original["id"]
