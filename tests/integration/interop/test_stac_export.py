@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -171,3 +174,48 @@ def test_batches_with_different_columns_give_the_same_items(tmp_path: Path, suff
         assert read["properties"] == original["properties"]
         assert read["assets"] == original["assets"]
         assert read["id"] == original["id"]
+
+
+def test_footprint_across_the_antimeridian_is_cut(tmp_path: Path) -> None:
+    from taco_gdal.model import Taco, Tortilla
+    from tests.support.rasters import write_raster
+
+    folder = tmp_path / "east"
+    folder.mkdir()
+    write_raster(folder / "dateline.tif", "EPSG:32660", 700_000.0, 100_000.0, 10_000.0, 1)
+    taco = Taco(
+        Tortilla(taco_gdal.samples_from_rasters(folder)), id="dateline",
+        dataset_version="1.0.0", licenses=["CC-BY-4.0"], description="x",
+        providers=[{"name": "tests"}], tasks=["other"],
+    )  # fmt: skip
+    ds = taco_gdal.load(taco_gdal.create(taco, tmp_path / "d.tacozip", quiet=True)[0])
+    (item,) = ds.to_stac()
+    geometry = shapely.geometry.shape(item.geometry)
+    assert geometry.geom_type == "MultiPolygon"
+    west, south, east, north = item.bbox
+    assert west > east and 170 < west < 180 and -180 < east < -170
+    assert geometry.equals(ds.data.geometry.iloc[0])
+    assert (south, north) == (geometry.bounds[1], geometry.bounds[3])
+
+
+def test_without_the_stac_extra_the_error_says_how_to_install(mixed: Path) -> None:
+    code = f"""
+        import sys
+        import taco_gdal
+        ds = taco_gdal.load({str(mixed)!r})
+        ds.data
+        assert "pystac" not in sys.modules, "pystac imported by load()"
+        sys.modules["pystac"] = None  # what an environment without pystac looks like
+        try:
+            ds.to_stac()
+        except ImportError as exc:
+            from taco_gdal.errors import TacoDependencyError
+            assert isinstance(exc, TacoDependencyError), type(exc)
+            print(exc)
+        else:
+            raise SystemExit("exported without pystac")
+        """
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], check=True, capture_output=True, text=True
+    )
+    assert "pip install 'taco_gdal[stac]'" in out.stdout
