@@ -11,6 +11,7 @@ from typing import Any
 import pystac
 import pytest
 import rasterio
+import rasterio.warp
 import shapely
 from pystac.extensions.file import FileExtension
 from pystac.extensions.projection import ProjectionExtension
@@ -184,3 +185,25 @@ def test_size_and_checksum_mismatches(tmp_path: Path) -> None:
     assert sample.type == "FILE" and sample["stac:crs"] == "EPSG:32630"
     assert (sample["stac:geotransform"], sample["stac:tensor_shape"]) == expected
     assert sample["istac:crs"] == "EPSG:32630"  # no Item geometry: the grid's outline
+
+
+@pytest.mark.network
+def test_assets_on_s3_are_fetched_once_each(tmp_path: Path) -> None:
+    from tests.support.servers.s3 import S3Emulator
+
+    rasters = sorted(raster_folder(tmp_path).glob("*.tif"))
+    items = [i.to_dict() for i in _catalog(rasters[0].parent).get_items()]
+    with S3Emulator() as s3:
+        for item, raster in zip(items, rasters, strict=True):
+            item["assets"]["image"]["href"] = s3.upload(raster, "assets")
+        s3.server.log.clear()
+        with taco_gdal.Env(**s3.gdal_options()):
+            samples = taco_gdal.samples_from_stac(items)
+        for raster in rasters:
+            assert s3.server.log.count(path=raster.name, method="GET") == 1, (
+                s3.server.log.describe()
+            )
+    back = _write(samples, tmp_path / "s3.tacozip")
+    frame = back.frame(internal=True)
+    for sample_id, path in zip(frame["id"], frame["internal:gdal_vsi"], strict=True):
+        assert read_all(path) == (rasters[0].parent / f"{sample_id}.tif").read_bytes()
