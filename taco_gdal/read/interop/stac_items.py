@@ -228,13 +228,13 @@ def _bands(asset: Mapping[str, Any], path: str) -> int:
     for key in ("raster:bands", "eo:bands", "bands"):
         if isinstance(asset.get(key), list) and asset[key]:
             return len(asset[key])
-    try:
-        from osgeo import gdal
+    from taco_gdal.errors import TacoIOError
+    from taco_gdal.io.sample import open_raster
 
-        with gdal.ExceptionMgr(useExceptions=True):
-            opened = gdal.Open(path)
-            return int(opened.RasterCount) or 1
-    except (RuntimeError, ImportError, AttributeError):
+    try:  # the local copy, or a local asset: no request
+        with open_raster(path) as src:
+            return int(src.count) or 1
+    except TacoIOError:
         return 1
 
 

@@ -207,3 +207,21 @@ def test_assets_on_s3_are_fetched_once_each(tmp_path: Path) -> None:
     frame = back.frame(internal=True)
     for sample_id, path in zip(frame["id"], frame["internal:gdal_vsi"], strict=True):
         assert read_all(path) == (rasters[0].parent / f"{sample_id}.tif").read_bytes()
+
+
+@pytest.mark.parametrize(("algorithm", "prefix"), [("xxh3", "e3e70208"), ("crc32c", None)])
+def test_digests_as_multihash(tmp_path: Path, algorithm: str, prefix: str | None) -> None:
+    from tests.integration.interop.conftest import make_mixed
+
+    ds = taco_gdal.load(make_mixed(tmp_path, checksum=algorithm))
+    stored = ds.to_arrow().column("taco_gdal:checksum").to_pylist()
+    items = ds.to_stac()
+    for item, digest in zip(items, stored, strict=True):
+        value = item.assets["data"].extra_fields.get("file:checksum")
+        # CRC-32C has no multicodec code: no file:checksum rather than a wrong one
+        assert value == (None if prefix is None else prefix + digest.split(":")[1])
+    item = items[0].to_dict()
+    if prefix is not None:  # a wrong digest of the same algorithm is caught on the way in
+        item["assets"]["data"]["file:checksum"] = prefix + "0" * 16
+        with pytest.raises(TacoChecksumError, match=r"\(xxh3\)"):
+            taco_gdal.samples_from_stac([item])
