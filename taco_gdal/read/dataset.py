@@ -389,7 +389,7 @@ class TacoDataset:
             >>> ds.to_stac_geoparquet("items.parquet").name
             'items.parquet'
         """
-        return stac.write_stac(self._state, Path(path).with_suffix(".parquet"), level)[0]
+        return stac.write_stac(self._state, path, level, kind=".parquet")[0]
 
     def read(self, key: int | str) -> str | TacoDataFrame:
         """Shortcut for ``self.data.read(key)``."""

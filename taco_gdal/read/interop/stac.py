@@ -465,8 +465,11 @@ def write_stac(
     level: int = 0,
     href: Href = "gdal",
     batch: int = BATCH,
+    kind: str | None = None,
 ) -> tuple[Path, int]:
     """Write the current view's Items to ``path`` (``.json``, ``.ndjson`` or ``.parquet``).
+
+    ``kind`` (one of those suffixes) overrides what the path's suffix says.
 
     ``.json`` is an ItemCollection, ``.ndjson`` one Item per line, ``.parquet``
     stac-geoparquet written by the ``stac-geoparquet`` library in batches (its
@@ -482,7 +485,7 @@ def write_stac(
         (PosixPath('bands.ndjson'), 9)
     """
     out = Path(path)
-    suffix = out.suffix.lower()
+    suffix = kind or out.suffix.lower()
     if suffix not in _SUFFIXES:
         raise TacoValidationError(
             f"to_stac: expected an output ending in {' / '.join(_SUFFIXES)}, found {str(out)!r}"
