@@ -143,7 +143,9 @@ def _raster_outlines(table: pa.Table) -> pa.Array:
         x = gt[:, [0]] + gt[:, [1]] * col + gt[:, [2]] * row
         y = gt[:, [3]] + gt[:, [4]] * col + gt[:, [5]] * row
         rings = np.stack([x, y], axis=-1)
-        out[where] = shapely.to_wkb(shapely.polygons(np.concatenate([rings, rings[:, :1]], 1)))
+        polygons = shapely.polygons(np.concatenate([rings, rings[:, :1]], 1))
+        # counter-clockwise, as samples_from_rasters stores them (extensions._geo)
+        out[where] = shapely.to_wkb(shapely.orient_polygons(polygons))
     return pa.array(out, type=pa.binary())
 
 
@@ -151,15 +153,19 @@ def _footprints(state: QueryState, level: int, table: pa.Table) -> np.ndarray:
     """EPSG:4326 shapely footprint of each row (None where the metadata gives none)."""
     names = table.column_names
     positions = table.column(CURRENT_ID).to_numpy()
+    out = np.full(table.num_rows, None, dtype=object)
     if ISTAC_GEOMETRY in names:
-        return footprints_of(state, level, ISTAC_GEOMETRY).take(positions)
-    if all(n in names for n in (STAC_CRS, STAC_GEOTRANSFORM, STAC_TENSOR_SHAPE)):
-        outlines = pa.table({"stac:outline": _raster_outlines(table), STAC_CRS: table[STAC_CRS]})
+        out = footprints_of(state, level, ISTAC_GEOMETRY).take(positions)
+    missing = np.flatnonzero(~_present(out))
+    if missing.size and all(n in names for n in (STAC_CRS, STAC_GEOTRANSFORM, STAC_TENSOR_SHAPE)):
+        rows = table.take(missing)
+        outlines = pa.table({"stac:outline": _raster_outlines(rows), STAC_CRS: rows[STAC_CRS]})
         where = f"{state.path} level {level}"
-        return compute_footprints(outlines, "stac:outline", where=where).geometries
-    if STAC_CENTROID in names:
-        return footprints_of(state, level, STAC_CENTROID).take(positions)
-    return np.full(table.num_rows, None, dtype=object)
+        out[missing] = compute_footprints(outlines, "stac:outline", where=where).geometries
+        missing = np.flatnonzero(~_present(out))
+    if missing.size and STAC_CENTROID in names:
+        out[missing] = footprints_of(state, level, STAC_CENTROID).take(positions[missing])
+    return out
 
 
 def _add_geometry(items: list[dict[str, Any]], geometries: np.ndarray, wkb: bool) -> None:

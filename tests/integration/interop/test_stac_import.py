@@ -225,3 +225,16 @@ def test_digests_as_multihash(tmp_path: Path, algorithm: str, prefix: str | None
         item["assets"]["data"]["file:checksum"] = prefix + "0" * 16
         with pytest.raises(TacoChecksumError, match=r"\(xxh3\)"):
             taco_gdal.samples_from_stac([item])
+
+
+def test_grid_only_samples_keep_their_grid_outline(tmp_path: Path) -> None:
+    ds = taco_gdal.load(write_dataset(tmp_path, "flat", "zip"))  # stac:* columns, no istac
+    items = ds.to_stac()
+    back = _write(taco_gdal.samples_from_stac(items), tmp_path / "b.tacozip")
+    original, copied = ds.to_arrow(), back.to_arrow()
+    for column in ("id", "stac:crs", "stac:geotransform", "stac:tensor_shape", "stac:time_start"):
+        assert copied[column].equals(original[column]), column
+    assert copied["istac:crs"].to_pylist() == original["stac:crs"].to_pylist()
+    again = back.to_stac()
+    assert [i.geometry for i in again] == [i.geometry for i in items]
+    assert [i.bbox for i in again] == [i.bbox for i in items]
