@@ -238,3 +238,36 @@ def test_grid_only_samples_keep_their_grid_outline(tmp_path: Path) -> None:
     again = back.to_stac()
     assert [i.geometry for i in again] == [i.geometry for i in items]
     assert [i.bbox for i in again] == [i.bbox for i in items]
+
+
+@pytest.mark.network
+def test_from_a_pystac_client_search(tmp_path: Path) -> None:
+    from pystac_client import Client
+
+    www = raster_folder(tmp_path)
+    with RangeServer(root=www) as server:
+        items = [i.to_dict() for i in _catalog(www).get_items()]
+        for item in items:  # as an API answers: absolute hrefs, no catalog links
+            asset = item["assets"]["image"]
+            asset["href"] = f"{server.url}/{Path(asset['href']).name}"
+            item["links"] = []
+        conforms = ["https://api.stacspec.org/v1.0.0/core",
+                    "https://api.stacspec.org/v1.0.0/item-search"]  # fmt: skip
+        links = [
+            {"rel": "self", "href": f"{server.url}/api.json"},
+            {"rel": "root", "href": f"{server.url}/api.json"},
+            {"rel": "search", "href": f"{server.url}/search", "method": "GET",
+             "type": "application/geo+json"},
+        ]  # fmt: skip
+        landing = {"type": "Catalog", "id": "api", "stac_version": "1.1.0",
+                   "description": "static", "conformsTo": conforms, "links": links}  # fmt: skip
+        (www / "api.json").write_text(json.dumps(landing))
+        (www / "search").write_text(json.dumps({"type": "FeatureCollection", "features": items}))
+        search = Client.open(f"{server.url}/api.json").search(method="GET", max_items=10)
+        samples = taco_gdal.samples_from_stac(search.items())
+        again = taco_gdal.samples_from_stac(search)  # the search itself works too
+    assert [s.id for s in samples] == [s.id for s in again] == [i["id"] for i in items]
+    back = _write(samples, tmp_path / "searched.tacozip")
+    frame = back.frame(internal=True)
+    for sample_id, path in zip(frame["id"], frame["internal:gdal_vsi"], strict=True):
+        assert read_all(path) == (www / f"{sample_id}.tif").read_bytes()
