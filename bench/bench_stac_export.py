@@ -39,7 +39,7 @@ _CHILD = """
 import json, resource, sys, time
 from pathlib import Path
 import taco_gdal
-from taco_gdal.read.interop.stac import write_stac
+from taco_gdal.read.interop.stac_files import write_stac
 path, out = sys.argv[1], Path(sys.argv[2])
 start = time.perf_counter()
 ds = taco_gdal.load(path)

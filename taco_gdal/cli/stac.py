@@ -50,7 +50,7 @@ def stac(
     --datetime at --level.  Needs the stac extra: pip install 'taco_gdal[stac]'.
     """
     from taco_gdal.errors import TacoExistsError
-    from taco_gdal.read.interop.stac import write_stac
+    from taco_gdal.read.interop.stac_files import write_stac
 
     if output.exists() and not common.overwrite:
         raise TacoExistsError(f"{output}: expected a new output, found an existing file")

@@ -26,7 +26,7 @@ from taco_gdal.format.names import FIELD_SCHEMA_KEY, PIT_SCHEMA_KEY
 from taco_gdal.read.frames._direct import DirectRows, filtered_rows
 from taco_gdal.read.frames.convert import PitSchema, to_polars
 from taco_gdal.read.frames.dataframe import FrameContext, TacoDataFrame, to_frame
-from taco_gdal.read.interop import stac
+from taco_gdal.read.interop import stac, stac_files
 from taco_gdal.read.notebook import _plots
 from taco_gdal.read.notebook._html import dataset_html, dataset_text
 from taco_gdal.read.opening.containers.base import Container
@@ -389,7 +389,7 @@ class TacoDataset:
             >>> ds.to_stac_geoparquet("items.parquet").name
             'items.parquet'
         """
-        return stac.write_stac(self._state, path, level, kind=".parquet")[0]
+        return stac_files.write_stac(self._state, path, level, kind=".parquet")[0]
 
     def read(self, key: int | str) -> str | TacoDataFrame:
         """Shortcut for ``self.data.read(key)``."""

@@ -150,7 +150,7 @@ def test_folder_items_url_hrefs_and_levels(tmp_path: Path) -> None:
 def test_batches_with_different_columns_give_the_same_items(tmp_path: Path, suffix: str) -> None:
     from stac_geoparquet.arrow import stac_table_to_items
 
-    from taco_gdal.read.interop.stac import write_stac
+    from taco_gdal.read.interop.stac_files import write_stac
 
     flat = taco_gdal.load(write_dataset(tmp_path, "flat", "zip", n=5))
     query = "SELECT * REPLACE (CASE WHEN id = 's000' THEN NULL ELSE cloud_cover END AS cloud_cover)"

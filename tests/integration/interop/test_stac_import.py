@@ -25,7 +25,7 @@ from taco_gdal.errors import (
 )
 from taco_gdal.io.vsi import read_all
 from taco_gdal.model import Taco, Tortilla
-from taco_gdal.read.interop.stac import write_stac
+from taco_gdal.read.interop.stac_files import write_stac
 from tests.support.datasets import write_dataset
 from tests.support.rasters import raster_folder
 from tests.support.servers.range_server import RangeServer
