@@ -26,7 +26,6 @@ from taco_gdal.format.names import FIELD_SCHEMA_KEY, PIT_SCHEMA_KEY
 from taco_gdal.read.frames._direct import DirectRows, filtered_rows
 from taco_gdal.read.frames.convert import PitSchema, to_polars
 from taco_gdal.read.frames.dataframe import FrameContext, TacoDataFrame, to_frame
-from taco_gdal.read.interop import stac, stac_files
 from taco_gdal.read.notebook import _plots
 from taco_gdal.read.notebook._html import dataset_html, dataset_text
 from taco_gdal.read.opening.containers.base import Container
@@ -47,6 +46,8 @@ from taco_gdal.read.spatial.filters import filter_box, filter_shape
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
+
+    from taco_gdal.read.interop.stac import Href
 
 __all__ = ["TacoDataset"]
 
@@ -360,7 +361,7 @@ class TacoDataset:
         keep = ", ".join(quote_ident(c) for c in columns if not is_hidden(c))
         return self._fetch(f"SELECT {keep} FROM ({sql})", what="to_arrow()")
 
-    def to_stac(self, level: int = 0, href: stac.Href = "gdal") -> Any:
+    def to_stac(self, level: int = 0, href: Href = "gdal") -> Any:
         """The current view as a ``pystac.ItemCollection``: one Item per sample at ``level``.
 
         See :mod:`taco_gdal.read.interop.stac`; ``href="url"`` gives container URLs with
@@ -371,7 +372,9 @@ class TacoDataset:
             >>> [i.id for i in items], items[0].assets["data"].href
             (['s000', 's001'], '/vsisubfile/..._...,.../dataset.tacozip')
         """
-        return stac.to_item_collection(self._state, level, href)
+        from taco_gdal.read.interop.stac import to_item_collection
+
+        return to_item_collection(self._state, level, href)
 
     def to_stac_collection(self) -> Any:
         """COLLECTION.json as a ``pystac.Collection``.
@@ -380,7 +383,9 @@ class TacoDataset:
             >>> ds.to_stac_collection().id
             'dataset'
         """
-        return stac.stac_collection(self._state)
+        from taco_gdal.read.interop.stac import stac_collection
+
+        return stac_collection(self._state)
 
     def to_stac_geoparquet(self, path: str | os.PathLike[str], level: int = 0) -> Path:
         """Write the current view's Items as stac-geoparquet (bounded memory); the path.
@@ -389,7 +394,9 @@ class TacoDataset:
             >>> ds.to_stac_geoparquet("items.parquet").name
             'items.parquet'
         """
-        return stac_files.write_stac(self._state, path, level, kind=".parquet")[0]
+        from taco_gdal.read.interop.stac_files import write_stac
+
+        return write_stac(self._state, path, level, kind=".parquet")[0]
 
     def read(self, key: int | str) -> str | TacoDataFrame:
         """Shortcut for ``self.data.read(key)``."""
