@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from taco_gdal.rasters import samples_from_rasters
     from taco_gdal.read import TacoDataFrame, TacoDataset
     from taco_gdal.read.concat import concat  # the function, not its module
+    from taco_gdal.read.interop.stac_items import samples_from_stac
     from taco_gdal.read.leakage import check_splits
     from taco_gdal.read.load import load
     from taco_gdal.verify import validate, verify
@@ -75,6 +76,7 @@ _LAZY = {
     "validate": "taco_gdal.verify",
     "samples_from_rasters": "taco_gdal.rasters",
     "check_splits": "taco_gdal.read.leakage",
+    "samples_from_stac": "taco_gdal.read.interop.stac_items",
 }
 
 
@@ -120,6 +122,7 @@ __all__ = [
     "read_profile",
     "sample_env",
     "samples_from_rasters",
+    "samples_from_stac",
     "validate",
     "verbose",
     "verify",

@@ -32,6 +32,7 @@ VERBS: dict[str, str] = {
     "verify": "Check a container's bytes: structure, CRCs, sample digests.",
     "index": "Write a footprint layer (GPKG, FlatGeobuf, GeoParquet) and VRT mosaics.",
     "croissant": "Write Croissant 1.1 JSON-LD (GeoCroissant extent, CRS) for ML catalogues.",
+    "stac": "Write the samples as STAC Items (JSON, NDJSON, stac-geoparquet).",
 }
 """Verb -> one-line summary, in the order ``taco --help`` lists them."""
 

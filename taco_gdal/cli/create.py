@@ -162,9 +162,11 @@ def default_id(output: str) -> str:
         "taco create rasters/ tiles.tacozip --checksum sha256",
         "taco create rasters/ tiles.tacozip --stats",
         "taco create masks/ masks.tacozip --stats-classes 0,1,2",
+        "taco create --from-stac items.parquet scenes.tacozip --assets red,green,nir",
+        "taco create --from-stac https://host/catalog.json scenes.tacozip",
     ],
 )
-@click.argument("source", type=click.Path(exists=True, path_type=Path))
+@click.argument("source")
 @click.argument("output")
 @click.option("--pattern", default="*.tif", help="Folder source: glob of the rasters.")
 @click.option(
@@ -193,10 +195,17 @@ def default_id(output: str) -> str:
     metavar="VALUES",
     help="With --stats: categorical rasters, fractions of these classes (e.g. 0,1,2).",
 )
+@click.option(
+    "--from-stac",
+    "from_stac",
+    is_flag=True,
+    help="SOURCE is STAC Items: ItemCollection / NDJSON / stac-geoparquet / catalog.json.",
+)
+@click.option("--assets", help="With --from-stac: asset keys to keep, e.g. red,green,nir.")
 @checksum_option
 def create(
     common: Common,
-    source: Path,
+    source: Any,
     output: str,
     pattern: str,
     time: datetime | None,
@@ -213,6 +222,8 @@ def create(
     stats: bool,
     stats_classes: str | None,
     checksum: str | None,
+    from_stac: bool,
+    assets: str | None,
 ) -> None:
     """Write a TACO dataset (ZIP or FOLDER) from SOURCE.
 
@@ -224,7 +235,19 @@ def create(
     from taco_gdal.model import Taco, Tortilla
     from taco_gdal.write import create as write
 
-    if source.is_dir():
+    if from_stac:
+        from taco_gdal.read.interop.stac_items import samples_from_stac
+
+        keys = [k.strip() for k in assets.split(",") if k.strip()] if assets else None
+        samples = samples_from_stac(source, keys)
+        source = Path(source.rstrip("/"))
+    elif assets is not None:
+        raise click.BadParameter("needs --from-stac as well", param_hint="--assets")
+    elif not Path(source).exists():
+        raise click.BadParameter(
+            f"expected an existing path, found {source!r}", param_hint="SOURCE"
+        )
+    elif (source := Path(source)).is_dir():
         samples = _samples_from_folder(source, pattern, time)
     elif source.suffix.lower() in _TABLE_SUFFIXES:
         samples = samples_from_table(source, stac, time)

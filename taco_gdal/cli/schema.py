@@ -118,7 +118,7 @@ SCHEMAS: Final[dict[str, dict[str, Any]]] = {
     },
     "written": {
         "$schema": _DRAFT,
-        "title": "taco create / export / convert / cat --json",
+        "title": "taco create / export / convert / cat / stac --json",
         "type": "object",
         "required": ["written"],
         "properties": {
@@ -184,6 +184,7 @@ VERB_SCHEMA: Final = {
     "convert": "written",
     "cat": "written",
     "index": "index",
+    "stac": "written",
     "validate": "report",
     "verify": "report",
     "croissant": "written",

@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from taco_gdal.errors import TacoQueryError
 from taco_gdal.format.names import FIELD_SCHEMA_KEY, PIT_SCHEMA_KEY
+from taco_gdal.read import conversions as _conversions
 from taco_gdal.read.frames._direct import DirectRows, filtered_rows
 from taco_gdal.read.frames.convert import PitSchema, to_polars
 from taco_gdal.read.frames.dataframe import FrameContext, TacoDataFrame, to_frame
@@ -45,6 +46,7 @@ from taco_gdal.read.spatial.filters import filter_box, filter_shape
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
+
 
 __all__ = ["TacoDataset"]
 
@@ -358,16 +360,12 @@ class TacoDataset:
         keep = ", ".join(quote_ident(c) for c in columns if not is_hidden(c))
         return self._fetch(f"SELECT {keep} FROM ({sql})", what="to_arrow()")
 
-    def to_croissant(self, relative_to: str | None = None) -> dict[str, Any]:
-        """Croissant 1.1 JSON-LD of the container and its level tables (``read.interop``).
-
-        Example:
-            >>> [r["@id"] for r in tiles.to_croissant()["recordSet"]]
-            ['level0', 'level1']
-        """
-        from taco_gdal.read.interop.croissant import to_croissant
-
-        return to_croissant(self, relative_to)
+    # Conversions to other ecosystems' objects: functions over the dataset, see read/conversions.py.
+    to_stac = _conversions.to_stac
+    to_stac_collection = _conversions.to_stac_collection
+    to_stac_geoparquet = _conversions.to_stac_geoparquet
+    to_croissant = _conversions.to_croissant
+    to_xarray = _conversions.to_xarray
 
     def read(self, key: int | str) -> str | TacoDataFrame:
         """Shortcut for ``self.data.read(key)``."""
@@ -541,32 +539,6 @@ class TacoDataset:
         return view_stats(self._state, "categorical", band, level, fetch, self._column_names)
 
     # --- arrays -----------------------------------------------------------------------
-    def to_xarray(
-        self,
-        asset: str | None = None,
-        bands: Sequence[int] | None = None,
-        chunks: int | dict[str, int] | None = None,
-        dtype: Any = None,
-        **options: Any,
-    ) -> Any:
-        """The current view's samples as a lazy ``xarray.DataArray`` (the ``xarray`` extra).
-
-        Without a grid: ``(sample, band, y, x)`` with coordinates ``id``, ``time``,
-        ``crs``, ``transform``, ``centroid_lon``/``centroid_lat`` and the columns in
-        ``coords=[...]``. With ``crs``/``resolution``/``bounds`` or ``like=GeoBox``:
-        ``(time, band, y, x)``, warped by GDAL. Nothing is read until compute
-        (without ``dtype=``, the first sample's header gives the pixel type).
-        Details and errors: :func:`taco_gdal.read.cube.to_xarray`.
-
-        Example:
-            >>> cube = ds.to_xarray(coords=["cloud_cover"])
-            >>> cube.dims, cube.shape
-            (('sample', 'band', 'y', 'x'), (4, 1, 16, 16))
-        """
-        from taco_gdal.read.cube import to_xarray
-
-        return to_xarray(self, asset, bands, chunks, dtype, **options)
-
     # --- pictures ---------------------------------------------------------------------
     def plot(self, column: str | None = None, ax: Axes | None = None, **kwargs: Any) -> Axes:
         """Footprints of the current rows on lon/lat axes, coloured by ``column``.

@@ -1,1 +1,1 @@
-"""Bridges between TACO datasets and the catalogues of the EO and ML ecosystems."""
+"""Bridges from a TACO dataset to the EO and ML catalogues: STAC and Croissant."""

@@ -21,8 +21,12 @@ from taco_gdal.cli import cli
 from taco_gdal.errors import TacoDependencyError, TacoQueryError
 from tests.support.datasets import write_dataset
 
-# mlcroissant 1.1.1 builds its graph with rdflib's deprecated ConjunctiveGraph
-pytestmark = pytest.mark.filterwarnings("ignore:ConjunctiveGraph is deprecated:DeprecationWarning")
+# mlcroissant 1.1.1 builds its graph with rdflib's deprecated ConjunctiveGraph, and reads
+# records with reset_index(inplace=True), which pandas 3 deprecates
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:ConjunctiveGraph is deprecated:DeprecationWarning"),
+    pytest.mark.filterwarnings("ignore:The inplace keyword in DataFrame.reset_index"),
+]
 
 MLCROISSANT = Path(sys.executable).parent / "mlcroissant"
 
