@@ -87,14 +87,14 @@ def _cascade(
     name: str, fan: tuple[int, int, int], kind: str = "", container: str = "zip", parts: int = 1
 ) -> Path:
     """A real 3-level cascade written by taco_gdal (cached)."""
-    suffix = {"zip": ".tacozip", "folder": "", "cat": ".tacocat"}[container]
-    target = CACHE / name / f"{name}{suffix}"
-    if target.exists():
+    folder = CACHE / name
+    # a TACOCAT opens as the folder holding its parts and __TACOCAT__
+    target = folder if container == "cat" else folder / f"{name}{'.tacozip' * (container == 'zip')}"
+    if (folder / "__TACOCAT__").exists() if container == "cat" else target.exists():
         return target
     from taco_gdal.model import Sample, Taco, Tortilla
     from taco_gdal.write import create
 
-    folder = CACHE / name
     folder.mkdir(parents=True, exist_ok=True)
     blob = folder / "blob.bin"
     blob.write_bytes(b"taco_gdal bench!")
@@ -126,7 +126,7 @@ def _cascade(
     else:
         create(taco, target, output_format=container, split_size=None, quiet=True)
     blob.unlink()
-    if not target.exists():
+    if not target.exists() or (container == "cat" and not (folder / "__TACOCAT__").exists()):
         raise SystemExit(f"{name}: the writer made no {target}")
     return target
 
