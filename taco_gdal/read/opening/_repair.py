@@ -49,8 +49,13 @@ class _Folder:
 def _archives(table: pa.Table, rule: VsiRule) -> np.ndarray:
     """The archive (GDAL path) each row's offsets refer to."""
     if rule.kind == "source_file" and SOURCE_FILE in table.column_names:
-        names = table.column(SOURCE_FILE).to_numpy(zero_copy_only=False)
-        return np.asarray([vsi.join(rule.root, str(n)) for n in names], dtype=object)
+        # a few parts for many rows: each distinct name is joined once (a null as str() says)
+        names = pc.fill_null(table.column(SOURCE_FILE).cast(pa.string()), "None")
+        encoded = pc.dictionary_encode(names.combine_chunks())
+        joined = [vsi.join(rule.root, str(n)) for n in encoded.dictionary.to_pylist()]
+        positions: np.ndarray = encoded.indices.to_numpy()
+        archives: np.ndarray = np.asarray(joined, dtype=object)[positions]
+        return archives
     return np.full(table.num_rows, rule.root, dtype=object)
 
 
