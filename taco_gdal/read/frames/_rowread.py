@@ -28,7 +28,8 @@ __all__ = ["read_row"]
 
 
 def _single(table: pa.Table, name: str) -> pa.ChunkedArray | None:
-    return table.column(name) if table.column_names.count(name) == 1 else None
+    at = table.schema.get_field_index(name)  # -1: absent or more than one
+    return None if at < 0 else table.column(at)
 
 
 def _position(table: pa.Table, key: object) -> int | None:
