@@ -382,13 +382,12 @@ def _geo_frame(
     """As ``to_frame``: the plain columns, then the lazy EPSG:4326 footprints as geometry."""
     assert shape.geometry is not None and shape.footprints is not None
     position = list(shape.columns).index(shape.geometry)
-    rest = arrays[:position] + arrays[position + 1 :]
-    plain = _assemble(rest, shape.columns.delete(position), index)
     ids = state.base.table(level).select([CURRENT_ID, shape.footprints])
     compute = footprints_of_rows(
         ids.take(pa.array(rows, pa.int64())), shape.footprints, state, level, state.path
     )
-    footprints = LazyGeometryArray(compute, len(rows), crs=WGS84)
-    plain.insert(position, shape.geometry, gpd.GeoSeries(footprints, index=index))
+    # the footprints are one more block: no insert (and its copy) after the frame is built
+    arrays[position] = LazyGeometryArray(compute, len(rows), crs=WGS84)
+    plain = _assemble(arrays, shape.columns, index)
     geo: pd.DataFrame = gpd.GeoDataFrame(plain, geometry=shape.geometry, crs=WGS84)
     return geo
