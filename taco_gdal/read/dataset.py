@@ -23,6 +23,7 @@ from taco_gdal.errors import TacoQueryError
 from taco_gdal.format.names import FIELD_SCHEMA_KEY, PIT_SCHEMA_KEY
 from taco_gdal.read import conversions as _conversions
 from taco_gdal.read.frames._direct import DirectRows, filtered_rows
+from taco_gdal.read.frames._rowread import read_row
 from taco_gdal.read.frames.convert import PitSchema, to_polars
 from taco_gdal.read.frames.dataframe import FrameContext, TacoDataFrame, to_frame
 from taco_gdal.read.notebook import _plots
@@ -368,8 +369,9 @@ class TacoDataset:
     to_xarray = _conversions.to_xarray
 
     def read(self, key: int | str) -> str | TacoDataFrame:
-        """Shortcut for ``self.data.read(key)``."""
-        return self.data.read(key)
+        """Shortcut for ``self.data.read(key)`` (one row looked at, not the whole frame)."""
+        found = read_row(self._state, self._current_rows("read()"), key)
+        return self.data.read(key) if found is None else found
 
     # --- lifecycle and display ----------------------------------------------
     def close(self) -> None:

@@ -50,7 +50,7 @@ Block = tuple[Any, np.ndarray]
 
 try:  # pandas >= 3: blocks straight into a frame (no per-column inference)
     from pandas.api.internals import create_dataframe_from_blocks as _from_blocks
-except ImportError:  # pragma: no cover - older pandas: the dict constructor
+except ImportError:  # older pandas: the block manager, as pyarrow's to_pandas builds it
     _from_blocks = None
 
 _LOCK = threading.Lock()
@@ -312,12 +312,26 @@ def _arrow_columns(table: pa.Table, columns: Sequence[_Column], taken: pa.Array)
     return out
 
 
+def _blocks_frame(blocks: list[Block], index: pd.Index, columns: pd.Index) -> pd.DataFrame:
+    """pandas < 3: what ``create_dataframe_from_blocks`` does, through pandas' block API.
+
+    The same calls pyarrow's ``to_pandas`` makes on these pandas versions; the dict
+    constructor instead re-inspects every column, which costs most of a small frame.
+    """
+    from pandas.core.internals import BlockManager
+    from pandas.core.internals import api as internals
+
+    made = [internals.make_block(values, placement=where) for values, where in blocks]
+    manager = BlockManager(made, [columns, index])
+    frame: pd.DataFrame = pd.DataFrame._from_mgr(manager, manager.axes)  # type: ignore[attr-defined]
+    return frame
+
+
 def _assemble(arrays: list[Any], columns: pd.Index, index: pd.Index) -> pd.DataFrame:
-    if _from_blocks is None:  # pragma: no cover - older pandas
-        plain = pd.DataFrame(dict(enumerate(arrays)), index=index, copy=False)
-        plain.columns = columns
-        return plain
-    frame: pd.DataFrame = _from_blocks([_block(a, j) for j, a in enumerate(arrays)], index, columns)
+    blocks = [_block(a, j) for j, a in enumerate(arrays)]
+    if _from_blocks is None:
+        return _blocks_frame(blocks, index, columns)
+    frame: pd.DataFrame = _from_blocks(blocks, index, columns)
     return frame
 
 
@@ -368,13 +382,12 @@ def _geo_frame(
     """As ``to_frame``: the plain columns, then the lazy EPSG:4326 footprints as geometry."""
     assert shape.geometry is not None and shape.footprints is not None
     position = list(shape.columns).index(shape.geometry)
-    rest = arrays[:position] + arrays[position + 1 :]
-    plain = _assemble(rest, shape.columns.delete(position), index)
     ids = state.base.table(level).select([CURRENT_ID, shape.footprints])
     compute = footprints_of_rows(
         ids.take(pa.array(rows, pa.int64())), shape.footprints, state, level, state.path
     )
-    footprints = LazyGeometryArray(compute, len(rows), crs=WGS84)
-    plain.insert(position, shape.geometry, gpd.GeoSeries(footprints, index=index))
+    # the footprints are one more block: no insert (and its copy) after the frame is built
+    arrays[position] = LazyGeometryArray(compute, len(rows), crs=WGS84)
+    plain = _assemble(arrays, shape.columns, index)
     geo: pd.DataFrame = gpd.GeoDataFrame(plain, geometry=shape.geometry, crs=WGS84)
     return geo

@@ -49,8 +49,13 @@ class _Folder:
 def _archives(table: pa.Table, rule: VsiRule) -> np.ndarray:
     """The archive (GDAL path) each row's offsets refer to."""
     if rule.kind == "source_file" and SOURCE_FILE in table.column_names:
-        names = table.column(SOURCE_FILE).to_numpy(zero_copy_only=False)
-        return np.asarray([vsi.join(rule.root, str(n)) for n in names], dtype=object)
+        # a few parts for many rows: each distinct name is joined once (a null as str() says)
+        names = pc.fill_null(table.column(SOURCE_FILE).cast(pa.string()), "None")
+        encoded = pc.dictionary_encode(names.combine_chunks())
+        joined = [vsi.join(rule.root, str(n)) for n in encoded.dictionary.to_pylist()]
+        positions: np.ndarray = encoded.indices.to_numpy()
+        archives: np.ndarray = np.asarray(joined, dtype=object)[positions]
+        return archives
     return np.full(table.num_rows, rule.root, dtype=object)
 
 
@@ -84,6 +89,69 @@ def _may_be_misplaced(archives: np.ndarray, parents: np.ndarray) -> bool:
         return True  # an archive's rows are not contiguous: verify rather than guess
     increasing = np.asarray(group_parents[1:][same] > group_parents[:-1][same], dtype=bool)
     return not bool(increasing.all())
+
+
+def _first_unsorted(archives: np.ndarray, parents: np.ndarray) -> list[tuple[int, int]]:
+    """Per archive whose parent folders are out of sorted order, the rows of one folder.
+
+    That folder (the first whose place differs from its place in sorted order) would hold
+    another folder's offsets if the level had been written with the lexicographic paste,
+    so its ``__meta__`` alone tells a correct level from a misplaced one.
+    """
+    starts = np.flatnonzero(
+        np.concatenate(([True], (archives[1:] != archives[:-1]) | (parents[1:] != parents[:-1])))
+    )
+    ends = np.append(starts[1:], archives.size)
+    by_archive: dict[str, list[int]] = {}
+    for group, row in enumerate(starts.tolist()):
+        by_archive.setdefault(str(archives[row]), []).append(group)
+    out = []
+    for groups in by_archive.values():
+        names = [parents[starts[g]] for g in groups]
+        for g, name, want in zip(groups, names, sorted(names), strict=True):
+            if name != want:
+                out.append((int(starts[g]), int(ends[g])))
+                break
+    return out
+
+
+def _probe_agrees(
+    table: pa.Table,
+    parent: pa.Table,
+    level: int,
+    archives: np.ndarray,
+    parents: np.ndarray,
+    parent_archives: np.ndarray,
+) -> bool:
+    """True when one out-of-order folder per archive has exactly its ``__meta__`` entries."""
+    probes = _first_unsorted(archives, parents)
+    if not probes:
+        return False
+    paths = _folder_paths(parent, level - 1)
+    folders = []
+    for start, _ in probes:
+        match = np.flatnonzero((paths == parents[start]) & (parent_archives == archives[start]))
+        if match.size != 1 or parent.column(TYPE)[int(match[0])].as_py() != FOLDER:
+            return False
+        row = int(match[0])
+        folders.append(
+            _Folder(
+                str(archives[start]),
+                str(parents[start]),
+                int(parent.column(OFFSET)[row].as_py()),
+                int(parent.column(SIZE)[row].as_py()),
+            )
+        )
+    metas = _read_metas(folders)
+    for start, stop in probes:
+        meta = metas.get((str(archives[start]), str(parents[start])))
+        rows = table.select([ID, OFFSET, SIZE]).slice(start, stop - start)
+        if meta is None or meta.num_rows != rows.num_rows:
+            return False
+        for name in (ID, OFFSET, SIZE):
+            if meta.column(name).to_pylist() != rows.column(name).to_pylist():
+                return False
+    return True
 
 
 def _read_metas(folders: Sequence[_Folder]) -> dict[tuple[str, str], pa.Table]:
@@ -145,6 +213,8 @@ def _repair_level(
     if not _may_be_misplaced(archives, parents):
         return table, 0
     parent_archives = _archives(parent, rule)
+    if _probe_agrees(table, parent, level, archives, parents, parent_archives):
+        return table, 0
     metas = {
         key: (
             meta.column(ID).to_pylist(),
