@@ -50,7 +50,7 @@ Block = tuple[Any, np.ndarray]
 
 try:  # pandas >= 3: blocks straight into a frame (no per-column inference)
     from pandas.api.internals import create_dataframe_from_blocks as _from_blocks
-except ImportError:  # older pandas: the block manager, as pyarrow's to_pandas builds it
+except ImportError:  # pragma: no cover - pandas 2: the dict constructor
     _from_blocks = None
 
 _LOCK = threading.Lock()
@@ -312,26 +312,12 @@ def _arrow_columns(table: pa.Table, columns: Sequence[_Column], taken: pa.Array)
     return out
 
 
-def _blocks_frame(blocks: list[Block], index: pd.Index, columns: pd.Index) -> pd.DataFrame:
-    """pandas < 3: what ``create_dataframe_from_blocks`` does, through pandas' block API.
-
-    The same calls pyarrow's ``to_pandas`` makes on these pandas versions; the dict
-    constructor instead re-inspects every column, which costs most of a small frame.
-    """
-    from pandas.core.internals import BlockManager
-    from pandas.core.internals import api as internals
-
-    made = [internals.make_block(values, placement=where) for values, where in blocks]
-    manager = BlockManager(made, [columns, index])
-    frame: pd.DataFrame = pd.DataFrame._from_mgr(manager, manager.axes)  # type: ignore[attr-defined]
-    return frame
-
-
 def _assemble(arrays: list[Any], columns: pd.Index, index: pd.Index) -> pd.DataFrame:
-    blocks = [_block(a, j) for j, a in enumerate(arrays)]
-    if _from_blocks is None:
-        return _blocks_frame(blocks, index, columns)
-    frame: pd.DataFrame = _from_blocks(blocks, index, columns)
+    if _from_blocks is None:  # pragma: no cover - pandas 2: the dict constructor
+        plain = pd.DataFrame(dict(enumerate(arrays)), index=index, copy=False)
+        plain.columns = columns
+        return plain
+    frame: pd.DataFrame = _from_blocks([_block(a, j) for j, a in enumerate(arrays)], index, columns)
     return frame
 
 
