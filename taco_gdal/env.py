@@ -36,11 +36,8 @@ _state = threading.local()
 
 def _stack() -> list[tuple[dict[str, str | None], dict[str, str | None]]]:
     """This thread's open ``Env`` blocks: (values saved on entry, values applied)."""
-    stack: list[tuple[dict[str, str | None], dict[str, str | None]]] | None
-    stack = getattr(_state, "stack", None)
-    if stack is None:
-        stack = []
-        _state.stack = stack
+    stack: list[tuple[dict[str, str | None], dict[str, str | None]]]
+    stack = _state.__dict__.setdefault("stack", [])
     return stack
 
 
@@ -82,11 +79,8 @@ class Env:
         self.read_profile = not options if read_profile is None else read_profile
 
     def _applied(self) -> dict[str, str | None]:
-        if not self.read_profile:
-            return dict(self.options)
-        applied: dict[str, str | None] = dict(env_profile())
-        applied.update(self.options)
-        return applied
+        profile = env_profile() if self.read_profile else {}
+        return {**profile, **self.options}
 
     def __enter__(self) -> Env:
         saved: dict[str, str | None] = {}

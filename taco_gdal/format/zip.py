@@ -11,7 +11,7 @@ import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from taco_gdal.errors import TacoFormatError
 
@@ -68,6 +68,19 @@ def dos_datetime(timestamp: float | None = None) -> tuple[int, int]:
     dos_time = (t.tm_hour << 11) | (t.tm_min << 5) | (t.tm_sec // 2)
     dos_date = ((year - 1980) << 9) | (t.tm_mon << 5) | t.tm_mday
     return dos_time, dos_date
+
+
+def _record(layout: struct.Struct, signature: int, buffer: bytes, what: str, where: str) -> Any:
+    """The fields of a fixed-size record at the start of ``buffer``, its length and signature
+    checked."""
+    if len(buffer) < layout.size:
+        raise TacoFormatError(f"{where}: {what} needs {layout.size} bytes, found {len(buffer)}")
+    fields = layout.unpack_from(buffer)
+    if fields[0] != signature:
+        raise TacoFormatError(
+            f"{where}: expected {what} signature 0x{signature:08x}, found 0x{fields[0]:08x}"
+        )
+    return fields
 
 
 def _zip64_extra(values: list[int]) -> bytes:
@@ -168,18 +181,9 @@ class LocalFileHeader:
 
     @classmethod
     def unpack(cls, buffer: bytes, where: str = "buffer") -> LocalFileHeader:
-        if len(buffer) < LFH_SIZE:
-            raise TacoFormatError(
-                f"{where}: a local file header needs {LFH_SIZE} bytes, found {len(buffer)}"
-            )
-        (sig, version, flags, method, t, d, crc, csize, usize, nlen, xlen) = _LFH.unpack_from(
-            buffer
+        (_sig, version, flags, method, t, d, crc, csize, usize, nlen, xlen) = _record(
+            _LFH, LFH_SIGNATURE, buffer, "local file header", where
         )
-        if sig != LFH_SIGNATURE:
-            raise TacoFormatError(
-                f"{where}: expected local file header signature 0x{LFH_SIGNATURE:08x}, "
-                f"found 0x{sig:08x}"
-            )
         end = LFH_SIZE + nlen + xlen
         if len(buffer) < end:
             raise TacoFormatError(
@@ -390,13 +394,9 @@ class EndOfCentralDirectory:
 
     @classmethod
     def unpack(cls, buffer: bytes, where: str = "buffer") -> EndOfCentralDirectory:
-        if len(buffer) < EOCD_SIZE:
-            raise TacoFormatError(f"{where}: EOCD needs {EOCD_SIZE} bytes, found {len(buffer)}")
-        sig, _d, _dcd, _n_disk, n_total, cd_size, cd_offset, clen = _EOCD.unpack_from(buffer)
-        if sig != EOCD_SIGNATURE:
-            raise TacoFormatError(
-                f"{where}: expected EOCD signature 0x{EOCD_SIGNATURE:08x}, found 0x{sig:08x}"
-            )
+        _sig, _d, _dcd, _n_disk, n_total, cd_size, cd_offset, clen = _record(
+            _EOCD, EOCD_SIGNATURE, buffer, "EOCD", where
+        )
         return cls(n_total, cd_size, cd_offset, bytes(buffer[EOCD_SIZE : EOCD_SIZE + clen]))
 
 
@@ -426,18 +426,9 @@ class Zip64EndOfCentralDirectory:
 
     @classmethod
     def unpack(cls, buffer: bytes, where: str = "buffer") -> Zip64EndOfCentralDirectory:
-        if len(buffer) < ZIP64_EOCD_SIZE:
-            raise TacoFormatError(
-                f"{where}: ZIP64 EOCD needs {ZIP64_EOCD_SIZE} bytes, found {len(buffer)}"
-            )
-        sig, _sz, made_by, needed, _d, _dcd, _n_disk, n_total, cd_size, cd_off = (
-            _Z64_EOCD.unpack_from(buffer)
+        _sig, _sz, made_by, needed, _d, _dcd, _n_disk, n_total, cd_size, cd_off = _record(
+            _Z64_EOCD, ZIP64_EOCD_SIGNATURE, buffer, "ZIP64 EOCD", where
         )
-        if sig != ZIP64_EOCD_SIGNATURE:
-            raise TacoFormatError(
-                f"{where}: expected ZIP64 EOCD signature 0x{ZIP64_EOCD_SIGNATURE:08x}, "
-                f"found 0x{sig:08x}"
-            )
         return cls(n_total, cd_size, cd_off, made_by, needed)
 
 
@@ -452,16 +443,9 @@ class Zip64Locator:
 
     @classmethod
     def unpack(cls, buffer: bytes, where: str = "buffer") -> Zip64Locator:
-        if len(buffer) < ZIP64_LOCATOR_SIZE:
-            raise TacoFormatError(
-                f"{where}: ZIP64 locator needs {ZIP64_LOCATOR_SIZE} bytes, found {len(buffer)}"
-            )
-        sig, _disk, offset, _total = _Z64_LOC.unpack_from(buffer)
-        if sig != ZIP64_LOCATOR_SIGNATURE:
-            raise TacoFormatError(
-                f"{where}: expected ZIP64 locator signature 0x{ZIP64_LOCATOR_SIGNATURE:08x}, "
-                f"found 0x{sig:08x}"
-            )
+        _sig, _disk, offset, _total = _record(
+            _Z64_LOC, ZIP64_LOCATOR_SIGNATURE, buffer, "ZIP64 locator", where
+        )
         return cls(offset)
 
 

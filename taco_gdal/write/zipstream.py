@@ -19,7 +19,7 @@ import struct
 import tempfile
 import threading
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -252,23 +252,6 @@ class ZipWriter:
         if self._on_bytes:
             self._on_bytes(len(data))
         return self._finish(lfh, lfh_offset, len(data), crc, value)
-
-    def add_chunks(
-        self,
-        name: str,
-        size: int,
-        chunks: Iterable[bytes | memoryview],
-        digest: str | None = None,
-    ) -> MemberInfo:
-        """Append a member of known ``size`` from an iterable of byte blocks."""
-        sums = Checksums(digest, zip_crc=True)
-        lfh, lfh_offset = self._begin(name, size)
-        write = self._writer(lfh_offset + lfh.packed_size, sparse=False)
-        for chunk in chunks:
-            view = memoryview(chunk)
-            sums.update(view)
-            write(view)
-        return self._finish(lfh, lfh_offset, size, sums.crc, sums.stored())
 
     def _writer(self, position: int, sparse: bool) -> Writer:
         """Write one member's blocks from ``position``; ``sparse`` makes zero blocks holes."""
