@@ -12,7 +12,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from types import TracebackType
 from typing import Final
 
 from taco_gdal import _fork  # noqa: F401  (registers the after-fork reset)
@@ -91,12 +90,7 @@ class Env:
         _stack().append((saved, applied))
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         saved, _ = _stack().pop()
         for key, value in saved.items():
             gdal.SetThreadLocalConfigOption(key, value)

@@ -103,14 +103,18 @@ def update_header(
     with VSIFile(vsi, "rb") as f:
         current = f.read_at(0, HEADER_SIZE)
         parse_header(current, vsi)
-        size = f.size()
-        directory = read_central_directory(f.read_at, size, vsi)
-    writes = plan_update(current, directory, wanted, vsi)
-    with VSIFile(vsi, "r+b") as f:
-        for write in writes:
-            f.write_at(write.offset, write.data)
-            f.flush()
-            pause_point()
+        directory = read_central_directory(f.read_at, f.size(), vsi)
+    return _apply(vsi, plan_update(current, directory, wanted, vsi))
+
+
+def _apply(vsi: str, writes: tuple[PatchWrite, ...]) -> tuple[PatchWrite, ...]:
+    """Make ``writes`` one after the other, each handed to the system before the next."""
+    if writes:
+        with VSIFile(vsi, "r+b") as f:
+            for write in writes:
+                f.write_at(write.offset, write.data)
+                f.flush()
+                pause_point()
     return writes
 
 
@@ -153,8 +157,4 @@ def repair_header(path: str) -> tuple[PatchWrite, ...]:
             )
             if stored != crc
         )
-    if writes:
-        with VSIFile(vsi, "r+b") as f:
-            for write in writes:
-                f.write_at(write.offset, write.data)
-    return writes
+    return _apply(vsi, writes)
