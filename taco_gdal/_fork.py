@@ -31,17 +31,13 @@ def forks_seen() -> int:
     return _forks
 
 
-def _reset_gdal_network_state() -> None:
-    gdal = sys.modules.get("osgeo.gdal")
-    if gdal is not None:  # a process that never imported GDAL has nothing to reset
-        gdal.VSICurlClearCache()
-
-
 def _in_child() -> None:
     global _lock, _forks
     _lock = threading.Lock()  # the parent may have held it while forking
     _forks += 1
-    _reset_gdal_network_state()
+    gdal = sys.modules.get("osgeo.gdal")
+    if gdal is not None:  # a process that never imported GDAL has no curl state to reset
+        gdal.VSICurlClearCache()
     for callback in list(_callbacks):
         callback()
 

@@ -99,14 +99,6 @@ def _iter_extra(extra: bytes) -> dict[int, bytes]:
     return fields
 
 
-def _flags_for(name: bytes) -> int:
-    try:
-        name.decode("ascii")
-    except UnicodeDecodeError:
-        return UTF8_FLAG
-    return 0
-
-
 def decode_name(name: bytes, flags: int) -> str:
     """Member name as text: UTF-8 when flagged (or valid), else code page 437."""
     if flags & UTF8_FLAG:
@@ -150,7 +142,7 @@ class LocalFileHeader:
             compressed_size=ZIP64_LIMIT if big else size,
             uncompressed_size=ZIP64_LIMIT if big else size,
             version_needed=VERSION_ZIP64 if big else VERSION_DEFAULT,
-            flags=_flags_for(raw),
+            flags=0 if raw.isascii() else UTF8_FLAG,
             dos_time=dos_time,
             dos_date=dos_date,
             extra=_zip64_extra([size, size]) if big else b"",

@@ -52,10 +52,6 @@ class PartResult:
     metadata: DatasetMetadata
 
 
-def _temporary_path(part: Part, run: str) -> Path:
-    return part.path.with_name(f"{_TMP_PART}{run}-{part.path.name}")
-
-
 def _write_part_task(
     index: int, package: MetadataPackage, options: WriteOptions, temporary: str
 ) -> PartResult:
@@ -103,7 +99,7 @@ def write_parts_dask(
     """
     _check_client(client)
     run = uuid.uuid4().hex[:12]
-    temporaries = [_temporary_path(part, run) for part in parts]
+    temporaries = [part.path.with_name(f"{_TMP_PART}{run}-{part.path.name}") for part in parts]
     futures = []
     for index, (part, temporary) in enumerate(zip(parts, temporaries, strict=True)):
         subset = package if part.rows is None else subset_package(package, layout, part.rows)

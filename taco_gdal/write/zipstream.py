@@ -147,11 +147,6 @@ class MemberInfo:
     """``"<algorithm>:<hex>"`` when the member was added with ``digest=``."""
 
 
-def _dense(fd: int, size: int) -> bool:
-    """True when a file has (about) as many allocated blocks as bytes: no holes to keep."""
-    return os.fstat(fd).st_blocks * 512 >= size
-
-
 class ZipWriter:
     """Append STORE members to a seekable binary file and finish with a central directory.
 
@@ -305,7 +300,8 @@ class ZipWriter:
             read = pread_full(fd, source)
             if real <= LOCAL_BLOCK:
                 return self.add_bytes(name, read(memoryview(self._local)[:real], 0), digest)
-            return self._copy(name, read, real, digest, COPY_BLOCK, not _dense(fd, real))
+            holes = os.fstat(fd).st_blocks * 512 < real  # fewer blocks than bytes: keep holes
+            return self._copy(name, read, real, digest, COPY_BLOCK, holes)
         except OSError as exc:
             if isinstance(exc, TacoError):
                 raise
