@@ -193,10 +193,6 @@ class ZipWriter:
         self._end: int | None = None
         """End of the last member, measured with ``tell()`` when it was finished."""
 
-    @property
-    def position(self) -> int:
-        return self._f.tell()
-
     def _begin(self, name: str, size: int, crc: int = 0) -> tuple[zipfmt.LocalFileHeader, int]:
         if self._closed:
             raise TacoError("ZipWriter is closed")
