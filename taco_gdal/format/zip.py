@@ -182,18 +182,9 @@ class LocalFileHeader:
                 f"{where}: local file header declares {nlen + xlen} bytes of name and extra, "
                 f"only {len(buffer) - LFH_SIZE} available"
             )
-        return cls(
-            name=bytes(buffer[LFH_SIZE : LFH_SIZE + nlen]),
-            crc32=crc,
-            compressed_size=csize,
-            uncompressed_size=usize,
-            version_needed=version,
-            flags=flags,
-            method=method,
-            dos_time=t,
-            dos_date=d,
-            extra=bytes(buffer[LFH_SIZE + nlen : end]),
-        )
+        name = bytes(buffer[LFH_SIZE : LFH_SIZE + nlen])
+        extra = bytes(buffer[LFH_SIZE + nlen : end])
+        return cls(name, crc, csize, usize, version, flags, method, t, d, extra)
 
     @property
     def size(self) -> int:
@@ -306,8 +297,8 @@ class CentralDirectoryEntry:
                 f"{where}: truncated central directory: entry at byte {pos} needs "
                 f"{CD_ENTRY_SIZE} bytes, only {len(buffer) - pos} left"
             )
-        (sig, made_by, needed, flags, method, t, d, crc, csize, usize, nlen, xlen, clen,
-         _disk, _iattr, eattr, lfh_off) = _CD.unpack_from(buffer, pos)  # fmt: skip
+        (sig, made, needed, flags, method, t, d, crc, csize, usize, nlen, xlen, clen,
+         _disk, _iattr, attr, at) = _CD.unpack_from(buffer, pos)  # fmt: skip
         if sig != CD_SIGNATURE:
             raise TacoFormatError(
                 f"{where}: expected central directory signature 0x{CD_SIGNATURE:08x} at byte "
@@ -329,24 +320,13 @@ class CentralDirectoryEntry:
             usize = values.pop(0)
         if csize == ZIP64_LIMIT and values:
             csize = values.pop(0)
-        if lfh_off == ZIP64_LIMIT and values:
-            lfh_off = values.pop(0)
+        if at == ZIP64_LIMIT and values:
+            at = values.pop(0)
         other = b"".join(struct.pack("<HH", k, len(v)) + v for k, v in fields.items())
+        comment = bytes(buffer[start + nlen + xlen : end])
+        csize = None if csize == usize else csize
         entry = cls(
-            name=name,
-            crc32=crc,
-            size=usize,
-            lfh_offset=lfh_off,
-            flags=flags,
-            method=method,
-            dos_time=t,
-            dos_date=d,
-            version_made_by=made_by,
-            version_needed=needed,
-            external_attr=eattr,
-            compressed_size=None if csize == usize else csize,
-            other_extra=other,
-            comment=bytes(buffer[start + nlen + xlen : end]),
+            name, crc, usize, at, flags, method, t, d, made, needed, attr, csize, other, comment
         )
         return entry, end
 
