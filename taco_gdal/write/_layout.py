@@ -270,9 +270,6 @@ class Layout:
         start = int(self.starts[ref.level][ref.row])
         return range(start, start + int(self.counts[ref.level][ref.row]))
 
-    def is_folder(self, ref: SampleRef) -> bool:
-        return bool(self.folder[ref.level][ref.row])
-
     def padding_rows(self, level: int) -> BoolArray:
         """True for the ``__TACOPAD__N`` rows without source of ``level``."""
         sources = self.sources[level]

@@ -17,7 +17,7 @@ def _walk(layout: Layout) -> list[tuple[int, int]]:
 
     def visit(level: int, row: int) -> None:
         ref = SampleRef(level, row)
-        if not layout.is_folder(ref):
+        if not layout.folder[level][row]:
             out.append((level, row))
             return
         for child in layout.children(ref):
