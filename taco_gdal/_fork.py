@@ -13,11 +13,10 @@ import sys
 import threading
 from collections.abc import Callable
 
-__all__ = ["after_fork_in_child", "forks_seen"]
+__all__ = ["after_fork_in_child"]
 
 _callbacks: list[Callable[[], None]] = []
 _lock = threading.Lock()
-_forks = 0
 
 
 def after_fork_in_child(callback: Callable[[], None]) -> None:
@@ -26,22 +25,12 @@ def after_fork_in_child(callback: Callable[[], None]) -> None:
         _callbacks.append(callback)
 
 
-def forks_seen() -> int:
-    """How many forks this process descends from since taco_gdal was imported."""
-    return _forks
-
-
-def _reset_gdal_network_state() -> None:
-    gdal = sys.modules.get("osgeo.gdal")
-    if gdal is not None:  # a process that never imported GDAL has nothing to reset
-        gdal.VSICurlClearCache()
-
-
 def _in_child() -> None:
-    global _lock, _forks
+    global _lock
     _lock = threading.Lock()  # the parent may have held it while forking
-    _forks += 1
-    _reset_gdal_network_state()
+    gdal = sys.modules.get("osgeo.gdal")
+    if gdal is not None:  # a process that never imported GDAL has no curl state to reset
+        gdal.VSICurlClearCache()
     for callback in list(_callbacks):
         callback()
 

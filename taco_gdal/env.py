@@ -12,7 +12,6 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from types import TracebackType
 from typing import Final
 
 from taco_gdal import _fork  # noqa: F401  (registers the after-fork reset)
@@ -36,11 +35,8 @@ _state = threading.local()
 
 def _stack() -> list[tuple[dict[str, str | None], dict[str, str | None]]]:
     """This thread's open ``Env`` blocks: (values saved on entry, values applied)."""
-    stack: list[tuple[dict[str, str | None], dict[str, str | None]]] | None
-    stack = getattr(_state, "stack", None)
-    if stack is None:
-        stack = []
-        _state.stack = stack
+    stack: list[tuple[dict[str, str | None], dict[str, str | None]]]
+    stack = _state.__dict__.setdefault("stack", [])
     return stack
 
 
@@ -82,11 +78,8 @@ class Env:
         self.read_profile = not options if read_profile is None else read_profile
 
     def _applied(self) -> dict[str, str | None]:
-        if not self.read_profile:
-            return dict(self.options)
-        applied: dict[str, str | None] = dict(env_profile())
-        applied.update(self.options)
-        return applied
+        profile = env_profile() if self.read_profile else {}
+        return {**profile, **self.options}
 
     def __enter__(self) -> Env:
         saved: dict[str, str | None] = {}
@@ -97,12 +90,7 @@ class Env:
         _stack().append((saved, applied))
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         saved, _ = _stack().pop()
         for key, value in saved.items():
             gdal.SetThreadLocalConfigOption(key, value)

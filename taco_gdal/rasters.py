@@ -123,8 +123,5 @@ def samples_from_rasters(
         stac = STAC(facts.crs, facts.shape, facts.geotransform, start)
         footprint = raster_footprint(facts.geotransform, facts.shape[1], facts.shape[2])
         istac = ISTAC(facts.crs, footprint, start)
-        sample = Sample(sample_id(path, taken), path)
-        sample.extend_with(stac)
-        sample.extend_with(istac)
-        samples.append(sample)
+        samples.append(Sample(sample_id(path, taken), path).extend_with(stac).extend_with(istac))
     return samples

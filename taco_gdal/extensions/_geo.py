@@ -7,7 +7,7 @@ import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
 import shapely
@@ -40,10 +40,7 @@ def wgs84_transformer(crs: str) -> Transformer:
 
     Raises TacoValidationError when pyproj cannot interpret ``crs``.
     """
-    cache: dict[str, Transformer] | None = getattr(_local, "transformers", None)
-    if cache is None:
-        cache = {}
-        _local.transformers = cache
+    cache: dict[str, Transformer] = _local.__dict__.setdefault("transformers", {})
     transformer = cache.get(crs)
     if transformer is None:
         try:
@@ -90,8 +87,7 @@ def to_microseconds(value: Any, name: str) -> int | None:
         return value
     if isinstance(value, datetime):
         moment = value if value.tzinfo else value.replace(tzinfo=UTC)
-        delta = moment - _EPOCH
-        return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+        return (moment - _EPOCH) // timedelta(microseconds=1)
     raise TacoValidationError(
         f"{name}: expected int microseconds since 1970-01-01 UTC or a datetime, found "
         f"{type(value).__name__} {value!r}"

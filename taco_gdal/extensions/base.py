@@ -9,18 +9,39 @@ against the schema, so a wrong type is caught where it is made; with
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, TypeVar
 
 import pyarrow as pa
 
-from taco_gdal.errors import TacoSchemaError
+from taco_gdal.errors import TacoSchemaError, TacoValidationError
 
 if TYPE_CHECKING:
     from taco_gdal.model.sample import Sample
     from taco_gdal.model.taco import Taco
     from taco_gdal.model.tortilla import Tortilla
 
-__all__ = ["Extension", "SampleExtension", "TacoExtension", "TortillaExtension"]
+__all__ = ["Extension", "SampleExtension", "TacoExtension", "TortillaExtension", "coerce_items"]
+
+T = TypeVar("T")
+
+
+def coerce_items(items: Iterable[object], kind: type[T], where: str) -> tuple[T, ...]:
+    """``items`` as ``kind`` instances: kept as they are, or built from a dict of arguments."""
+    coerced = []
+    for position, item in enumerate(items):
+        if isinstance(item, kind):
+            coerced.append(item)
+        elif isinstance(item, Mapping):
+            try:
+                coerced.append(kind(**item))
+            except TypeError as exc:
+                raise TacoValidationError(f"{where}[{position}]: {exc}") from exc
+        else:
+            raise TacoValidationError(
+                f"{where}[{position}]: expected a {kind.__name__} or dict, found {item!r}"
+            )
+    return tuple(coerced)
 
 
 class Extension(ABC):

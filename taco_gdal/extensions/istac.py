@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 import pyarrow as pa
 import shapely
@@ -34,6 +34,7 @@ _SCHEMA: Final = {
     "istac:time_middle": _TIME,
     "istac:centroid": pa.binary(),
 }
+_COMPUTED: Final = ("time_start", "time_end", "time_middle", "centroid")
 _DESCRIPTIONS: Final = {
     "istac:crs": "Coordinate reference system of istac:geometry.",
     "istac:geometry": "Footprint in the source CRS (WKB).",
@@ -98,10 +99,8 @@ class ISTAC(SampleExtension):
             self.time_start, self.time_end, self.time_middle, "ISTAC"
         )
         centroid = self.centroid or geometry_centroid(self.crs, self.geometry)
-        object.__setattr__(self, "time_start", start)
-        object.__setattr__(self, "time_end", end)
-        object.__setattr__(self, "time_middle", middle)
-        object.__setattr__(self, "centroid", centroid)
+        for name, value in zip(_COMPUTED, (start, end, middle, centroid), strict=True):
+            object.__setattr__(self, name, value)
 
     @classmethod
     def from_raster(
@@ -138,12 +137,5 @@ class ISTAC(SampleExtension):
         return dict(_DESCRIPTIONS)
 
     def _compute(self, sample: Sample) -> pa.Table:
-        values: dict[str, Any] = {
-            "istac:crs": self.crs,
-            "istac:geometry": self.geometry,
-            "istac:time_start": self.time_start,
-            "istac:time_end": self.time_end,
-            "istac:time_middle": self.time_middle,
-            "istac:centroid": self.centroid,
-        }
-        return pa.table({k: [v] for k, v in values.items()}, schema=self.arrow_schema())
+        values = {name: [getattr(self, name.removeprefix("istac:"))] for name in _SCHEMA}
+        return pa.table(values, schema=self.arrow_schema())

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Final
 import pyarrow as pa
 
 from taco_gdal.errors import TacoValidationError
-from taco_gdal.extensions.base import TacoExtension
+from taco_gdal.extensions.base import TacoExtension, coerce_items
 
 if TYPE_CHECKING:
     from taco_gdal.model.taco import Taco
@@ -52,26 +52,13 @@ class Labels(TacoExtension):
     schema_only: bool = False
 
     def __post_init__(self) -> None:
-        classes = []
-        for position, item in enumerate(self.label_classes):
-            if isinstance(item, LabelClass):
-                classes.append(item)
-            elif isinstance(item, Mapping):
-                try:
-                    classes.append(LabelClass(**item))  # type: ignore[arg-type]
-                except TypeError as exc:
-                    raise TacoValidationError(f"Labels.label_classes[{position}]: {exc}") from exc
-            else:
-                raise TacoValidationError(
-                    f"Labels.label_classes[{position}]: expected a LabelClass or dict, "
-                    f"found {item!r}"
-                )
+        classes = coerce_items(self.label_classes, LabelClass, "Labels.label_classes")
         if not classes and not self.schema_only:
             raise TacoValidationError("Labels: expected at least one label class")
         names = [c.name for c in classes]
         if len(set(names)) != len(names):
             raise TacoValidationError(f"Labels: class names must be unique, found {names}")
-        object.__setattr__(self, "label_classes", tuple(classes))
+        object.__setattr__(self, "label_classes", classes)
 
     def get_schema(self) -> dict[str, pa.DataType]:
         return {

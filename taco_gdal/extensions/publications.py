@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Final
 import pyarrow as pa
 
 from taco_gdal.errors import TacoValidationError
-from taco_gdal.extensions.base import TacoExtension
+from taco_gdal.extensions.base import TacoExtension, coerce_items
 
 if TYPE_CHECKING:
     from taco_gdal.model.taco import Taco
@@ -51,20 +51,8 @@ class Publications(TacoExtension):
     schema_only: bool = False
 
     def __post_init__(self) -> None:
-        items = []
-        for position, item in enumerate(self.publications):
-            if isinstance(item, Publication):
-                items.append(item)
-            elif isinstance(item, Mapping):
-                try:
-                    items.append(Publication(**item))  # type: ignore[arg-type]
-                except TypeError as exc:
-                    raise TacoValidationError(f"Publications[{position}]: {exc}") from exc
-            else:
-                raise TacoValidationError(
-                    f"Publications[{position}]: expected a Publication or dict, found {item!r}"
-                )
-        object.__setattr__(self, "publications", tuple(items))
+        items = coerce_items(self.publications, Publication, "Publications")
+        object.__setattr__(self, "publications", items)
 
     def get_schema(self) -> dict[str, pa.DataType]:
         return {"publications": pa.list_(_PUBLICATION)}

@@ -64,11 +64,9 @@ class Scaling(SampleExtension):
         object.__setattr__(self, "scale_offset", offset)
         object.__setattr__(self, "padding", padding)
 
-    def _per_band(self) -> bool:
-        return isinstance(self.scale_factor, list) or isinstance(self.scale_offset, list)
-
     def get_schema(self) -> dict[str, pa.DataType]:
-        number = pa.list_(pa.float32()) if self._per_band() else pa.float32()
+        per_band = isinstance(self.scale_factor, list) or isinstance(self.scale_offset, list)
+        number = pa.list_(pa.float32()) if per_band else pa.float32()
         return {
             "scaling:scale_factor": number,
             "scaling:scale_offset": number,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 import pyarrow as pa
 
@@ -152,14 +152,5 @@ class STAC(SampleExtension):
         return dict(_DESCRIPTIONS)
 
     def _compute(self, sample: Sample) -> pa.Table:
-        values: dict[str, Any] = {
-            "stac:crs": self.crs,
-            "stac:tensor_shape": list(self.tensor_shape or ()),
-            "stac:geotransform": list(self.geotransform or ()),
-            "stac:time_start": self.time_start,
-            "stac:centroid": self.centroid,
-            "stac:time_end": self.time_end,
-            "stac:time_middle": self.time_middle,
-        }
-        schema = self.arrow_schema()
-        return pa.table({k: [v] for k, v in values.items()}, schema=schema)
+        values = {name: [getattr(self, name.removeprefix("stac:"))] for name in _SCHEMA}
+        return pa.table(values, schema=self.arrow_schema())

@@ -153,6 +153,23 @@ class PatchWrite:
     data: bytes
 
 
+def header_directory_entry(
+    directory: zipfmt.CentralDirectory, where: str
+) -> tuple[zipfmt.CentralDirectoryEntry, int]:
+    """The one central directory entry of the TACO_HEADER, and the file offset of its record."""
+    matches = [
+        (entry, pos)
+        for entry, pos in zip(directory.entries, directory.offsets, strict=True)
+        if entry.name == HEADER_NAME and entry.lfh_offset == 0
+    ]
+    if len(matches) != 1:
+        raise TacoFormatError(
+            f"{where}: expected exactly one central directory entry named "
+            f"{HEADER_NAME.decode()} at local header offset 0, found {len(matches)}"
+        )
+    return matches[0]
+
+
 def plan_update(
     current: bytes, directory: zipfmt.CentralDirectory, entries: Sequence[HeaderEntry], where: str
 ) -> tuple[PatchWrite, PatchWrite, PatchWrite]:
@@ -166,17 +183,7 @@ def plan_update(
             directory has no ``TACO_HEADER`` entry pointing at byte 0.
     """
     parse_header(current, where)
-    matches = [
-        (entry, pos)
-        for entry, pos in zip(directory.entries, directory.offsets, strict=True)
-        if entry.name == HEADER_NAME and entry.lfh_offset == 0
-    ]
-    if len(matches) != 1:
-        raise TacoFormatError(
-            f"{where}: expected exactly one central directory entry named "
-            f"{HEADER_NAME.decode()} at local header offset 0, found {len(matches)}"
-        )
-    entry, cd_pos = matches[0]
+    entry, cd_pos = header_directory_entry(directory, where)
     if entry.size != PAYLOAD_SIZE or entry.method != 0:
         raise TacoFormatError(
             f"{where}: TACO_HEADER central directory entry must be STORE with {PAYLOAD_SIZE} "

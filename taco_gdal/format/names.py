@@ -6,7 +6,7 @@ Every other module imports these; no literal such as ``"internal:offset"`` or
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final
 
 # --- limits -----------------------------------------------------------------
 MAX_DEPTH: Final = 5
@@ -16,7 +16,6 @@ MAX_LEVELS: Final = MAX_DEPTH + 1
 # --- sample types -----------------------------------------------------------
 FILE: Final = "FILE"
 FOLDER: Final = "FOLDER"
-SampleType = Literal["FILE", "FOLDER"]
 SAMPLE_TYPES: Final = (FILE, FOLDER)
 
 PADDING_PREFIX: Final = "__TACOPAD__"

@@ -39,13 +39,8 @@ _SCHEMES: Final = {
     "swift://": "/vsiswift/",
 }
 _REMOTE_PREFIXES: Final = (
-    "/vsicurl/",
-    "/vsis3/",
-    "/vsigs/",
-    "/vsiaz/",
+    *dict.fromkeys(_SCHEMES.values()),
     "/vsiadls/",
-    "/vsioss/",
-    "/vsiswift/",
     "/vsihdfs/",
     "/vsiwebhdfs/",
 )

@@ -11,7 +11,7 @@ import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 from taco_gdal.errors import TacoFormatError
 
@@ -70,6 +70,19 @@ def dos_datetime(timestamp: float | None = None) -> tuple[int, int]:
     return dos_time, dos_date
 
 
+def _record(layout: struct.Struct, signature: int, buffer: bytes, what: str, where: str) -> Any:
+    """The fields of a fixed-size record at the start of ``buffer``, its length and signature
+    checked."""
+    if len(buffer) < layout.size:
+        raise TacoFormatError(f"{where}: {what} needs {layout.size} bytes, found {len(buffer)}")
+    fields = layout.unpack_from(buffer)
+    if fields[0] != signature:
+        raise TacoFormatError(
+            f"{where}: expected {what} signature 0x{signature:08x}, found 0x{fields[0]:08x}"
+        )
+    return fields
+
+
 def _zip64_extra(values: list[int]) -> bytes:
     if not values:
         return b""
@@ -84,14 +97,6 @@ def _iter_extra(extra: bytes) -> dict[int, bytes]:
         fields[header_id] = extra[pos + 4 : pos + 4 + size]
         pos += 4 + size
     return fields
-
-
-def _flags_for(name: bytes) -> int:
-    try:
-        name.decode("ascii")
-    except UnicodeDecodeError:
-        return UTF8_FLAG
-    return 0
 
 
 def decode_name(name: bytes, flags: int) -> str:
@@ -137,7 +142,7 @@ class LocalFileHeader:
             compressed_size=ZIP64_LIMIT if big else size,
             uncompressed_size=ZIP64_LIMIT if big else size,
             version_needed=VERSION_ZIP64 if big else VERSION_DEFAULT,
-            flags=_flags_for(raw),
+            flags=0 if raw.isascii() else UTF8_FLAG,
             dos_time=dos_time,
             dos_date=dos_date,
             extra=_zip64_extra([size, size]) if big else b"",
@@ -168,36 +173,18 @@ class LocalFileHeader:
 
     @classmethod
     def unpack(cls, buffer: bytes, where: str = "buffer") -> LocalFileHeader:
-        if len(buffer) < LFH_SIZE:
-            raise TacoFormatError(
-                f"{where}: a local file header needs {LFH_SIZE} bytes, found {len(buffer)}"
-            )
-        (sig, version, flags, method, t, d, crc, csize, usize, nlen, xlen) = _LFH.unpack_from(
-            buffer
+        (_sig, version, flags, method, t, d, crc, csize, usize, nlen, xlen) = _record(
+            _LFH, LFH_SIGNATURE, buffer, "local file header", where
         )
-        if sig != LFH_SIGNATURE:
-            raise TacoFormatError(
-                f"{where}: expected local file header signature 0x{LFH_SIGNATURE:08x}, "
-                f"found 0x{sig:08x}"
-            )
         end = LFH_SIZE + nlen + xlen
         if len(buffer) < end:
             raise TacoFormatError(
                 f"{where}: local file header declares {nlen + xlen} bytes of name and extra, "
                 f"only {len(buffer) - LFH_SIZE} available"
             )
-        return cls(
-            name=bytes(buffer[LFH_SIZE : LFH_SIZE + nlen]),
-            crc32=crc,
-            compressed_size=csize,
-            uncompressed_size=usize,
-            version_needed=version,
-            flags=flags,
-            method=method,
-            dos_time=t,
-            dos_date=d,
-            extra=bytes(buffer[LFH_SIZE + nlen : end]),
-        )
+        name = bytes(buffer[LFH_SIZE : LFH_SIZE + nlen])
+        extra = bytes(buffer[LFH_SIZE + nlen : end])
+        return cls(name, crc, csize, usize, version, flags, method, t, d, extra)
 
     @property
     def size(self) -> int:
@@ -310,8 +297,8 @@ class CentralDirectoryEntry:
                 f"{where}: truncated central directory: entry at byte {pos} needs "
                 f"{CD_ENTRY_SIZE} bytes, only {len(buffer) - pos} left"
             )
-        (sig, made_by, needed, flags, method, t, d, crc, csize, usize, nlen, xlen, clen,
-         _disk, _iattr, eattr, lfh_off) = _CD.unpack_from(buffer, pos)  # fmt: skip
+        (sig, made, needed, flags, method, t, d, crc, csize, usize, nlen, xlen, clen,
+         _disk, _iattr, attr, at) = _CD.unpack_from(buffer, pos)  # fmt: skip
         if sig != CD_SIGNATURE:
             raise TacoFormatError(
                 f"{where}: expected central directory signature 0x{CD_SIGNATURE:08x} at byte "
@@ -333,24 +320,13 @@ class CentralDirectoryEntry:
             usize = values.pop(0)
         if csize == ZIP64_LIMIT and values:
             csize = values.pop(0)
-        if lfh_off == ZIP64_LIMIT and values:
-            lfh_off = values.pop(0)
+        if at == ZIP64_LIMIT and values:
+            at = values.pop(0)
         other = b"".join(struct.pack("<HH", k, len(v)) + v for k, v in fields.items())
+        comment = bytes(buffer[start + nlen + xlen : end])
+        csize = None if csize == usize else csize
         entry = cls(
-            name=name,
-            crc32=crc,
-            size=usize,
-            lfh_offset=lfh_off,
-            flags=flags,
-            method=method,
-            dos_time=t,
-            dos_date=d,
-            version_made_by=made_by,
-            version_needed=needed,
-            external_attr=eattr,
-            compressed_size=None if csize == usize else csize,
-            other_extra=other,
-            comment=bytes(buffer[start + nlen + xlen : end]),
+            name, crc, usize, at, flags, method, t, d, made, needed, attr, csize, other, comment
         )
         return entry, end
 
@@ -390,13 +366,9 @@ class EndOfCentralDirectory:
 
     @classmethod
     def unpack(cls, buffer: bytes, where: str = "buffer") -> EndOfCentralDirectory:
-        if len(buffer) < EOCD_SIZE:
-            raise TacoFormatError(f"{where}: EOCD needs {EOCD_SIZE} bytes, found {len(buffer)}")
-        sig, _d, _dcd, _n_disk, n_total, cd_size, cd_offset, clen = _EOCD.unpack_from(buffer)
-        if sig != EOCD_SIGNATURE:
-            raise TacoFormatError(
-                f"{where}: expected EOCD signature 0x{EOCD_SIGNATURE:08x}, found 0x{sig:08x}"
-            )
+        _sig, _d, _dcd, _n_disk, n_total, cd_size, cd_offset, clen = _record(
+            _EOCD, EOCD_SIGNATURE, buffer, "EOCD", where
+        )
         return cls(n_total, cd_size, cd_offset, bytes(buffer[EOCD_SIZE : EOCD_SIZE + clen]))
 
 
@@ -426,18 +398,9 @@ class Zip64EndOfCentralDirectory:
 
     @classmethod
     def unpack(cls, buffer: bytes, where: str = "buffer") -> Zip64EndOfCentralDirectory:
-        if len(buffer) < ZIP64_EOCD_SIZE:
-            raise TacoFormatError(
-                f"{where}: ZIP64 EOCD needs {ZIP64_EOCD_SIZE} bytes, found {len(buffer)}"
-            )
-        sig, _sz, made_by, needed, _d, _dcd, _n_disk, n_total, cd_size, cd_off = (
-            _Z64_EOCD.unpack_from(buffer)
+        _sig, _sz, made_by, needed, _d, _dcd, _n_disk, n_total, cd_size, cd_off = _record(
+            _Z64_EOCD, ZIP64_EOCD_SIGNATURE, buffer, "ZIP64 EOCD", where
         )
-        if sig != ZIP64_EOCD_SIGNATURE:
-            raise TacoFormatError(
-                f"{where}: expected ZIP64 EOCD signature 0x{ZIP64_EOCD_SIGNATURE:08x}, "
-                f"found 0x{sig:08x}"
-            )
         return cls(n_total, cd_size, cd_off, made_by, needed)
 
 
@@ -452,16 +415,9 @@ class Zip64Locator:
 
     @classmethod
     def unpack(cls, buffer: bytes, where: str = "buffer") -> Zip64Locator:
-        if len(buffer) < ZIP64_LOCATOR_SIZE:
-            raise TacoFormatError(
-                f"{where}: ZIP64 locator needs {ZIP64_LOCATOR_SIZE} bytes, found {len(buffer)}"
-            )
-        sig, _disk, offset, _total = _Z64_LOC.unpack_from(buffer)
-        if sig != ZIP64_LOCATOR_SIGNATURE:
-            raise TacoFormatError(
-                f"{where}: expected ZIP64 locator signature 0x{ZIP64_LOCATOR_SIGNATURE:08x}, "
-                f"found 0x{sig:08x}"
-            )
+        _sig, _disk, offset, _total = _record(
+            _Z64_LOC, ZIP64_LOCATOR_SIGNATURE, buffer, "ZIP64 locator", where
+        )
         return cls(offset)
 
 

@@ -19,12 +19,12 @@ from collections.abc import Iterable
 from taco_gdal.errors import TacoError, TacoFormatError
 from taco_gdal.format.header import (
     CRC_OFFSET,
-    HEADER_NAME,
     HEADER_SIZE,
     PAYLOAD_OFFSET,
     HeaderEntry,
     PatchWrite,
     TacoHeader,
+    header_directory_entry,
     parse_header,
     plan_update,
 )
@@ -103,14 +103,18 @@ def update_header(
     with VSIFile(vsi, "rb") as f:
         current = f.read_at(0, HEADER_SIZE)
         parse_header(current, vsi)
-        size = f.size()
-        directory = read_central_directory(f.read_at, size, vsi)
-    writes = plan_update(current, directory, wanted, vsi)
-    with VSIFile(vsi, "r+b") as f:
-        for write in writes:
-            f.write_at(write.offset, write.data)
-            f.flush()
-            pause_point()
+        directory = read_central_directory(f.read_at, f.size(), vsi)
+    return _apply(vsi, plan_update(current, directory, wanted, vsi))
+
+
+def _apply(vsi: str, writes: tuple[PatchWrite, ...]) -> tuple[PatchWrite, ...]:
+    """Make ``writes`` one after the other, each handed to the system before the next."""
+    if writes:
+        with VSIFile(vsi, "r+b") as f:
+            for write in writes:
+                f.write_at(write.offset, write.data)
+                f.flush()
+                pause_point()
     return writes
 
 
@@ -133,17 +137,7 @@ def repair_header(path: str) -> tuple[PatchWrite, ...]:
         current = f.read_at(0, HEADER_SIZE)
         parse_header(current, vsi)
         directory = read_central_directory(f.read_at, f.size(), vsi)
-        matches = [
-            pos
-            for entry, pos in zip(directory.entries, directory.offsets, strict=True)
-            if entry.name == HEADER_NAME and entry.lfh_offset == 0
-        ]
-        if len(matches) != 1:
-            raise TacoFormatError(
-                f"{vsi}: expected one central directory entry {HEADER_NAME.decode()} at local "
-                f"header offset 0, found {len(matches)}"
-            )
-        cd_field = matches[0] + CD_CRC_OFFSET
+        cd_field = header_directory_entry(directory, vsi)[1] + CD_CRC_OFFSET
         crc = struct.pack("<I", zlib.crc32(current[PAYLOAD_OFFSET:HEADER_SIZE]))
         writes = tuple(
             PatchWrite(offset, crc)
@@ -153,8 +147,4 @@ def repair_header(path: str) -> tuple[PatchWrite, ...]:
             )
             if stored != crc
         )
-    if writes:
-        with VSIFile(vsi, "r+b") as f:
-            for write in writes:
-                f.write_at(write.offset, write.data)
-    return writes
+    return _apply(vsi, writes)

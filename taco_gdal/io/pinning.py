@@ -50,12 +50,8 @@ class Pin:
     last_modified: str | None = None
 
     def describe(self) -> str:
-        parts = [f"size {self.size}"]
-        if self.etag is not None:
-            parts.append(f"ETag {self.etag}")
-        if self.last_modified is not None:
-            parts.append(f"Last-Modified {self.last_modified}")
-        return ", ".join(parts)
+        parts = [("size", self.size), ("ETag", self.etag), ("Last-Modified", self.last_modified)]
+        return ", ".join(f"{name} {value}" for name, value in parts if value is not None)
 
 
 def container_of(vsi_path: str) -> str:
@@ -130,17 +126,13 @@ def fetch_pin(path: str) -> Pin:
 
 
 def _what_changed(pin: Pin, current: Pin) -> list[str]:
-    changes = []
-    if current.size != pin.size:
-        changes.append(f"size {pin.size} -> {current.size}")
-    if pin.etag is not None and current.etag is not None and pin.etag != current.etag:
-        changes.append(f"ETag {pin.etag} -> {current.etag}")
-    if (
-        pin.last_modified is not None
-        and current.last_modified is not None
-        and pin.last_modified != current.last_modified
+    changes = [] if current.size == pin.size else [f"size {pin.size} -> {current.size}"]
+    for name, old, new in (
+        ("ETag", pin.etag, current.etag),
+        ("Last-Modified", pin.last_modified, current.last_modified),
     ):
-        changes.append(f"Last-Modified {pin.last_modified} -> {current.last_modified}")
+        if old is not None and new is not None and old != new:
+            changes.append(f"{name} {old} -> {new}")
     return changes
 
 

@@ -40,9 +40,7 @@ T = TypeVar("T")
 
 def sample_size(vsi_path: str) -> int | None:
     """The size a ``/vsisubfile/`` path states, ``None`` for other paths."""
-    if vsi_path.startswith(SUBFILE_PREFIX):
-        return parse_subfile(vsi_path).size
-    return None
+    return parse_subfile(vsi_path).size if vsi_path.startswith(SUBFILE_PREFIX) else None
 
 
 def fetch_sample(vsi_path: str, size: int) -> None:
@@ -165,8 +163,7 @@ def open_sample(
         ...     src.read().shape
         (1, 16, 16)
     """
-    dataset = _open_profiled(path, size, pin, checksum, verify, rasterio.open)
-    with dataset:
+    with _open_profiled(path, size, pin, checksum, verify, rasterio.open) as dataset:
         yield dataset
 
 

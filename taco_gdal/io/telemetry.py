@@ -32,6 +32,7 @@ from taco_gdal.env import Env, get_config
 __all__ = ["FileTraffic", "NetworkStats", "network_stats", "snapshot"]
 
 _OPTION: Final = "CPL_VSIL_NETWORK_STATS_ENABLED"
+_ON: Final = frozenset({"YES", "ON", "TRUE", "1"})
 _lock = threading.Lock()
 _depth = 0
 _owner = False
@@ -127,14 +128,10 @@ class NetworkStats:
         return sum(t.bytes_downloaded for t in self.files.values())
 
 
-def _globally_on() -> bool:
-    return (get_config(_OPTION) or "NO").upper() in {"YES", "ON", "TRUE", "1"}
-
-
 def _enter() -> None:
     global _depth, _owner
     with _lock:
-        if _depth == 0 and not _globally_on():
+        if _depth == 0 and (get_config(_OPTION) or "NO").upper() not in _ON:
             with Env(read_profile=False, **{_OPTION: "YES"}):
                 gdal.NetworkStatsReset()
             _owner = True

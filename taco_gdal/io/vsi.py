@@ -8,7 +8,6 @@ import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from types import TracebackType
 from typing import Any, Final
 
 from taco_gdal._osgeo import gdal
@@ -154,12 +153,7 @@ class VSIFile:
     def __enter__(self) -> VSIFile:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -322,8 +316,7 @@ def read_range(path: str, offset: int, size: int, what: str = "data") -> bytes:
 def read_all(path: str) -> bytes:
     """Every byte of ``path``."""
     with VSIFile(path) as f:
-        size = f.size()
-        return f.read_exact(0, size, "whole file")
+        return f.read_exact(0, f.size(), "whole file")
 
 
 def file_size(path: str) -> int:

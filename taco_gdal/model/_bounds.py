@@ -104,11 +104,8 @@ def _concat(parts: list[Points]) -> Points:
     if not parts:
         empty = np.empty(0)
         return empty.astype(np.int64), empty, empty
-    return (
-        np.concatenate([p[0] for p in parts]).astype(np.int64),
-        np.concatenate([p[1] for p in parts]),
-        np.concatenate([p[2] for p in parts]),
-    )
+    index, lon, lat = (np.concatenate(values) for values in zip(*parts, strict=True))
+    return index.astype(np.int64), lon, lat
 
 
 def _row_intervals(points: Points) -> tuple[np.ndarray, np.ndarray, float, float] | None:

@@ -11,7 +11,7 @@ tacoreader 2.4.21 reads either (it looks the key up with ``in`` / ``.get``), whi
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -180,16 +180,16 @@ def _iso(moment: datetime) -> str:
     return moment.isoformat().replace("+00:00", "Z")
 
 
-def _temporal(level: Level, columns: Sequence[str]) -> tuple[str, str] | None:
-    for name in columns:
-        data_type = level.types.get(name)
-        if data_type is None or not pa.types.is_timestamp(data_type):
+def _temporal(column: Callable[[str], Any], names: Sequence[str]) -> tuple[str, str] | None:
+    """Min and max of the first of ``names`` holding a non-null timestamp."""
+    for name in names:
+        values = column(name)
+        if values is None or not pa.types.is_timestamp(values.type):
             continue
-        values = level.column(name, data_type).drop_null()
-        if len(values) == 0:
-            continue
-        bounds = pc.min_max(values)
-        return _iso(bounds["min"].as_py()), _iso(bounds["max"].as_py())
+        values = values.drop_null()
+        if len(values):
+            bounds = pc.min_max(values)
+            return _iso(bounds["min"].as_py()), _iso(bounds["max"].as_py())
     return None
 
 
@@ -212,7 +212,7 @@ def compute_extent(levels: list[Level]) -> Extent:
                     kind = level.types.get(name)
                     return None if kind is None else level.column(name, kind)
 
-                return Extent(footprint_box(column), _temporal(level, time_columns))
+                return Extent(footprint_box(column), _temporal(column, time_columns))
     return Extent(None, None)
 
 
@@ -236,20 +236,14 @@ def extent_of_tables(tables: Sequence[pa.Table], *, footprints: bool = True) -> 
         for centroid, start, time_columns in _SOURCES:
             if centroid not in names or start not in names:
                 continue
-            temporal = None
-            for name in time_columns:
-                if name not in names or not pa.types.is_timestamp(table.schema.field(name).type):
-                    continue
-                values = table.column(name).drop_null()
-                if len(values):
-                    bounds = pc.min_max(values)
-                    temporal = (_iso(bounds["min"].as_py()), _iso(bounds["max"].as_py()))
-                    break
+
+            def times(name: str, table: pa.Table = table) -> pa.ChunkedArray | None:
+                return table.column(name) if name in table.column_names else None
 
             def column(name: str, table: pa.Table = table) -> pa.Array | None:
                 if name not in table.column_names or not (footprints or name.endswith("centroid")):
                     return None
                 return table.column(name).combine_chunks()
 
-            return Extent(footprint_box(column), temporal)
+            return Extent(footprint_box(column), _temporal(times, time_columns))
     return Extent(None, None)

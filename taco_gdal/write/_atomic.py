@@ -23,7 +23,7 @@ from typing import BinaryIO, cast
 from taco_gdal.errors import TacoExistsError, TacoIOError
 from taco_gdal.io._faults import pause_point
 
-__all__ = ["atomic_directory", "atomic_file", "check_target"]
+__all__ = ["atomic_directory", "atomic_file", "check_target", "commit", "fsync_directory"]
 
 _TMP_TAG = ".taco-tmp-"
 
@@ -203,7 +203,15 @@ def _swap_into_place(staging: Path, path: Path, overwrite: bool) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _fsync_directory(folder: Path) -> None:
+def commit(temporary: Path, target: Path, overwrite: bool) -> None:
+    """Give a complete temporary file or folder in ``target``'s folder its final name."""
+    if temporary.is_dir():
+        _swap_into_place(temporary, target, overwrite)
+    else:
+        _link_into_place(-1, temporary, target, overwrite)
+
+
+def fsync_directory(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
@@ -233,7 +241,7 @@ def atomic_file(target: str | os.PathLike[str], overwrite: bool = False) -> Iter
         f.flush()
         os.fsync(f.fileno())
         _link_into_place(f.fileno(), tmp_name, path, overwrite)
-        _fsync_directory(path.parent)  # the new name is durable too, as after cp + sync
+        fsync_directory(path.parent)  # the new name is durable too, as after cp + sync
     except BaseException:
         if tmp_name is not None:
             tmp_name.unlink(missing_ok=True)

@@ -70,8 +70,7 @@ class Checksums:
 
     def update(self, view: memoryview) -> None:
         self.update_crc(view)
-        if self._digest is not None:
-            self._digest.update(view)
+        self.update_digest(view)
 
     def update_crc(self, view: memoryview) -> None:
         """The ZIP CRC-32 alone (the worker thread takes the digest)."""

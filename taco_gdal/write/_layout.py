@@ -126,9 +126,7 @@ def _child_slices(parent_ids: IntArray, n_parents: int, level: int) -> tuple[Int
             f"{n_parents} rows of level{level - 1}"
         )
     counts = np.bincount(parent_ids, minlength=n_parents).astype(np.int64)
-    starts = np.zeros(n_parents, dtype=np.int64)
-    np.cumsum(counts[:-1], out=starts[1:])
-    return starts, counts
+    return _exclusive_cumsum(counts)[:-1], counts
 
 
 class Layout:
@@ -272,9 +270,6 @@ class Layout:
         start = int(self.starts[ref.level][ref.row])
         return range(start, start + int(self.counts[ref.level][ref.row]))
 
-    def is_folder(self, ref: SampleRef) -> bool:
-        return bool(self.folder[ref.level][ref.row])
-
     def padding_rows(self, level: int) -> BoolArray:
         """True for the ``__TACOPAD__N`` rows without source of ``level``."""
         sources = self.sources[level]
@@ -286,13 +281,6 @@ class Layout:
             return no_source
         ids = _strings(self.levels[level], ID)
         return no_source & flags(pc.starts_with(ids, PADDING_PREFIX))
-
-    def is_padding(self, ref: SampleRef) -> bool:
-        """True for a ``__TACOPAD__N`` row without source (no bytes, no digest)."""
-        if self.source(ref) is not None:
-            return False
-        sample_id = self.levels[ref.level].column(ID)[ref.row].as_py()
-        return str(sample_id).startswith(PADDING_PREFIX)
 
     def file_order(self) -> tuple[IntArray, IntArray]:
         """``(levels, rows)`` of every FILE sample, depth first (the ZIP data member order).
@@ -349,31 +337,18 @@ class Layout:
                     paths[i], sources[i], pads[i] = path, source, pad
             yield FileBatch(batch_levels.tolist(), batch_rows.tolist(), paths, sources, pads)
 
-    def files_depth_first(self) -> Iterator[SampleRef]:
-        """Every FILE sample, depth first, in sample order (the ZIP data member order)."""
-        levels, rows = self.file_order()
-        for level, row in zip(levels.tolist(), rows.tolist(), strict=True):
-            yield SampleRef(level, row)
-
     def folder_rows(self, level: int) -> IntArray:
         return np.flatnonzero(self.folder[level]).astype(np.int64)
-
-    def folders(self, level: int) -> list[SampleRef]:
-        return [SampleRef(level, row) for row in self.folder_rows(level).tolist()]
 
     def folders_bottom_up(self) -> Iterator[SampleRef]:
         """Every FOLDER sample, deepest level first, in row order within a level."""
         for level in reversed(range(self.depth)):
-            yield from self.folders(level)
+            for row in self.folder_rows(level).tolist():
+                yield SampleRef(level, row)
 
     def data_path(self, ref: SampleRef) -> str:
         """Path under ``DATA/``: ``tile0/s1/b0`` (FILE) or ``tile0/s1/`` (FOLDER)."""
         return str(self.rel[ref.level][ref.row].as_py())
-
-    def source(self, ref: SampleRef) -> str | None:
-        """Where a FILE sample's bytes come from; None for a zero-byte (padding) sample."""
-        column = self.sources[ref.level]
-        return None if column is None else column[ref.row].as_py()
 
     def source_list(self, level: int) -> list[str | None]:
         """The sources of every row of ``level`` as Python strings (None: no bytes)."""

@@ -192,16 +192,12 @@ def _digest_column_options(table: pa.Table, options: Mapping[str, Any]) -> Mappi
         return options
     paths = _leaf_paths(table.schema)
     settings = dict(options)
-    dictionary = options.get("use_dictionary", True)
-    if dictionary is True:
-        settings["use_dictionary"] = [path for path in paths if path != CHECKSUM]
-    elif isinstance(dictionary, list | tuple):
-        settings["use_dictionary"] = [path for path in dictionary if path != CHECKSUM]
-    statistics = options.get("write_statistics", True)
-    if statistics is True:
-        settings["write_statistics"] = [path for path in paths if path != CHECKSUM]
-    elif isinstance(statistics, list | tuple):
-        settings["write_statistics"] = [path for path in statistics if path != CHECKSUM]
+    for key in ("use_dictionary", "write_statistics"):
+        given = options.get(key, True)
+        if given is True or isinstance(given, list | tuple):
+            settings[key] = [
+                path for path in (paths if given is True else given) if path != CHECKSUM
+            ]
     level = options.get("compression_level")
     if options.get("compression") == "zstd" and isinstance(level, int) and level > DIGEST_LEVEL:
         levels = {path: level for path in paths}

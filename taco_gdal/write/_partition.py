@@ -170,15 +170,14 @@ def _subset_levels(layout: Layout, rows0: IntArray) -> list[pa.Table]:
             first = np.repeat(np.cumsum(counts) - counts, counts)
             rows = np.repeat(starts, counts) + (np.arange(int(counts.sum())) - first)
         subset = table.take(from_numpy(np.asarray(rows, dtype=np.int64)))
-        n = subset.num_rows
-        subset = subset.set_column(
-            subset.schema.get_field_index(CURRENT_ID),
-            CURRENT_ID,
-            from_numpy(np.arange(n, dtype=np.int64)),
+        renumbered = (
+            (CURRENT_ID, np.arange(subset.num_rows, dtype=np.int64)),
+            (PARENT_ID, parents),
         )
-        subset = subset.set_column(
-            subset.schema.get_field_index(PARENT_ID), PARENT_ID, from_numpy(parents)
-        )
+        for name, values in renumbered:
+            subset = subset.set_column(
+                subset.schema.get_field_index(name), name, from_numpy(values)
+            )
         tables.append(subset)
     return tables
 

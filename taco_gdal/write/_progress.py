@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from types import TracebackType
 from typing import Any, Protocol, cast
 
 __all__ = ["Bar", "QuietBar", "in_notebook", "progress_bar", "widgets_available"]
@@ -26,12 +25,7 @@ class Bar(Protocol):
 
     def __enter__(self) -> Bar: ...
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None: ...
+    def __exit__(self, *exc: object) -> None: ...
 
 
 class QuietBar:
@@ -48,12 +42,7 @@ class QuietBar:
     def __enter__(self) -> QuietBar:
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc: object) -> None:
         return None
 
 

@@ -10,16 +10,9 @@ from taco_gdal.errors import TacoValidationError
 __all__ = ["parse_size"]
 
 _UNITS: Final = {
-    "": 1,
-    "B": 1,
-    "K": 1024,
-    "KB": 1024,
-    "M": 1024**2,
-    "MB": 1024**2,
-    "G": 1024**3,
-    "GB": 1024**3,
-    "T": 1024**4,
-    "TB": 1024**4,
+    f"{prefix}{suffix}": 1024**power
+    for power, prefix in enumerate(("", "K", "M", "G", "T"))
+    for suffix in ("", "B")
 }
 _PATTERN: Final = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]*)\s*$")
 

@@ -144,9 +144,5 @@ def zip2folder(
 
     package = package_from_stored(meta, source)
     return write_folder(
-        package,
-        output,
-        overwrite=overwrite,
-        quiet=quiet,
-        parquet_kwargs=parquet_kwargs,
+        package, output, overwrite=overwrite, quiet=quiet, parquet_kwargs=parquet_kwargs
     )

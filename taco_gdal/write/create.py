@@ -51,9 +51,8 @@ def resolve_format(output: str | os.PathLike[str], output_format: str) -> Litera
         raise TacoValidationError(
             f"output_format must be one of {list(_FORMATS)}, got {output_format!r}"
         )
-    if output_format == "auto":
-        return "zip" if is_zip_path(output) else "folder"
-    return "zip" if output_format == "zip" else "folder"
+    wants_zip = is_zip_path(output) if output_format == "auto" else output_format == "zip"
+    return "zip" if wants_zip else "folder"
 
 
 def _package(taco: object) -> MetadataPackage:

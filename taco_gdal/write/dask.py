@@ -9,16 +9,15 @@ commits nothing. The output folder must have the same path on client and workers
 from __future__ import annotations
 
 import logging
-import os
-import shutil
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from taco_gdal.errors import TacoError, TacoExistsError, TacoIOError, TacoValidationError
+from taco_gdal.errors import TacoError, TacoIOError, TacoValidationError
 from taco_gdal.model.package import MetadataPackage
+from taco_gdal.write._atomic import commit, fsync_directory
 from taco_gdal.write._layout import Layout
 from taco_gdal.write._partition import (
     Part,
@@ -53,10 +52,6 @@ class PartResult:
     metadata: DatasetMetadata
 
 
-def _temporary_path(part: Part, run: str) -> Path:
-    return part.path.with_name(f"{_TMP_PART}{run}-{part.path.name}")
-
-
 def _write_part_task(
     index: int, package: MetadataPackage, options: WriteOptions, temporary: str
 ) -> PartResult:
@@ -69,37 +64,6 @@ def _write_part_task(
     path = write_part(package, layout, whole, task_options, Path(temporary))
     read = read_zip_metadata if options.fmt == "zip" else read_folder_metadata
     return PartResult(index, path, read(path))
-
-
-def _commit(temporary: Path, target: Path, overwrite: bool) -> None:
-    """Give a complete temporary part its final name (never replacing unless ``overwrite``)."""
-    if temporary.is_dir():
-        if target.exists():
-            if not overwrite:
-                raise TacoExistsError(f"output {str(target)!r} appeared while writing")
-            old = target.with_name(f"{_TMP_PART}old-{target.name}")
-            os.rename(target, old)
-            os.rename(temporary, target)
-            shutil.rmtree(old, ignore_errors=True)
-        else:
-            os.rename(temporary, target)
-        return
-    if overwrite:
-        os.replace(temporary, target)
-        return
-    try:
-        os.link(temporary, target)
-    except FileExistsError as exc:
-        raise TacoExistsError(f"output {str(target)!r} appeared while writing") from exc
-    temporary.unlink()
-
-
-def _sync_folder(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _check_client(client: Any) -> None:
@@ -135,7 +99,7 @@ def write_parts_dask(
     """
     _check_client(client)
     run = uuid.uuid4().hex[:12]
-    temporaries = [_temporary_path(part, run) for part in parts]
+    temporaries = [part.path.with_name(f"{_TMP_PART}{run}-{part.path.name}") for part in parts]
     futures = []
     for index, (part, temporary) in enumerate(zip(parts, temporaries, strict=True)):
         subset = package if part.rows is None else subset_package(package, layout, part.rows)
@@ -177,9 +141,9 @@ def _commit_all(
     committed: list[Path] = []
     try:
         for part, result in zip(parts, results, strict=True):
-            _commit(result.temporary, part.path, options.overwrite)
+            commit(result.temporary, part.path, options.overwrite)
             committed.append(part.path)
-        _sync_folder(parts[0].path.parent)
+        fsync_directory(parts[0].path.parent)
         if consolidating:
             write_tacocat(
                 [r.metadata for r in results],

@@ -75,12 +75,15 @@ def _write_tree(
     if digest is not None:
         digests = [[None] * n for n in layout.counts_per_level]
     with progress_bar(layout.sample_count, f"writing {root.name}", quiet, unit="sample") as bar:
-        for ref in layout.files_depth_first():
-            wanted = None if layout.is_padding(ref) else digest
-            copied = copy_sample(layout.source(ref), data / layout.data_path(ref), wanted)
-            if digests is not None:
-                digests[ref.level][ref.row] = copied.digest
-            bar.update(1)
+        for batch in layout.file_batches():
+            files = zip(
+                batch.levels, batch.rows, batch.paths, batch.sources, batch.padding, strict=True
+            )
+            for level, row, member, source, padding in files:
+                copied = copy_sample(source, data / member, None if padding else digest)
+                if digests is not None:
+                    digests[level][row] = copied.digest
+                bar.update(1)
         for ref, table in layout.local_tables():
             if digests is not None:
                 rows = layout.children(ref)

@@ -9,6 +9,7 @@ came from; offsets stay those of that ZIP.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import os
 import shutil
@@ -95,11 +96,9 @@ def _output_folder(inputs: Sequence[Path], output: str | os.PathLike[str] | None
 
 
 def _write_binary(target: Path, blobs: list[bytes], overwrite: bool) -> None:
-    offset = TACOCAT_HEADER_SIZE
-    entries = []
-    for blob in blobs:
-        entries.append(HeaderEntry(offset, len(blob)))
-        offset += len(blob)
+    sizes = [len(blob) for blob in blobs]
+    starts = itertools.accumulate(sizes, initial=TACOCAT_HEADER_SIZE)
+    entries = [HeaderEntry(start, size) for start, size in zip(starts, sizes, strict=False)]
     header = TacoCatHeader(levels=tuple(entries[:-1]), collection=entries[-1])
     with atomic_file(target, overwrite) as f:
         f.write(header.pack())

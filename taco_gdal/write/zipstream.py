@@ -19,7 +19,7 @@ import struct
 import tempfile
 import threading
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -147,11 +147,6 @@ class MemberInfo:
     """``"<algorithm>:<hex>"`` when the member was added with ``digest=``."""
 
 
-def _dense(fd: int, size: int) -> bool:
-    """True when a file has (about) as many allocated blocks as bytes: no holes to keep."""
-    return os.fstat(fd).st_blocks * 512 >= size
-
-
 class ZipWriter:
     """Append STORE members to a seekable binary file and finish with a central directory.
 
@@ -197,10 +192,6 @@ class ZipWriter:
         self._closed = False
         self._end: int | None = None
         """End of the last member, measured with ``tell()`` when it was finished."""
-
-    @property
-    def position(self) -> int:
-        return self._f.tell()
 
     def _begin(self, name: str, size: int, crc: int = 0) -> tuple[zipfmt.LocalFileHeader, int]:
         if self._closed:
@@ -252,23 +243,6 @@ class ZipWriter:
         if self._on_bytes:
             self._on_bytes(len(data))
         return self._finish(lfh, lfh_offset, len(data), crc, value)
-
-    def add_chunks(
-        self,
-        name: str,
-        size: int,
-        chunks: Iterable[bytes | memoryview],
-        digest: str | None = None,
-    ) -> MemberInfo:
-        """Append a member of known ``size`` from an iterable of byte blocks."""
-        sums = Checksums(digest, zip_crc=True)
-        lfh, lfh_offset = self._begin(name, size)
-        write = self._writer(lfh_offset + lfh.packed_size, sparse=False)
-        for chunk in chunks:
-            view = memoryview(chunk)
-            sums.update(view)
-            write(view)
-        return self._finish(lfh, lfh_offset, size, sums.crc, sums.stored())
 
     def _writer(self, position: int, sparse: bool) -> Writer:
         """Write one member's blocks from ``position``; ``sparse`` makes zero blocks holes."""
@@ -322,7 +296,8 @@ class ZipWriter:
             read = pread_full(fd, source)
             if real <= LOCAL_BLOCK:
                 return self.add_bytes(name, read(memoryview(self._local)[:real], 0), digest)
-            return self._copy(name, read, real, digest, COPY_BLOCK, not _dense(fd, real))
+            holes = os.fstat(fd).st_blocks * 512 < real  # fewer blocks than bytes: keep holes
+            return self._copy(name, read, real, digest, COPY_BLOCK, holes)
         except OSError as exc:
             if isinstance(exc, TacoError):
                 raise
