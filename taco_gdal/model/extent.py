@@ -189,7 +189,14 @@ def _temporal(column: Callable[[str], Any], names: Sequence[str]) -> tuple[str, 
         values = values.drop_null()
         if len(values):
             bounds = pc.min_max(values)
-            return _iso(bounds["min"].as_py()), _iso(bounds["max"].as_py())
+            try:
+                return _iso(bounds["min"].as_py()), _iso(bounds["max"].as_py())
+            except (OverflowError, ValueError) as error:  # int64 times past year 9999
+                raw = pc.min_max(values.cast(pa.int64()))
+                raise TacoValidationError(
+                    f"column {name!r}: expected times within years 1-9999, found "
+                    f"{raw['min']}..{raw['max']} {values.type.unit} from 1970"
+                ) from error
     return None
 
 

@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import taco_gdal
-from taco_gdal.errors import TacoError
+from taco_gdal.errors import TacoError, TacoValidationError
 from taco_gdal.write.zip_container import write_zip
 from tests.support.datasets import make_taco, write_dataset
 
@@ -97,3 +97,19 @@ def test_timestamps_outside_pythons_range(tmp_path: Path) -> None:
     except TacoError:
         outcome = "refused"
     assert outcome in ("ran", "refused")
+
+
+def test_export_of_timestamps_outside_pythons_range(tmp_path: Path) -> None:
+    # Found by the long parquet run (seed 4702, e.g. mutation [(528790, 171), (682070, 104)]):
+    # export() computes the new COLLECTION.json extent from the level tables, and a mutated
+    # int64 time past year 9999 raised OverflowError there.
+    folder = write_dataset(tmp_path, "flat", "folder")
+    level0 = folder / "METADATA" / "level0.parquet"
+    table = pq.read_table(level0)
+    at = table.column_names.index("stac:time_start")
+    huge = pa.array([2**62, 0, 1], pa.int64()).cast(table.schema.field(at).type)
+    pq.write_table(table.set_column(at, "stac:time_start", huge), level0)
+    ds = taco_gdal.load(folder)
+    with pytest.raises(TacoValidationError, match=r"stac:time_start.*years 1-9999"):
+        taco_gdal.export(ds, tmp_path / "out.tacozip", quiet=True)
+    assert not (tmp_path / "out.tacozip").exists()
