@@ -108,12 +108,9 @@ def _renumber(per_dataset: list[list[pa.Table]]) -> list[list[pa.Table]]:
                 old = pd.Index(tables[level - 1].column(CURRENT_ID).to_numpy())
                 position = old.get_indexer(table.column(PARENT_ID).to_numpy())
                 new_parents = offsets[level - 1] - tables[level - 1].num_rows + position
-            table = table.set_column(
-                table.column_names.index(CURRENT_ID), CURRENT_ID, pa.array(new_ids)
-            )
-            table = table.set_column(
-                table.column_names.index(PARENT_ID), PARENT_ID, pa.array(new_parents, pa.int64())
-            )
+            for name, values in ((CURRENT_ID, new_ids), (PARENT_ID, new_parents)):
+                index = table.column_names.index(name)
+                table = table.set_column(index, name, pa.array(values, pa.int64()))
             renumbered.append(table)
             offsets[level] += n
         out.append(renumbered)

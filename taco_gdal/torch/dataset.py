@@ -46,11 +46,12 @@ holds would evict a sample before it is opened and cost a second GET.
 
 def _collect_pins(rows: SampleRows) -> dict[str, pinning.Pin]:
     """The pin of every remote container the rows read from (recorded at load: no request)."""
-    containers: set[str] = set()
-    for level in rows.levels:
-        for path in level.table.column(GDAL_VSI).unique().to_pylist():
-            if path is not None:
-                containers.add(pinning.container_of(str(path)))
+    containers = {
+        pinning.container_of(str(path))
+        for level in rows.levels
+        for path in level.table.column(GDAL_VSI).unique().to_pylist()
+        if path is not None
+    }
     found: dict[str, pinning.Pin] = {}
     for container in sorted(containers):
         pin = pinning.pins.get(container) or pinning.verify(container)
@@ -71,12 +72,8 @@ def _largest_sample(rows: SampleRows) -> int | None:
 
 
 def _default_read_threads(rows: SampleRows, user_reader: bool) -> int:
-    """Read threads per process when the user gives none.
-
-    One for a user reader (it may not be thread-safe); else as many as keep
-    :data:`READ_BYTES_IN_FLIGHT` bytes in flight, between 1 and
-    :data:`MAX_READ_THREADS`.
-    """
+    """Read threads when the user gives none: 1 for a user reader (maybe not thread-safe),
+    else as many as keep :data:`READ_BYTES_IN_FLIGHT` bytes in flight (1..MAX_READ_THREADS)."""
     if user_reader:
         return 1
     largest = _largest_sample(rows)
@@ -109,20 +106,15 @@ def _as_tensor(value: Any, dtype: torch.dtype | None) -> Any:
 
 
 def _null_fill(kind: pa.DataType) -> Any:
-    """What an item holds for a null of an Arrow type, so ``default_collate`` batches it.
-
-    Numbers and booleans: NaN; text and times (ISO strings in an item): ``""``;
-    binary (WKB): ``b""``; nested types: None (batch those with ``collate_samples``).
-    """
-    if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
+    """What an item holds for a null of an Arrow type, so ``default_collate`` batches it
+    (nested types: None; batch those with ``collate_samples``)."""
+    types = pa.types
+    numeric = (types.is_integer, types.is_floating, types.is_boolean, types.is_decimal)
+    if any(test(kind) for test in numeric):
         return float("nan")
-    if pa.types.is_decimal(kind):
-        return float("nan")
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_temporal(kind):
+    if types.is_string(kind) or types.is_large_string(kind) or types.is_temporal(kind):
         return ""
-    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
-        return b""
-    if pa.types.is_fixed_size_binary(kind):
+    if types.is_binary(kind) or types.is_large_binary(kind) or types.is_fixed_size_binary(kind):
         return b""
     return None
 
@@ -175,20 +167,13 @@ class SampleDataset(Dataset[Any]):
         dtype: the ``torch.dtype`` of every image tensor (e.g. ``torch.float32``);
             default: the raster's type, with ``uint16``/``uint32`` widened to
             ``int32``/``int64``.
-        read_threads: threads that read the samples of one ``__getitems__``
-            call (a DataLoader batch) at the same time, in every process, so
-            a worker has up to ``n`` requests in flight instead of waiting one
-            round trip per sample.  Default: up to
-            :data:`MAX_READ_THREADS` with the built-in reader (fewer for
-            samples over 2 MB, see :data:`READ_BYTES_IN_FLIGHT`), ``1`` with a
-            user ``read=`` (which must be thread-safe to be given more).
-            ``1`` reads the samples one after the other in the calling
-            thread.  Pool threads read under the same GDAL options as the
-            calling thread: ``gdal_options``, and the options of the
-            :class:`~taco_gdal.Env` blocks open there when the batch is asked
-            for.  The first read of each container in a process is made
-            alone, so the container's size check (and pin check) is one
-            request per process, not one per thread.
+        read_threads: threads that read the samples of one ``__getitems__`` call (a
+            DataLoader batch) at once, in every process.  Default: up to
+            :data:`MAX_READ_THREADS` with the built-in reader (see
+            :data:`READ_BYTES_IN_FLIGHT`), ``1`` with a user ``read=`` (which must be
+            thread-safe to be given more).  Pool threads read under the calling
+            thread's GDAL options (``gdal_options`` and its open ``Env`` blocks); the
+            first read of each container in a process is made alone.
 
     Raises:
         TacoQueryError: a needed column is missing, ``verify=True`` without a
@@ -266,9 +251,6 @@ class SampleDataset(Dataset[Any]):
         state["_opened"] = set()  # containers read in this process
         return state
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-
     # --- map-style protocol -------------------------------------------------------
     def __len__(self) -> int:
         return len(self.rows)
@@ -319,13 +301,8 @@ class SampleDataset(Dataset[Any]):
     def _read_in_pool(
         self, pool: ThreadPoolExecutor, positions: list[int], rows: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
-        """Items read by the pool, under this thread's ``Env`` options, in order.
-
-        The first row of a container this process has not read yet is read
-        here first, alone: GDAL then knows the container's size (and the pin
-        is checked) before the other threads ask, so that costs one request
-        per process and container, not one per thread.
-        """
+        """Items read by the pool under this thread's ``Env`` options, in order; a container's
+        first row is read here alone, so its size and pin checks cost one request per process."""
         items: dict[int, dict[str, Any]] = {}
         for k, row in enumerate(rows):
             key = _container_key(row)

@@ -84,14 +84,10 @@ class ResumableSampler(Sampler[int]):
             indices: list[int] = torch.randperm(self.length, generator=generator).tolist()
         else:
             indices = list(range(self.length))
-        if not self.drop_last:
-            padding = self.total_size - len(indices)
-            if padding <= len(indices):
-                indices += indices[:padding]
-            else:
-                indices += (indices * math.ceil(padding / len(indices)))[:padding]
-        else:
-            indices = indices[: self.total_size]
+        padding = self.total_size - len(indices)
+        if not self.drop_last and padding > 0:
+            indices += (indices * math.ceil(padding / len(indices)))[:padding]
+        indices = indices[: self.total_size]
         return indices[self.rank : self.total_size : self.num_replicas]
 
     def __iter__(self) -> Iterator[int]:

@@ -40,14 +40,6 @@ def _columns(state: QueryState, relation: str) -> dict[str, str]:
     return dict(_duck.columns(state.base, state.steps, relation))
 
 
-def _relation(state: QueryState, level: object) -> tuple[int, str]:
-    if isinstance(level, bool) or not isinstance(level, int):
-        raise TacoQueryError(f"level must be an int, got {type(level).__name__} {level!r}")
-    if not 0 <= level <= state.max_depth:
-        raise TacoQueryError(f"level must be 0..{state.max_depth} for {state.path}, got {level}")
-    return level, state.relation(level)
-
-
 def _resolve(
     state: QueryState,
     relation: str,
@@ -118,17 +110,7 @@ def apply_predicate(
             f"{CURRENT_ID!r}, which the current view dropped (keep it in sql() queries)"
         )
     target = state.relation(level)
-    new = [
-        Step(
-            view,
-            restricted(target),
-            level,
-            bound,
-            text,
-            spatial,
-            keeps_rows=True,
-        )
-    ]
+    new = [Step(view, restricted(target), level, bound, text, spatial, keeps_rows=True)]
     views = state.views
     views[level] = view
     child, child_columns = view, set(_columns(state, target))
@@ -154,7 +136,8 @@ def _as_bound(value: datetime, aware: bool) -> datetime:
 def filter_datetime(state: QueryState, value: Any, time_col: str, level: int) -> QueryState:
     """See :meth:`TacoDataset.filter_datetime`."""
     span = parse_range(value)
-    level, relation = _relation(state, level)
+    state.check_level(level)
+    relation = state.relation(level)
     column, kind = _resolve(
         state, relation, level, time_col, TIME_START_COLUMNS, _TIME_TYPES, "time"
     )

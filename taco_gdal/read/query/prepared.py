@@ -86,10 +86,6 @@ def _set(table: pa.Table, name: str, values: np.ndarray) -> pa.Table:
     return table.append_column(name, array)
 
 
-def _strings(table: pa.Table, name: str) -> np.ndarray:
-    return np.asarray(table.column(name).to_numpy(zero_copy_only=False), dtype=object)
-
-
 def _lookup(
     keys: Sequence[np.ndarray], wanted: Sequence[np.ndarray], what: str, where: str
 ) -> np.ndarray:
@@ -157,8 +153,8 @@ def _parent_positions(
             f"{RELATIVE_PATH!r} is present; the table has columns {table.column_names}"
         )
     if by_source:
-        keys = [_strings(previous, SOURCE_FILE), *keys]
-        wanted = [_strings(table, SOURCE_FILE), *wanted]
+        keys = [_as_objects(previous.column(SOURCE_FILE)), *keys]
+        wanted = [_as_objects(table.column(SOURCE_FILE)), *wanted]
     return _lookup(keys, wanted, what, where)
 
 
@@ -269,7 +265,7 @@ def prepare_level(
     old = positions if stored is None else stored
     if stored is None and SOURCE_FILE in table.column_names:
         # Pre-0.21 TACOCAT: the parent_id of the next level is local to each source ZIP.
-        old = _positions_within(_strings(table, SOURCE_FILE))
+        old = _positions_within(_as_objects(table.column(SOURCE_FILE)))
     if level == 0 or previous is None:
         parents = positions
     else:
@@ -279,17 +275,21 @@ def prepare_level(
 
 
 def prepare_levels(
-    levels: Sequence[pa.Table], sources: Sequence[str], child_counts: ChildCounts | None = None
+    levels: Sequence[pa.Table],
+    sources: Sequence[str],
+    child_counts: Callable[[Sequence[pa.Table], int], np.ndarray] | None = None,
 ) -> list[pa.Table]:
-    """Every level of a container prepared with :func:`prepare_level`.
+    """Every level of a container prepared with :func:`prepare_level`; ``child_counts``
+    is given the levels prepared so far and the level whose children it counts.
 
     Raises:
         TacoFormatError: ids are not integers, or a parent cannot be found.
     """
     out: list[pa.Table] = []
     previous: tuple[pa.Table, np.ndarray] | None = None
+    counts = None if child_counts is None else lambda k: child_counts(out, k)
     for level, (table, where) in enumerate(zip(levels, sources, strict=True)):
-        prepared, old = prepare_level(table, level, previous, where, child_counts)
+        prepared, old = prepare_level(table, level, previous, where, counts)
         out.append(prepared)
         previous = (prepared, old)
     return out
@@ -382,17 +382,11 @@ def prepare_tables(
     tables: Sequence[pa.Table], sources: Sequence[str], rule: VsiRule, where: str
 ) -> tuple[pa.Table, ...]:
     """:func:`prepare_levels`, counting children in ``__meta__`` files where nothing else links."""
-    prepared: list[pa.Table] = []
-    previous: tuple[pa.Table, np.ndarray] | None = None
-    for level, (table, source) in enumerate(zip(tables, sources, strict=True)):
 
-        def counts(k: int) -> np.ndarray:
-            return child_counts(LevelTables(tuple(prepared), rule, where), k)
+    def counts(prepared: Sequence[pa.Table], k: int) -> np.ndarray:
+        return child_counts(LevelTables(tuple(prepared), rule, where), k)
 
-        table, stored = prepare_level(table, level, previous, source, counts)
-        prepared.append(table)
-        previous = (table, stored)
-    return tuple(prepared)
+    return tuple(prepare_levels(tables, sources, counts))
 
 
 def prepared_state(container: Container, sql_external_access: bool = False) -> QueryState:

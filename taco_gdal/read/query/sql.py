@@ -225,11 +225,15 @@ def kept_rows_view_sql(view: str, source: str, rows: str) -> str:
 
     The order is numbered first and restored: a parallel hash join does not keep it.
     """
+    return _semi_join_sql(view, source, "s", rows, "r", f"s.{quote_ident(CURRENT_ID)} = r.row")
+
+
+def _semi_join_sql(view: str, source: str, alias: str, other: str, on: str, when: str) -> str:
+    """Rows of ``source`` (as ``alias``) with a match in ``other`` (as ``on``), in order."""
     return (
-        f"CREATE TEMP VIEW {quote_ident(view)} AS SELECT s.* EXCLUDE ({_POSITION}) FROM "
-        f"(SELECT *, row_number() OVER () AS {_POSITION} FROM {quote_ident(source)}) AS s "
-        f"SEMI JOIN {quote_ident(rows)} AS r ON s.{quote_ident(CURRENT_ID)} = r.row "
-        f"ORDER BY s.{_POSITION}"
+        f"CREATE TEMP VIEW {quote_ident(view)} AS SELECT {alias}.* EXCLUDE ({_POSITION}) FROM "
+        f"(SELECT *, row_number() OVER () AS {_POSITION} FROM {quote_ident(source)}) AS {alias} "
+        f"SEMI JOIN {quote_ident(other)} AS {on} ON {when} ORDER BY {alias}.{_POSITION}"
     )
 
 
@@ -245,11 +249,7 @@ def survivors_view_sql(
         condition += (
             f" AND c.{quote_ident(SOURCE_FILE)} IS NOT DISTINCT FROM p.{quote_ident(SOURCE_FILE)}"
         )
-    return (
-        f"CREATE TEMP VIEW {quote_ident(view)} AS SELECT p.* EXCLUDE ({_POSITION}) FROM "
-        f"(SELECT *, row_number() OVER () AS {_POSITION} FROM {quote_ident(parents)}) AS p "
-        f"SEMI JOIN {quote_ident(children)} AS c ON {condition} ORDER BY p.{_POSITION}"
-    )
+    return _semi_join_sql(view, parents, "p", children, "c", condition)
 
 
 def descendants_sql(

@@ -111,14 +111,10 @@ def _bound(value: Any, what: str, given: Any) -> datetime | _Period | None:
     """An instant, a period or None (open)."""
     if value is None:
         return None
-    if isinstance(value, np.datetime64):
-        if np.isnat(value):
-            return None
-        value = pd.Timestamp(value).to_pydatetime()
-    if isinstance(value, pd.Timestamp):
+    if isinstance(value, np.datetime64 | pd.Timestamp):
         if pd.isna(value):
             return None
-        value = value.to_pydatetime()
+        value = pd.Timestamp(value).to_pydatetime()
     if isinstance(value, datetime):
         return _utc(value)
     if isinstance(value, date):
