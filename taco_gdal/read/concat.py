@@ -1,9 +1,8 @@
 """``concat()``: several datasets as one, with row ids that stay correct.
 
-Each input contributes the rows of its current state, each row keeping the
-``internal:gdal_vsi`` its own container built, so datasets of any formats mix.
-``internal:current_id`` / ``internal:parent_id`` are renumbered to row positions in
-the concatenated levels, so a child is never joined with another source's parent.
+Each row keeps the ``internal:gdal_vsi`` its own container built, so formats mix; ids
+are renumbered to row positions in the concatenated levels, so a child is never
+joined with another source's parent.
 """
 
 from __future__ import annotations
@@ -121,9 +120,7 @@ def _columns(
     tables: Sequence[pa.Table], names: Sequence[str], mode: ColumnMode, level: int
 ) -> list[str]:
     sets = [[c for c in t.column_names if not _is_protected(c)] for t in tables]
-    union: list[str] = []
-    for columns in sets:
-        union += [c for c in columns if c not in union]
+    union = list(dict.fromkeys(c for columns in sets for c in columns))
     common = [c for c in union if all(c in s for s in sets)]
     partial = {
         c: [n for n, s in zip(names, sets, strict=True) if c in s] for c in union if c not in common
@@ -144,9 +141,7 @@ def _columns(
             message = f"filling missing columns with nulls: {found}"
         warnings.warn(f"concat: level {level}: {message}", TacoWarning, stacklevel=3)
     chosen = common if mode == "intersection" else union
-    internal: list[str] = []
-    for table in tables:
-        internal += [c for c in table.column_names if _is_protected(c) and c not in internal]
+    internal = list(dict.fromkeys(c for t in tables for c in t.column_names if _is_protected(c)))
     core = [c for c in (ID, TYPE) if c in internal]
     rest = [c for c in internal if c not in core and c != GDAL_VSI]
     return [*core, *chosen, *rest, GDAL_VSI]

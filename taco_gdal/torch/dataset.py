@@ -122,32 +122,21 @@ def _null_fill(kind: pa.DataType) -> Any:
 class SampleDataset(Dataset[Any]):
     """A map-style dataset over the samples of a TACO dataset, a filtered view or a frame.
 
-    The rows are resolved once, here, in the process that builds the dataset;
-    the dataset then holds only paths, sizes and metadata (Arrow tables), so
-    it pickles small and DataLoader workers (fork, spawn or forkserver) never
-    open the container or run SQL.  Each remote sample of up to 8 MB costs one
-    GET.
+    The rows are resolved once, in the building process, into Arrow tables of paths
+    and metadata: the dataset pickles small and DataLoader workers never open the
+    container or run SQL.  Each remote sample of up to 8 MB costs one GET.
 
     An item is a dict, as TorchGeo's datasets return:
 
-    * ``image``: for a FILE sample, a ``torch.Tensor`` (bands, rows, cols): the
-      array rasterio's ``read()`` returns, read by GDAL under taco_gdal's read
-      profile (:func:`taco_gdal.io.sample.read_sample`); with ``read=``, what
-      the reader returned (a dict returned by the reader is merged into the
-      item instead);
-    * ``children``: for a FOLDER sample, ``{child id: child item}`` (the same
-      dict, recursively);
-    * ``id`` and the row's other metadata columns (``internal:*`` left out)
-      as plain values that ``default_collate`` batches: timestamps, dates and
-      times as ISO 8601 strings, geometry as WKB ``bytes``; a null is NaN in a
-      numeric or boolean column, ``""`` in a text or time column and ``b""`` in
-      a binary one, so a plain ``DataLoader`` batches columns with nulls too.
-      A null in a list or struct column stays ``None``: batch those with
-      ``collate_fn=taco_gdal.torch.collate_samples``.
-
-    Pixels come as a tensor type torch computes with: ``uint16`` rasters as
-    ``int32`` and ``uint32`` as ``int64`` (torch stores those unsigned types but
-    has no arithmetic on them); ``dtype=`` casts to another type instead.
+    * ``image``: for a FILE sample, a ``torch.Tensor`` (bands, rows, cols) as
+      rasterio's ``read()`` returns it (:func:`taco_gdal.io.sample.read_sample`),
+      ``uint16``/``uint32`` widened to ``int32``/``int64`` (torch has no arithmetic
+      on them); with ``read=``, the reader's value (a dict is merged into the item);
+    * ``children``: for a FOLDER sample, ``{child id: child item}``, recursively;
+    * ``id`` and the other metadata columns (not ``internal:*``) as values
+      ``default_collate`` batches: times as ISO 8601 text, geometry as WKB; a null
+      is NaN (numbers, booleans), ``""`` (text, times) or ``b""`` (binary), and
+      ``None`` in a list or struct column (use ``collate_fn=collate_samples``).
 
     Args:
         source: a :class:`~taco_gdal.TacoDataset` (filtered or not) or a
@@ -160,29 +149,22 @@ class SampleDataset(Dataset[Any]):
             (one GET still: the bytes are read once and opened from memory).
         columns: the metadata columns to put in the items (default: all but
             ``internal:*``); ``id`` is always there.
-        gdal_options: GDAL options applied around every read, in every worker
-            (e.g. S3 endpoint and keys: a spawned worker does not inherit the
-            parent's thread-local :class:`~taco_gdal.Env`).  They travel with
-            the pickled dataset.
-        dtype: the ``torch.dtype`` of every image tensor (e.g. ``torch.float32``);
-            default: the raster's type, with ``uint16``/``uint32`` widened to
-            ``int32``/``int64``.
+        gdal_options: GDAL options around every read, in every worker, pickled with the
+            dataset (e.g. S3 keys: a spawned worker has not the parent's ``Env``).
+        dtype: the ``torch.dtype`` of every image tensor (default: as above).
         read_threads: threads that read the samples of one ``__getitems__`` call (a
             DataLoader batch) at once, in every process.  Default: up to
             :data:`MAX_READ_THREADS` with the built-in reader (see
             :data:`READ_BYTES_IN_FLIGHT`), ``1`` with a user ``read=`` (which must be
             thread-safe to be given more).  Pool threads read under the calling
             thread's GDAL options (``gdal_options`` and its open ``Env`` blocks); the
-            first read of each container in a process is made alone.
+            first read of each container in a process is made alone.  The pool is per
+            process; GDAL keeps HTTP connections per thread, so none is shared.
 
     Raises:
         TacoQueryError: a needed column is missing, ``verify=True`` without a
             ``taco_gdal:checksum`` column, an unknown column in ``columns``,
             or ``read_threads`` below 1.
-
-    Threads and processes: the pool is per process (a forked worker builds
-    its own, a pickled dataset carries none); GDAL keeps its HTTP connections
-    per thread, so no two threads or processes share a connection.
 
     Example:
         >>> from torch.utils.data import DataLoader

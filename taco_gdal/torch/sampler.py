@@ -111,9 +111,8 @@ class ResumableSampler(Sampler[int]):
         """Where this rank is in its epoch.
 
         Args:
-            consumed: samples trained on since the iterator began (``batches *
-                batch_size``); needed with workers, which fetch ahead.  Default:
-                the indices handed out so far.
+            consumed: samples trained on since the iterator began (``batches * batch_size``;
+                needed with workers, which fetch ahead); default: the indices handed out.
 
         Example:
             >>> from taco_gdal.torch import SampleDataset

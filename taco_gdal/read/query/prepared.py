@@ -1,11 +1,9 @@
 """Level tables as the reader queries them: ids that are row positions.
 
-:func:`prepare_levels` makes ``internal:current_id`` the row position in the
-level and ``internal:parent_id`` the parent's row position in the previous level,
-whatever wrote the file (ids missing before tacotoolbox 0.21, TACOCAT ids local to
-each source ZIP, parents known only by ``internal:relative_path``), so a join on
-``parent_id = current_id`` can never pair rows of different sources.
-:class:`ChildIndex` finds a row's children from those ids in O(children).
+:func:`prepare_levels` makes ``internal:current_id`` the row position and
+``internal:parent_id`` the parent's row position, whatever wrote the file (ids missing
+before tacotoolbox 0.21, TACOCAT ids local to each source ZIP, parents known only by
+``internal:relative_path``); :class:`ChildIndex` finds a row's children in O(children).
 """
 
 from __future__ import annotations
@@ -175,10 +173,8 @@ def _as_objects(values: pa.ChunkedArray | pa.Array) -> np.ndarray:
 
 
 def decode_points(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray] | None:
-    """x and y of a WKB column that holds only little-endian 2D points (else None).
-
-    Chunk by chunk: a polygon column is given up at its first value, never copied.
-    """
+    """x and y of a WKB column that holds only little-endian 2D points (else None); chunk by
+    chunk, so a polygon column is given up at its first value, never copied."""
     if not is_binary(column.type):
         return None
     xs, ys = [], []
@@ -255,11 +251,8 @@ def prepare_level(
     where: str,
     child_counts: ChildCounts | None = None,
 ) -> tuple[pa.Table, np.ndarray]:
-    """One level table with row-position ids; also returns its stored ids (for the next level).
-
-    ``previous`` is the prepared previous level and its stored ids; ``child_counts``
-    links a level with neither ``parent_id`` nor ``relative_path``.
-    """
+    """One level with row-position ids, and its stored ids; ``previous``: the previous level's
+    two; ``child_counts`` links a level with neither ``parent_id`` nor ``relative_path``."""
     positions = np.arange(table.num_rows, dtype=np.int64)
     stored = _ids(table, CURRENT_ID, where)
     old = positions if stored is None else stored
@@ -339,10 +332,8 @@ def child_index(table: pa.Table, parents: int) -> ChildIndex:
 
 
 def child_counts(base: LevelTables, level: int) -> np.ndarray:
-    """Children of every row of ``level``, counted from the ``__meta__`` files of its FOLDERs.
-
-    For files whose deeper levels have neither ``parent_id`` nor ``relative_path``.
-    """
+    """Children of every row of ``level``, counted from the ``__meta__`` files of its FOLDERs
+    (for deeper levels with neither ``parent_id`` nor ``relative_path``)."""
     rows = _duck.fetch(
         base,
         (),
@@ -390,10 +381,8 @@ def prepare_tables(
 
 
 def prepared_state(container: Container, sql_external_access: bool = False) -> QueryState:
-    """The query state of a freshly opened container: offsets repaired, levels prepared.
-
-    A table with types DuckDB may refuse has its views built now, to fail at load.
-    """
+    """The query state of a freshly opened container: offsets repaired, levels prepared
+    (views built now when DuckDB may refuse a type, to fail at load)."""
     check_schemas(container.collection, f"{container.path}: COLLECTION")
     levels = repair_level_offsets(container.levels, container.vsi_rule, container.path)
     tables = prepare_tables(levels, container.sources, container.vsi_rule, container.path)

@@ -1,9 +1,7 @@
 """Time ranges for ``filter_datetime``: what the user types -> exact UTC bounds.
 
-A year, month or day (text or ``date``) is that whole period; a datetime (text,
-``datetime``, ``pandas.Timestamp``, ``numpy.datetime64``) is that instant;
-``"a/b"`` and ``(a, b)`` are ranges, inclusive at both ends, ``..``, ``""`` or
-``None`` leaving an end open.  Naive values are UTC.  Bounds keep microseconds.
+A year, month or day is that whole period, a datetime that instant; ``"a/b"`` and
+``(a, b)`` are inclusive ranges (``..``, ``""`` or ``None``: open).  Naive values are UTC.
 """
 
 from __future__ import annotations
