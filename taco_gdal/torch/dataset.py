@@ -60,31 +60,20 @@ def _collect_pins(rows: SampleRows) -> dict[str, pinning.Pin]:
     return found
 
 
-def _largest_sample(rows: SampleRows) -> int | None:
-    """The largest ``internal:size`` of any level (``None``: no level states sizes)."""
-    sizes = [
-        pc.max(level.table.column(SIZE)).as_py()
-        for level in rows.levels
-        if SIZE in level.table.column_names and level.table.num_rows
-    ]
-    known = [int(s) for s in sizes if s is not None]
-    return max(known) if known else None
-
-
 def _default_read_threads(rows: SampleRows, user_reader: bool) -> int:
     """Read threads when the user gives none: 1 for a user reader (maybe not thread-safe),
     else as many as keep :data:`READ_BYTES_IN_FLIGHT` bytes in flight (1..MAX_READ_THREADS)."""
     if user_reader:
         return 1
-    largest = _largest_sample(rows)
-    if largest is None or largest <= 0:
+    sizes = [
+        pc.max(level.table.column(SIZE)).as_py()
+        for level in rows.levels
+        if SIZE in level.table.column_names and level.table.num_rows
+    ]
+    largest = max((int(s) for s in sizes if s is not None), default=0)
+    if largest <= 0:  # no level states sizes
         return MAX_READ_THREADS
     return max(1, min(MAX_READ_THREADS, READ_BYTES_IN_FLIGHT // largest))
-
-
-def _container_key(row: dict[str, Any]) -> str | None:
-    path = row.get(GDAL_VSI)
-    return None if path is None else pinning.container_of(str(path))
 
 
 _COMPUTABLE: dict[np.dtype[Any], type[np.generic]] = {
@@ -287,7 +276,8 @@ class SampleDataset(Dataset[Any]):
         first row is read here alone, so its size and pin checks cost one request per process."""
         items: dict[int, dict[str, Any]] = {}
         for k, row in enumerate(rows):
-            key = _container_key(row)
+            path = row.get(GDAL_VSI)
+            key = None if path is None else pinning.container_of(str(path))
             if key not in self._opened:
                 items[k] = self._item(0, positions[k], row)
                 self._opened.add(key)

@@ -112,14 +112,7 @@ def _shown_positions(names: Sequence[str], index: pd.RangeIndex | None) -> list[
 
 
 def _row_range_index(table: pa.Table) -> pd.RangeIndex | None:
-    """``internal:current_id`` as a ``RangeIndex`` when it is ``0..n-1``, not converted.
-
-    Example:
-        >>> _row_range_index(pa.table({"internal:current_id": [0, 1, 2]}))
-        RangeIndex(start=0, stop=3, step=1, name='internal:current_id')
-        >>> _row_range_index(pa.table({"internal:current_id": [0, 2, 3]})) is None
-        True
-    """
+    """``internal:current_id`` as a ``RangeIndex`` when it is ``0..n-1``, not converted."""
     if table.column_names.count(CURRENT_ID) != 1:
         return None
     column = table.column(CURRENT_ID)

@@ -259,9 +259,7 @@ class PitSchema(Mapping[str, Any]):
         return len(self.stored)
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, PitSchema):
-            return dict(self.stored) == dict(other.stored)
-        if isinstance(other, Mapping):
+        if isinstance(other, Mapping):  # a PitSchema reads as its stored dict
             return dict(self.stored) == dict(other)
         return NotImplemented
 

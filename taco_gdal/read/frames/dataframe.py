@@ -30,6 +30,7 @@ from taco_gdal.read.frames.convert import (
     masked_columns,
     to_polars,
 )
+from taco_gdal.read.frames.vector import vector_frame
 from taco_gdal.read.notebook._plots import frame_html, plot_sample
 
 if TYPE_CHECKING:
@@ -207,8 +208,6 @@ class TacoGeoDataFrame(TacoDataFrame, gpd.GeoDataFrame):  # type: ignore[misc]
         Example:
             >>> ds.data.to_file("tiles.geojson")  # "stac:tensor_shape": "[1, 16, 16]"
         """
-        from taco_gdal.read.frames.vector import vector_frame
-
         try:
             vector_frame(self).to_file(filename, driver=driver, **kwargs)
         except (OSError, RuntimeError, ValueError) as exc:
@@ -220,8 +219,6 @@ class TacoGeoDataFrame(TacoDataFrame, gpd.GeoDataFrame):  # type: ignore[misc]
     def to_geo_dict(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """geopandas' ``to_geo_dict`` (and ``__geo_interface__``) with values as
         :meth:`to_file` writes them and times as text, so ``json.dumps`` accepts it."""
-        from taco_gdal.read.frames.vector import vector_frame
-
         return dict(vector_frame(self, times_as_text=True).to_geo_dict(*args, **kwargs))
 
     def explore(self, *args: Any, **kwargs: Any) -> Any:
@@ -232,8 +229,6 @@ class TacoGeoDataFrame(TacoDataFrame, gpd.GeoDataFrame):  # type: ignore[misc]
             >>> type(m).__name__
             'Map'
         """
-        from taco_gdal.read.frames.vector import vector_frame
-
         return vector_frame(self).explore(*args, **kwargs)
 
     def __getitem__(self, key: Any) -> Any:

@@ -27,6 +27,7 @@ VALID_FORMS: Final = (
     "datetime, date, pandas.Timestamp or numpy.datetime64 objects, or a (start, end) tuple",
 )
 """What :func:`parse_range` accepts, as error messages list it."""
+_FORMS: Final = "; ".join(VALID_FORMS)
 
 _OPEN: Final = ("", "..")
 _YEAR = re.compile(r"^\d{4}$")
@@ -49,10 +50,6 @@ class _Period:
 
     first: datetime
     after: datetime
-
-
-def _forms() -> str:
-    return "; ".join(VALID_FORMS)
 
 
 def _utc(value: datetime) -> datetime:
@@ -101,7 +98,7 @@ def _parse_text(text: str, what: str, given: Any) -> datetime | _Period | None:
     except ValueError as exc:
         raise TacoQueryError(
             f"filter_datetime: {what} {text!r} (from {given!r}) is not an ISO 8601 time"
-            f"{_slashed_hint(text)}; expected one of: {_forms()}"
+            f"{_slashed_hint(text)}; expected one of: {_FORMS}"
         ) from exc
 
 
@@ -121,7 +118,7 @@ def _bound(value: Any, what: str, given: Any) -> datetime | _Period | None:
         return _parse_text(value.strip(), what, given)
     raise TacoQueryError(
         f"filter_datetime: {what} must be a time, got {type(value).__name__} {value!r}; "
-        f"expected one of: {_forms()}"
+        f"expected one of: {_FORMS}"
     )
 
 
@@ -136,10 +133,10 @@ def _split(value: str) -> list[str]:
         return parts
     hint = _slashed_hint(value.strip())
     if hint:
-        raise TacoQueryError(f"filter_datetime: {value!r}{hint}; expected one of: {_forms()}")
+        raise TacoQueryError(f"filter_datetime: {value!r}{hint}; expected one of: {_FORMS}")
     raise TacoQueryError(
         f"filter_datetime: expected 'start/end' with one '/', got {value!r}; "
-        f"expected one of: {_forms()}"
+        f"expected one of: {_FORMS}"
     )
 
 
@@ -175,7 +172,7 @@ def parse_range(value: Any) -> TimeRange:
         first = last = _bound(value, "value", value)
         if first is None:
             raise TacoQueryError(
-                f"filter_datetime: {value!r} is not a time or a range; expected one of: {_forms()}"
+                f"filter_datetime: {value!r} is not a time or a range; expected one of: {_FORMS}"
             )
     start = first.first if isinstance(first, _Period) else first
     end, inclusive = (last.after, False) if isinstance(last, _Period) else (last, True)
