@@ -1,9 +1,8 @@
 """``concat()``: several datasets as one, with row ids that stay correct.
 
-Each input contributes the rows of its current state, each row keeping the
-``internal:gdal_vsi`` its own container built, so datasets of any formats mix.
-``internal:current_id`` / ``internal:parent_id`` are renumbered to row positions in
-the concatenated levels, so a child is never joined with another source's parent.
+Each row keeps the ``internal:gdal_vsi`` its own container built, so formats mix; ids
+are renumbered to row positions in the concatenated levels, so a child is never
+joined with another source's parent.
 """
 
 from __future__ import annotations
@@ -108,12 +107,9 @@ def _renumber(per_dataset: list[list[pa.Table]]) -> list[list[pa.Table]]:
                 old = pd.Index(tables[level - 1].column(CURRENT_ID).to_numpy())
                 position = old.get_indexer(table.column(PARENT_ID).to_numpy())
                 new_parents = offsets[level - 1] - tables[level - 1].num_rows + position
-            table = table.set_column(
-                table.column_names.index(CURRENT_ID), CURRENT_ID, pa.array(new_ids)
-            )
-            table = table.set_column(
-                table.column_names.index(PARENT_ID), PARENT_ID, pa.array(new_parents, pa.int64())
-            )
+            for name, values in ((CURRENT_ID, new_ids), (PARENT_ID, new_parents)):
+                index = table.column_names.index(name)
+                table = table.set_column(index, name, pa.array(values, pa.int64()))
             renumbered.append(table)
             offsets[level] += n
         out.append(renumbered)
@@ -124,9 +120,7 @@ def _columns(
     tables: Sequence[pa.Table], names: Sequence[str], mode: ColumnMode, level: int
 ) -> list[str]:
     sets = [[c for c in t.column_names if not _is_protected(c)] for t in tables]
-    union: list[str] = []
-    for columns in sets:
-        union += [c for c in columns if c not in union]
+    union = list(dict.fromkeys(c for columns in sets for c in columns))
     common = [c for c in union if all(c in s for s in sets)]
     partial = {
         c: [n for n, s in zip(names, sets, strict=True) if c in s] for c in union if c not in common
@@ -147,9 +141,7 @@ def _columns(
             message = f"filling missing columns with nulls: {found}"
         warnings.warn(f"concat: level {level}: {message}", TacoWarning, stacklevel=3)
     chosen = common if mode == "intersection" else union
-    internal: list[str] = []
-    for table in tables:
-        internal += [c for c in table.column_names if _is_protected(c) and c not in internal]
+    internal = list(dict.fromkeys(c for t in tables for c in t.column_names if _is_protected(c)))
     core = [c for c in (ID, TYPE) if c in internal]
     rest = [c for c in internal if c not in core and c != GDAL_VSI]
     return [*core, *chosen, *rest, GDAL_VSI]

@@ -46,11 +46,12 @@ holds would evict a sample before it is opened and cost a second GET.
 
 def _collect_pins(rows: SampleRows) -> dict[str, pinning.Pin]:
     """The pin of every remote container the rows read from (recorded at load: no request)."""
-    containers: set[str] = set()
-    for level in rows.levels:
-        for path in level.table.column(GDAL_VSI).unique().to_pylist():
-            if path is not None:
-                containers.add(pinning.container_of(str(path)))
+    containers = {
+        pinning.container_of(str(path))
+        for level in rows.levels
+        for path in level.table.column(GDAL_VSI).unique().to_pylist()
+        if path is not None
+    }
     found: dict[str, pinning.Pin] = {}
     for container in sorted(containers):
         pin = pinning.pins.get(container) or pinning.verify(container)
@@ -59,35 +60,20 @@ def _collect_pins(rows: SampleRows) -> dict[str, pinning.Pin]:
     return found
 
 
-def _largest_sample(rows: SampleRows) -> int | None:
-    """The largest ``internal:size`` of any level (``None``: no level states sizes)."""
+def _default_read_threads(rows: SampleRows, user_reader: bool) -> int:
+    """Read threads when the user gives none: 1 for a user reader (maybe not thread-safe),
+    else as many as keep :data:`READ_BYTES_IN_FLIGHT` bytes in flight (1..MAX_READ_THREADS)."""
+    if user_reader:
+        return 1
     sizes = [
         pc.max(level.table.column(SIZE)).as_py()
         for level in rows.levels
         if SIZE in level.table.column_names and level.table.num_rows
     ]
-    known = [int(s) for s in sizes if s is not None]
-    return max(known) if known else None
-
-
-def _default_read_threads(rows: SampleRows, user_reader: bool) -> int:
-    """Read threads per process when the user gives none.
-
-    One for a user reader (it may not be thread-safe); else as many as keep
-    :data:`READ_BYTES_IN_FLIGHT` bytes in flight, between 1 and
-    :data:`MAX_READ_THREADS`.
-    """
-    if user_reader:
-        return 1
-    largest = _largest_sample(rows)
-    if largest is None or largest <= 0:
+    largest = max((int(s) for s in sizes if s is not None), default=0)
+    if largest <= 0:  # no level states sizes
         return MAX_READ_THREADS
     return max(1, min(MAX_READ_THREADS, READ_BYTES_IN_FLIGHT // largest))
-
-
-def _container_key(row: dict[str, Any]) -> str | None:
-    path = row.get(GDAL_VSI)
-    return None if path is None else pinning.container_of(str(path))
 
 
 _COMPUTABLE: dict[np.dtype[Any], type[np.generic]] = {
@@ -109,20 +95,15 @@ def _as_tensor(value: Any, dtype: torch.dtype | None) -> Any:
 
 
 def _null_fill(kind: pa.DataType) -> Any:
-    """What an item holds for a null of an Arrow type, so ``default_collate`` batches it.
-
-    Numbers and booleans: NaN; text and times (ISO strings in an item): ``""``;
-    binary (WKB): ``b""``; nested types: None (batch those with ``collate_samples``).
-    """
-    if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind):
+    """What an item holds for a null of an Arrow type, so ``default_collate`` batches it
+    (nested types: None; batch those with ``collate_samples``)."""
+    types = pa.types
+    numeric = (types.is_integer, types.is_floating, types.is_boolean, types.is_decimal)
+    if any(test(kind) for test in numeric):
         return float("nan")
-    if pa.types.is_decimal(kind):
-        return float("nan")
-    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_temporal(kind):
+    if types.is_string(kind) or types.is_large_string(kind) or types.is_temporal(kind):
         return ""
-    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
-        return b""
-    if pa.types.is_fixed_size_binary(kind):
+    if types.is_binary(kind) or types.is_large_binary(kind) or types.is_fixed_size_binary(kind):
         return b""
     return None
 
@@ -130,32 +111,21 @@ def _null_fill(kind: pa.DataType) -> Any:
 class SampleDataset(Dataset[Any]):
     """A map-style dataset over the samples of a TACO dataset, a filtered view or a frame.
 
-    The rows are resolved once, here, in the process that builds the dataset;
-    the dataset then holds only paths, sizes and metadata (Arrow tables), so
-    it pickles small and DataLoader workers (fork, spawn or forkserver) never
-    open the container or run SQL.  Each remote sample of up to 8 MB costs one
-    GET.
+    The rows are resolved once, in the building process, into Arrow tables of paths
+    and metadata: the dataset pickles small and DataLoader workers never open the
+    container or run SQL.  Each remote sample of up to 8 MB costs one GET.
 
     An item is a dict, as TorchGeo's datasets return:
 
-    * ``image``: for a FILE sample, a ``torch.Tensor`` (bands, rows, cols): the
-      array rasterio's ``read()`` returns, read by GDAL under taco_gdal's read
-      profile (:func:`taco_gdal.io.sample.read_sample`); with ``read=``, what
-      the reader returned (a dict returned by the reader is merged into the
-      item instead);
-    * ``children``: for a FOLDER sample, ``{child id: child item}`` (the same
-      dict, recursively);
-    * ``id`` and the row's other metadata columns (``internal:*`` left out)
-      as plain values that ``default_collate`` batches: timestamps, dates and
-      times as ISO 8601 strings, geometry as WKB ``bytes``; a null is NaN in a
-      numeric or boolean column, ``""`` in a text or time column and ``b""`` in
-      a binary one, so a plain ``DataLoader`` batches columns with nulls too.
-      A null in a list or struct column stays ``None``: batch those with
-      ``collate_fn=taco_gdal.torch.collate_samples``.
-
-    Pixels come as a tensor type torch computes with: ``uint16`` rasters as
-    ``int32`` and ``uint32`` as ``int64`` (torch stores those unsigned types but
-    has no arithmetic on them); ``dtype=`` casts to another type instead.
+    * ``image``: for a FILE sample, a ``torch.Tensor`` (bands, rows, cols) as
+      rasterio's ``read()`` returns it (:func:`taco_gdal.io.sample.read_sample`),
+      ``uint16``/``uint32`` widened to ``int32``/``int64`` (torch has no arithmetic
+      on them); with ``read=``, the reader's value (a dict is merged into the item);
+    * ``children``: for a FOLDER sample, ``{child id: child item}``, recursively;
+    * ``id`` and the other metadata columns (not ``internal:*``) as values
+      ``default_collate`` batches: times as ISO 8601 text, geometry as WKB; a null
+      is NaN (numbers, booleans), ``""`` (text, times) or ``b""`` (binary), and
+      ``None`` in a list or struct column (use ``collate_fn=collate_samples``).
 
     Args:
         source: a :class:`~taco_gdal.TacoDataset` (filtered or not) or a
@@ -168,36 +138,22 @@ class SampleDataset(Dataset[Any]):
             (one GET still: the bytes are read once and opened from memory).
         columns: the metadata columns to put in the items (default: all but
             ``internal:*``); ``id`` is always there.
-        gdal_options: GDAL options applied around every read, in every worker
-            (e.g. S3 endpoint and keys: a spawned worker does not inherit the
-            parent's thread-local :class:`~taco_gdal.Env`).  They travel with
-            the pickled dataset.
-        dtype: the ``torch.dtype`` of every image tensor (e.g. ``torch.float32``);
-            default: the raster's type, with ``uint16``/``uint32`` widened to
-            ``int32``/``int64``.
-        read_threads: threads that read the samples of one ``__getitems__``
-            call (a DataLoader batch) at the same time, in every process, so
-            a worker has up to ``n`` requests in flight instead of waiting one
-            round trip per sample.  Default: up to
-            :data:`MAX_READ_THREADS` with the built-in reader (fewer for
-            samples over 2 MB, see :data:`READ_BYTES_IN_FLIGHT`), ``1`` with a
-            user ``read=`` (which must be thread-safe to be given more).
-            ``1`` reads the samples one after the other in the calling
-            thread.  Pool threads read under the same GDAL options as the
-            calling thread: ``gdal_options``, and the options of the
-            :class:`~taco_gdal.Env` blocks open there when the batch is asked
-            for.  The first read of each container in a process is made
-            alone, so the container's size check (and pin check) is one
-            request per process, not one per thread.
+        gdal_options: GDAL options around every read, in every worker, pickled with the
+            dataset (e.g. S3 keys: a spawned worker has not the parent's ``Env``).
+        dtype: the ``torch.dtype`` of every image tensor (default: as above).
+        read_threads: threads that read the samples of one ``__getitems__`` call (a
+            DataLoader batch) at once, in every process.  Default: up to
+            :data:`MAX_READ_THREADS` with the built-in reader (see
+            :data:`READ_BYTES_IN_FLIGHT`), ``1`` with a user ``read=`` (which must be
+            thread-safe to be given more).  Pool threads read under the calling
+            thread's GDAL options (``gdal_options`` and its open ``Env`` blocks); the
+            first read of each container in a process is made alone.  The pool is per
+            process; GDAL keeps HTTP connections per thread, so none is shared.
 
     Raises:
         TacoQueryError: a needed column is missing, ``verify=True`` without a
             ``taco_gdal:checksum`` column, an unknown column in ``columns``,
             or ``read_threads`` below 1.
-
-    Threads and processes: the pool is per process (a forked worker builds
-    its own, a pickled dataset carries none); GDAL keeps its HTTP connections
-    per thread, so no two threads or processes share a connection.
 
     Example:
         >>> from torch.utils.data import DataLoader
@@ -266,9 +222,6 @@ class SampleDataset(Dataset[Any]):
         state["_opened"] = set()  # containers read in this process
         return state
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-
     # --- map-style protocol -------------------------------------------------------
     def __len__(self) -> int:
         return len(self.rows)
@@ -319,16 +272,12 @@ class SampleDataset(Dataset[Any]):
     def _read_in_pool(
         self, pool: ThreadPoolExecutor, positions: list[int], rows: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
-        """Items read by the pool, under this thread's ``Env`` options, in order.
-
-        The first row of a container this process has not read yet is read
-        here first, alone: GDAL then knows the container's size (and the pin
-        is checked) before the other threads ask, so that costs one request
-        per process and container, not one per thread.
-        """
+        """Items read by the pool under this thread's ``Env`` options, in order; a container's
+        first row is read here alone, so its size and pin checks cost one request per process."""
         items: dict[int, dict[str, Any]] = {}
         for k, row in enumerate(rows):
-            key = _container_key(row)
+            path = row.get(GDAL_VSI)
+            key = None if path is None else pinning.container_of(str(path))
             if key not in self._opened:
                 items[k] = self._item(0, positions[k], row)
                 self._opened.add(key)

@@ -1,9 +1,7 @@
 """Resolve a dataset, a filtered view or a frame into plain, picklable rows.
 
-:class:`SampleRows` is what a ``SampleDataset`` carries to its workers: one Arrow
-table per level from the one asked for down, and each FOLDER row's children in the
-next.  Built once in the parent, it holds no DuckDB or GDAL handle, so workers never
-open the container or run SQL.
+:class:`SampleRows` is what a ``SampleDataset`` carries to its workers: one Arrow table
+per level with each FOLDER row's children, and no DuckDB or GDAL handle.
 """
 
 from __future__ import annotations

@@ -84,14 +84,10 @@ class ResumableSampler(Sampler[int]):
             indices: list[int] = torch.randperm(self.length, generator=generator).tolist()
         else:
             indices = list(range(self.length))
-        if not self.drop_last:
-            padding = self.total_size - len(indices)
-            if padding <= len(indices):
-                indices += indices[:padding]
-            else:
-                indices += (indices * math.ceil(padding / len(indices)))[:padding]
-        else:
-            indices = indices[: self.total_size]
+        padding = self.total_size - len(indices)
+        if not self.drop_last and padding > 0:
+            indices += (indices * math.ceil(padding / len(indices)))[:padding]
+        indices = indices[: self.total_size]
         return indices[self.rank : self.total_size : self.num_replicas]
 
     def __iter__(self) -> Iterator[int]:
@@ -115,9 +111,8 @@ class ResumableSampler(Sampler[int]):
         """Where this rank is in its epoch.
 
         Args:
-            consumed: samples trained on since the iterator began (``batches *
-                batch_size``); needed with workers, which fetch ahead.  Default:
-                the indices handed out so far.
+            consumed: samples trained on since the iterator began (``batches * batch_size``;
+                needed with workers, which fetch ahead); default: the indices handed out.
 
         Example:
             >>> from taco_gdal.torch import SampleDataset

@@ -1,7 +1,6 @@
 """The children of one FOLDER row, in O(its children): no scan of the level, no ``__meta__`` read.
 
-Paths come from :func:`~taco_gdal.read.query.sql.gdal_vsi_arrow`: a DuckDB query per
-call would cost more than the rows.  Caches hang off the level tables (weak keys).
+Paths come from :func:`~taco_gdal.read.query.sql.gdal_vsi_arrow` (cheaper than a query).
 """
 
 from __future__ import annotations
@@ -74,10 +73,8 @@ def _kept(rows: np.ndarray, alive: np.ndarray) -> np.ndarray:
 
 
 def child_rows(state: QueryState, level: int, parent: int) -> np.ndarray:
-    """Positions in ``level`` of the children of row ``parent`` that survive ``state``.
-
-    Stored order, padding rows included.
-    """
+    """Positions in ``level`` of the children of row ``parent`` that survive ``state`` (stored
+    order, padding included)."""
     rows = _index(state.base, level).rows(parent)
     view = state.views.get(level)
     if view is not None:
@@ -86,10 +83,8 @@ def child_rows(state: QueryState, level: int, parent: int) -> np.ndarray:
 
 
 def children_table(state: QueryState, level: int, parent: int, *, what: str) -> pa.Table:
-    """The children of row ``parent`` of level ``level - 1`` that survive ``state``, as Arrow.
-
-    Columns as in the ``level<k>`` view (padding dropped, ``internal:gdal_vsi`` last).
-    """
+    """The children of row ``parent`` of level ``level - 1`` that survive ``state``, as Arrow
+    with the ``level<k>`` view's columns."""
     rows = child_rows(state, level, parent)
     return rows_table(state, level, rows, f"{what}: level {level} of {state.path}")
 

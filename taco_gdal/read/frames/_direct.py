@@ -1,8 +1,7 @@
 """The rows of a level only filters touched, straight from its Arrow table.
 
-DuckDB's copy of ``SELECT * FROM level0`` costs more than the rest of ``.data``
-while the answer is already in memory.  :func:`level_rows` says ``None`` when it
-cannot promise DuckDB's schema, and the caller asks DuckDB.
+Cheaper than DuckDB's copy of ``SELECT * FROM level0``; :func:`level_rows` says ``None``
+when it cannot promise DuckDB's schema, and the caller asks DuckDB.
 """
 
 from __future__ import annotations
@@ -117,10 +116,8 @@ def level_rows(state: QueryState, level: int) -> DirectRows | None:
 
 
 def filtered_rows(state: QueryState) -> DirectRows | None:
-    """The current level-0 view's rows when only filters made it, or ``None``.
-
-    DuckDB is asked at most for the surviving positions.
-    """
+    """The current level-0 view's rows when only filters made it (DuckDB asked at most for
+    the surviving positions), or ``None``."""
     if state.view == level_view(0):
         return level_rows(state, 0)
     if not state.only_filters:

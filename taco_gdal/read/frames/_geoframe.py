@@ -1,8 +1,7 @@
 """How a level's Arrow rows become one-CRS (geo)pandas columns.
 
-geopandas wants ONE active geometry column with one CRS, while a level may store
-several WKB columns in several CRSs: ``geometry`` holds the EPSG:4326 footprints
-and every stored WKB column stays bytes.
+``geometry`` holds the EPSG:4326 footprints (geopandas wants one geometry column, one
+CRS); every stored WKB column stays bytes.
 """
 
 from __future__ import annotations
@@ -44,11 +43,8 @@ FOOTPRINT: Final = "geometry"
 def footprints_for_rows(
     table: pa.Table, column: str, state: QueryState | None, level: int
 ) -> np.ndarray:
-    """EPSG:4326 footprints of ``table``'s rows, from the dataset's cache when it helps.
-
-    The level's cache is used when filled, or filled for at least half the level;
-    a few rows are computed alone, so a small frame never costs the whole level.
-    """
+    """EPSG:4326 footprints of ``table``'s rows, from the level's cache when filled or when
+    the rows are half the level or more; a few rows are computed alone."""
     from taco_gdal.read.spatial.filters import cached_footprints, footprints_of
     from taco_gdal.read.spatial.footprints import compute_footprints
 
@@ -116,24 +112,14 @@ def _shown_positions(names: Sequence[str], index: pd.RangeIndex | None) -> list[
 
 
 def _row_range_index(table: pa.Table) -> pd.RangeIndex | None:
-    """``internal:current_id`` as a ``RangeIndex`` when it is ``0..n-1``, not converted.
-
-    Example:
-        >>> _row_range_index(pa.table({"internal:current_id": [0, 1, 2]}))
-        RangeIndex(start=0, stop=3, step=1, name='internal:current_id')
-        >>> _row_range_index(pa.table({"internal:current_id": [0, 2, 3]})) is None
-        True
-    """
+    """``internal:current_id`` as a ``RangeIndex`` when it is ``0..n-1``, not converted."""
     if table.column_names.count(CURRENT_ID) != 1:
         return None
     column = table.column(CURRENT_ID)
-    if column.type != pa.int64() or column.null_count or column.num_chunks > 1:
+    if column.type != pa.int64() or column.null_count or column.num_chunks != 1:
         return None
     n = len(column)
-    if n == 0:
-        return None
-    ids = column.chunk(0).to_numpy()
-    if ids[0] != 0 or ids[-1] != n - 1 or not bool(np.all(ids[1:] > ids[:-1])):
+    if n == 0 or not np.array_equal(column.chunk(0).to_numpy(), np.arange(n)):
         return None
     return pd.RangeIndex(n, name=CURRENT_ID)
 
@@ -146,10 +132,8 @@ def footprints_of_rows(
     where: str,
     source: LazyColumn | None = None,
 ) -> RowGeometries:
-    """The function a :class:`LazyGeometryArray` calls: footprints of some rows of ``table``.
-
-    A bad value raises :class:`TacoFormatError` naming ``where`` on first use.
-    """
+    """The function a :class:`LazyGeometryArray` calls: footprints of some rows of ``table``
+    (a bad value raises :class:`TacoFormatError` naming ``where``)."""
 
     def compute(rows: np.ndarray | None) -> np.ndarray:
         chosen = table if rows is None else table.take(pa.array(rows, pa.int64()))
@@ -175,9 +159,8 @@ def arrow_frame(
 ) -> pd.DataFrame:
     """Arrow result -> a pandas DataFrame, or a GeoDataFrame when there is geometry.
 
-    ``paths`` computes the missing ``internal:gdal_vsi`` column lazily (last);
-    each of ``lazy`` becomes a lazy column in its stored place.  ``state`` and
-    ``level`` say where the rows' cached footprints are.
+    ``paths`` and ``lazy`` become lazy columns (``internal:gdal_vsi`` last, the others in
+    their stored place); ``state`` and ``level`` locate the cached footprints.
     """
     table = table.drop_columns([c for c in table.column_names if is_hidden(c)])
     lazy = [c for c in lazy if not is_hidden(c.name)]

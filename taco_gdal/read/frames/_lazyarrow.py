@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -68,10 +69,8 @@ RowNormaliser = Callable[[pa.Array | pa.ChunkedArray], pa.ChunkedArray]
 
 
 class LazyRows:
-    """The laziness of an Arrow-backed pandas array; mixed in before the array class.
-
-    A subclass gives :meth:`_eager` (a plain array over values) and :meth:`_normalise`.
-    """
+    """The laziness of an Arrow-backed pandas array, mixed in before the array class (which
+    gives :meth:`_eager`, a plain array over values, and :meth:`_normalise`)."""
 
     _cell: _Cell | None = None
     """``None`` (class default) for the eager arrays pandas derives from a lazy one."""
@@ -89,13 +88,10 @@ class LazyRows:
 
     @classmethod
     def _over(cls, compute: RowArrays | _Cell, length: int, dtype: Any) -> Any:
-        cell = compute if isinstance(compute, _Cell) else None
-        if cell is None:
-
-            def normalise(values: pa.Array | pa.ChunkedArray) -> pa.ChunkedArray:
-                return cls._normalise(values, dtype)
-
-            cell = _Cell(compute, int(length), normalise)  # type: ignore[arg-type]
+        if isinstance(compute, _Cell):
+            cell = compute
+        else:
+            cell = _Cell(compute, int(length), functools.partial(cls._normalise, dtype=dtype))
         array = cls.__new__(cls)
         array._cell = cell
         array._dtype = dtype

@@ -6,6 +6,7 @@ GDAL paths are built from them), as tacoreader 2.x does.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
@@ -63,10 +64,8 @@ def check_assignment(key: object, where: str = "TacoDataFrame") -> None:
 def masked_columns(frame: pd.DataFrame, key: object, value: object) -> list[object] | None:
     """The columns ``frame[key] = value`` changes when ``key`` is a boolean mask, else None.
 
-    A frame-shaped mask writes the cells where it is True; writing a missing value
-    into cells that are already missing changes nothing, so those columns are left
-    out (geopandas' ``to_geo_dict`` does ``properties[pd.isna(properties)] = None``).
-    A row mask writes every column of the selected rows.
+    A missing value written over missing cells changes nothing, so geopandas'
+    ``properties[pd.isna(properties)] = None`` touches no protected column.
 
     Example:
         >>> import pandas as pd
@@ -227,8 +226,6 @@ class PitSchema(Mapping[str, Any]):
 
     @classmethod
     def from_dict(cls, value: Mapping[str, Any] | None) -> PitSchema:
-        import copy
-
         stored = copy.deepcopy(dict(value or {}))
         root = stored.get("root") or {}
         hierarchy = stored.get("hierarchy") or {}
@@ -250,8 +247,6 @@ class PitSchema(Mapping[str, Any]):
 
     def to_dict(self) -> dict[str, Any]:
         """The stored dict (a copy)."""
-        import copy
-
         return copy.deepcopy(dict(self.stored))
 
     def __getitem__(self, key: str) -> Any:
@@ -264,9 +259,7 @@ class PitSchema(Mapping[str, Any]):
         return len(self.stored)
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, PitSchema):
-            return dict(self.stored) == dict(other.stored)
-        if isinstance(other, Mapping):
+        if isinstance(other, Mapping):  # a PitSchema reads as its stored dict
             return dict(self.stored) == dict(other)
         return NotImplemented
 

@@ -30,6 +30,7 @@ from taco_gdal.read.frames.convert import (
     masked_columns,
     to_polars,
 )
+from taco_gdal.read.frames.vector import vector_frame
 from taco_gdal.read.notebook._plots import frame_html, plot_sample
 
 if TYPE_CHECKING:
@@ -64,6 +65,13 @@ class FrameContext:
         return self.state.path
 
 
+def _guarded(name: str, positional: bool) -> Any:
+    """pandas' indexer property ``name``, whose assignments to ``id``, ``type`` or
+    ``internal:*`` are refused (see :class:`GuardedIndexer`)."""
+    indexer = getattr(pd.DataFrame, name).fget
+    return property(lambda frame: GuardedIndexer(indexer(frame), frame, positional))
+
+
 class TacoDataFrame(pd.DataFrame):
     """A level of a TACO dataset; ``read(key)`` navigates into a sample.
 
@@ -88,25 +96,10 @@ class TacoDataFrame(pd.DataFrame):
         check_assignment(key if masked is None else masked)
         super().__setitem__(key, value)
 
-    @property
-    def loc(self) -> Any:  # type: ignore[override]
-        """pandas' ``.loc``; assignments to ``id``, ``type`` or ``internal:*`` are refused."""
-        return GuardedIndexer(super().loc, self, positional=False)
-
-    @property
-    def iloc(self) -> Any:  # type: ignore[override]
-        """pandas' ``.iloc``, guarded as ``.loc``."""
-        return GuardedIndexer(super().iloc, self, positional=True)
-
-    @property
-    def at(self) -> Any:  # type: ignore[override]
-        """pandas' ``.at``, guarded as ``.loc``."""
-        return GuardedIndexer(super().at, self, positional=False)
-
-    @property
-    def iat(self) -> Any:  # type: ignore[override]
-        """pandas' ``.iat``, guarded as ``.loc``."""
-        return GuardedIndexer(super().iat, self, positional=True)
+    loc = _guarded("loc", positional=False)
+    iloc = _guarded("iloc", positional=True)
+    at = _guarded("at", positional=False)
+    iat = _guarded("iat", positional=True)
 
     def to_arrow(self) -> pa.Table:
         """These rows as a ``pyarrow.Table`` (geometry as WKB; see :func:`frame_to_arrow`)."""
@@ -135,11 +128,9 @@ class TacoDataFrame(pd.DataFrame):
     def open(self, key: int | str, verify: bool = True) -> AbstractContextManager[DatasetReader]:
         """Open a FILE sample with rasterio under taco_gdal's read profile.
 
-        With ``verify`` and a ``taco_gdal:checksum`` on the row, the bytes are
-        digested first (a mismatch raises
-        :class:`~taco_gdal.errors.TacoChecksumError`).  The profile applies around
-        the open only; a container changed since load raises
-        :class:`~taco_gdal.errors.TacoChangedError`.
+        With ``verify`` and a ``taco_gdal:checksum`` on the row, the bytes are digested
+        first (``TacoChecksumError``); a container changed since load raises
+        ``TacoChangedError``.
 
         Raises:
             TacoNavigationError: no such sample, or the sample is a FOLDER.
@@ -208,10 +199,8 @@ class TacoGeoDataFrame(TacoDataFrame, gpd.GeoDataFrame):  # type: ignore[misc]
         return self._geodataframe_constructor_with_fallback
 
     def to_file(self, filename: Any, driver: str | None = None, **kwargs: Any) -> None:
-        """geopandas' ``to_file``, with WKB, arrays and objects written as text.
-
-        OGR formats have no list or binary fields: see
-        :func:`taco_gdal.read.frames.vector.vector_frame` (WKT, JSON lists, ISO 8601).
+        """geopandas' ``to_file``, with WKB, arrays and objects written as text (see
+        :func:`taco_gdal.read.frames.vector.vector_frame`).
 
         Raises:
             TacoIOError: the file cannot be written (the message names it).
@@ -219,8 +208,6 @@ class TacoGeoDataFrame(TacoDataFrame, gpd.GeoDataFrame):  # type: ignore[misc]
         Example:
             >>> ds.data.to_file("tiles.geojson")  # "stac:tensor_shape": "[1, 16, 16]"
         """
-        from taco_gdal.read.frames.vector import vector_frame
-
         try:
             vector_frame(self).to_file(filename, driver=driver, **kwargs)
         except (OSError, RuntimeError, ValueError) as exc:
@@ -230,27 +217,18 @@ class TacoGeoDataFrame(TacoDataFrame, gpd.GeoDataFrame):  # type: ignore[misc]
             ) from exc
 
     def to_geo_dict(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        """geopandas' ``to_geo_dict`` (and so ``__geo_interface__``), JSON-serialisable.
-
-        WKB, arrays and times become WKT, JSON lists and ISO 8601 text, as in
-        :meth:`to_file`, so ``json.dumps(frame.__geo_interface__)`` works.
-        """
-        from taco_gdal.read.frames.vector import vector_frame
-
+        """geopandas' ``to_geo_dict`` (and ``__geo_interface__``) with values as
+        :meth:`to_file` writes them and times as text, so ``json.dumps`` accepts it."""
         return dict(vector_frame(self, times_as_text=True).to_geo_dict(*args, **kwargs))
 
     def explore(self, *args: Any, **kwargs: Any) -> Any:
-        """geopandas' ``explore`` (a folium map; needs ``folium`` and ``mapclassify``).
-
-        Popups show WKB and arrays as WKT and JSON text (folium cannot encode bytes).
+        """geopandas' ``explore`` (needs ``folium`` and ``mapclassify``), WKB and arrays as text.
 
         Example:
             >>> m = ds.data.explore(column="cloud_cover")
             >>> type(m).__name__
             'Map'
         """
-        from taco_gdal.read.frames.vector import vector_frame
-
         return vector_frame(self).explore(*args, **kwargs)
 
     def __getitem__(self, key: Any) -> Any:

@@ -1,10 +1,7 @@
 """Attribute columns as the values vector formats hold: text, numbers, booleans and times.
 
-GeoJSON, GeoPackage and FlatGeobuf have no list, binary or nested fields; written
-as they are, OGR stores Python's ``repr`` of them (``"b'\\x01...'"``,
-``"[ 4 64 64]"``).  :func:`vector_frame` turns each such column into text a reader
-can parse: WKB into WKT, arrays and objects into JSON lists and objects, times
-into ISO 8601.  ``to_file`` on a dataset's frame and ``taco index`` both use it.
+OGR formats have no list, binary or nested fields (it would store Python's ``repr``), so
+:func:`vector_frame` writes WKB as WKT, arrays and objects as JSON, times as ISO 8601.
 """
 
 from __future__ import annotations
@@ -95,8 +92,6 @@ def _needs_text(column: pd.Series) -> bool:
 
 def _is_time(column: pd.Series) -> bool:
     if isinstance(column.dtype, pd.ArrowDtype):
-        import pyarrow as pa
-
         return bool(pa.types.is_temporal(column.dtype.pyarrow_dtype))
     return bool(pd.api.types.is_datetime64_any_dtype(column.dtype))
 
@@ -104,11 +99,8 @@ def _is_time(column: pd.Series) -> bool:
 def vector_frame(frame: gpd.GeoDataFrame, *, times_as_text: bool = False) -> gpd.GeoDataFrame:
     """A plain GeoDataFrame copy of ``frame`` that every OGR vector format writes faithfully.
 
-    The active geometry stays; any other column of geometries, WKB, arrays, lists,
-    dicts or Python times becomes text (WKT, JSON, ISO 8601).  Numbers, booleans,
-    strings and datetime columns are kept as they are (OGR writes those natively,
-    GeoJSON as ISO 8601); ``times_as_text`` makes datetime columns ISO 8601 text
-    too, for a GeoJSON dict that ``json.dumps`` accepts.
+    Other geometry, WKB, array, list, dict or Python time columns become text (WKT,
+    JSON, ISO 8601); ``times_as_text`` makes datetime columns text too (for ``json``).
 
     Example:
         >>> import geopandas as gpd, numpy as np, shapely

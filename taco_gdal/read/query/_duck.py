@@ -1,13 +1,10 @@
 """DuckDB as a cache of query states: built on demand, rebuilt when it cannot be trusted.
 
-Per process, one database per kind (external access off, the default, or on) and
-one session (a connection with the level tables and views) per
-:class:`~taco_gdal.read.query.state.LevelTables`.  DuckDB allows ``LOAD`` only
-before external access is locked, so the first query needing the spatial extension
-replaces the database.  Sessions are rebuilt after a fork, after unpickling, and
-after a fatal DuckDB error (the query is retried once); a lock serialises each
-session's queries.  With external access and Python replacement scans off and the
-configuration locked, user SQL sees only the level tables.
+Per process, one database per kind (external access off or on) and one session per
+:class:`~taco_gdal.read.query.state.LevelTables`, rebuilt after a fork, unpickling or a
+fatal DuckDB error (the query is retried once).  ``LOAD`` works only before external
+access is locked, so the first spatial query replaces the database.  User SQL sees
+only the level tables (external access, replacement scans and configuration locked).
 """
 
 from __future__ import annotations

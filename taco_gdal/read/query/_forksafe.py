@@ -1,12 +1,9 @@
 """A forked child never destroys a DuckDB database it inherited, DuckDB's default one included.
 
-Destroying a DuckDB database joins its worker threads, which do not exist in a
-forked child: depending on what glibc did with their stacks since the fork, the
-child exits, crashes, hangs or aborts.  :mod:`taco_gdal.read.query._duck` keeps its
-own databases unfreed in a child; this module does the same for DuckDB's default
-connection (which ``import duckdb`` opens and interpreter exit destroys): a
-reference taken before each fork is, in the child, never released.  Nothing here
-imports DuckDB.  Connections a user holds across a fork remain the user's to keep.
+Destroying one joins worker threads that do not exist in a forked child (it exits,
+crashes, hangs or aborts).  :mod:`taco_gdal.read.query._duck` keeps its own databases
+unfreed in a child; this module keeps DuckDB's default connection alive there by a
+reference taken before each fork.  Nothing here imports DuckDB.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
 """Filters as lazy views: ``filter_datetime``, and the cascade every filter shares.
 
-At level ``k > 0`` a filter restricts the level-``k`` view, then keeps, level by
-level up to 0, the rows with at least one surviving child.  Every per-level view
-is remembered, so later filters compound and ``read()`` returns only surviving
-children.  Values are bound as DuckDB variables, never written into SQL; filters
-decided in Arrow or numpy (time ranges, spatial filters) enter as a
-:class:`~taco_gdal.read.query.state.RowSet`.
+At level ``k > 0`` a filter restricts the level-``k`` view, then keeps, level by level
+up to 0, the rows with a surviving child; each per-level view is remembered, so
+filters compound and ``read()`` shows survivors only.  Values are bound as DuckDB
+variables; filters decided in Arrow or numpy enter as a ``RowSet``.
 """
 
 from __future__ import annotations
@@ -38,14 +36,6 @@ _TIME_TYPES = ("TIMESTAMP", "DATE")
 
 def _columns(state: QueryState, relation: str) -> dict[str, str]:
     return dict(_duck.columns(state.base, state.steps, relation))
-
-
-def _relation(state: QueryState, level: object) -> tuple[int, str]:
-    if isinstance(level, bool) or not isinstance(level, int):
-        raise TacoQueryError(f"level must be an int, got {type(level).__name__} {level!r}")
-    if not 0 <= level <= state.max_depth:
-        raise TacoQueryError(f"level must be 0..{state.max_depth} for {state.path}, got {level}")
-    return level, state.relation(level)
 
 
 def _resolve(
@@ -91,11 +81,8 @@ def apply_predicate(
     spatial: bool = False,
     rows: RowSet | None = None,
 ) -> QueryState:
-    """The state with ``predicate`` applied at ``level`` (and cascaded up to level 0).
-
-    With ``rows`` (positions decided in numpy), ``predicate`` names the table they
-    are registered as, and ``.data`` intersects them without asking DuckDB.
-    """
+    """The state with ``predicate`` applied at ``level`` (and cascaded up to level 0); with
+    ``rows``, ``predicate`` names their table, and ``.data`` intersects them in numpy."""
     bound = tuple(params.items())
 
     def restricted(source: str) -> str:
@@ -118,17 +105,7 @@ def apply_predicate(
             f"{CURRENT_ID!r}, which the current view dropped (keep it in sql() queries)"
         )
     target = state.relation(level)
-    new = [
-        Step(
-            view,
-            restricted(target),
-            level,
-            bound,
-            text,
-            spatial,
-            keeps_rows=True,
-        )
-    ]
+    new = [Step(view, restricted(target), level, bound, text, spatial, keeps_rows=True)]
     views = state.views
     views[level] = view
     child, child_columns = view, set(_columns(state, target))
@@ -154,7 +131,8 @@ def _as_bound(value: datetime, aware: bool) -> datetime:
 def filter_datetime(state: QueryState, value: Any, time_col: str, level: int) -> QueryState:
     """See :meth:`TacoDataset.filter_datetime`."""
     span = parse_range(value)
-    level, relation = _relation(state, level)
+    state.check_level(level)
+    relation = state.relation(level)
     column, kind = _resolve(
         state, relation, level, time_col, TIME_START_COLUMNS, _TIME_TYPES, "time"
     )
@@ -188,11 +166,8 @@ def apply_row_set(state: QueryState, level: int, view: str, kept: RowSet, text: 
 def _time_rows(
     state: QueryState, level: int, column: str, kind: str, span: TimeRange
 ) -> RowSet | None:
-    """The stored level-0 rows in ``span``, decided in Arrow; ``None``: let DuckDB decide.
-
-    Only where the comparison is exactly DuckDB's: microsecond timestamps or dates,
-    on a state no ``sql()`` reshaped.
-    """
+    """The stored level-0 rows in ``span`` decided in Arrow where that is exactly DuckDB's
+    comparison (microsecond times or dates, no ``sql()``); else ``None``."""
     if level != 0 or not state.only_filters or column not in state.base.schema(0).names:
         return None
     values = state.base.column(0, column)

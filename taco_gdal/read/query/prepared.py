@@ -1,11 +1,9 @@
 """Level tables as the reader queries them: ids that are row positions.
 
-:func:`prepare_levels` makes ``internal:current_id`` the row position in the
-level and ``internal:parent_id`` the parent's row position in the previous level,
-whatever wrote the file (ids missing before tacotoolbox 0.21, TACOCAT ids local to
-each source ZIP, parents known only by ``internal:relative_path``), so a join on
-``parent_id = current_id`` can never pair rows of different sources.
-:class:`ChildIndex` finds a row's children from those ids in O(children).
+:func:`prepare_levels` makes ``internal:current_id`` the row position and
+``internal:parent_id`` the parent's row position, whatever wrote the file (ids missing
+before tacotoolbox 0.21, TACOCAT ids local to each source ZIP, parents known only by
+``internal:relative_path``); :class:`ChildIndex` finds a row's children in O(children).
 """
 
 from __future__ import annotations
@@ -86,10 +84,6 @@ def _set(table: pa.Table, name: str, values: np.ndarray) -> pa.Table:
     return table.append_column(name, array)
 
 
-def _strings(table: pa.Table, name: str) -> np.ndarray:
-    return np.asarray(table.column(name).to_numpy(zero_copy_only=False), dtype=object)
-
-
 def _lookup(
     keys: Sequence[np.ndarray], wanted: Sequence[np.ndarray], what: str, where: str
 ) -> np.ndarray:
@@ -157,8 +151,8 @@ def _parent_positions(
             f"{RELATIVE_PATH!r} is present; the table has columns {table.column_names}"
         )
     if by_source:
-        keys = [_strings(previous, SOURCE_FILE), *keys]
-        wanted = [_strings(table, SOURCE_FILE), *wanted]
+        keys = [_as_objects(previous.column(SOURCE_FILE)), *keys]
+        wanted = [_as_objects(table.column(SOURCE_FILE)), *wanted]
     return _lookup(keys, wanted, what, where)
 
 
@@ -179,10 +173,8 @@ def _as_objects(values: pa.ChunkedArray | pa.Array) -> np.ndarray:
 
 
 def decode_points(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray] | None:
-    """x and y of a WKB column that holds only little-endian 2D points (else None).
-
-    Chunk by chunk: a polygon column is given up at its first value, never copied.
-    """
+    """x and y of a WKB column that holds only little-endian 2D points (else None); chunk by
+    chunk, so a polygon column is given up at its first value, never copied."""
     if not is_binary(column.type):
         return None
     xs, ys = [], []
@@ -259,17 +251,14 @@ def prepare_level(
     where: str,
     child_counts: ChildCounts | None = None,
 ) -> tuple[pa.Table, np.ndarray]:
-    """One level table with row-position ids; also returns its stored ids (for the next level).
-
-    ``previous`` is the prepared previous level and its stored ids; ``child_counts``
-    links a level with neither ``parent_id`` nor ``relative_path``.
-    """
+    """One level with row-position ids, and its stored ids; ``previous``: the previous level's
+    two; ``child_counts`` links a level with neither ``parent_id`` nor ``relative_path``."""
     positions = np.arange(table.num_rows, dtype=np.int64)
     stored = _ids(table, CURRENT_ID, where)
     old = positions if stored is None else stored
     if stored is None and SOURCE_FILE in table.column_names:
         # Pre-0.21 TACOCAT: the parent_id of the next level is local to each source ZIP.
-        old = _positions_within(_strings(table, SOURCE_FILE))
+        old = _positions_within(_as_objects(table.column(SOURCE_FILE)))
     if level == 0 or previous is None:
         parents = positions
     else:
@@ -279,17 +268,21 @@ def prepare_level(
 
 
 def prepare_levels(
-    levels: Sequence[pa.Table], sources: Sequence[str], child_counts: ChildCounts | None = None
+    levels: Sequence[pa.Table],
+    sources: Sequence[str],
+    child_counts: Callable[[Sequence[pa.Table], int], np.ndarray] | None = None,
 ) -> list[pa.Table]:
-    """Every level of a container prepared with :func:`prepare_level`.
+    """Every level of a container prepared with :func:`prepare_level`; ``child_counts``
+    is given the levels prepared so far and the level whose children it counts.
 
     Raises:
         TacoFormatError: ids are not integers, or a parent cannot be found.
     """
     out: list[pa.Table] = []
     previous: tuple[pa.Table, np.ndarray] | None = None
+    counts = None if child_counts is None else lambda k: child_counts(out, k)
     for level, (table, where) in enumerate(zip(levels, sources, strict=True)):
-        prepared, old = prepare_level(table, level, previous, where, child_counts)
+        prepared, old = prepare_level(table, level, previous, where, counts)
         out.append(prepared)
         previous = (prepared, old)
     return out
@@ -339,10 +332,8 @@ def child_index(table: pa.Table, parents: int) -> ChildIndex:
 
 
 def child_counts(base: LevelTables, level: int) -> np.ndarray:
-    """Children of every row of ``level``, counted from the ``__meta__`` files of its FOLDERs.
-
-    For files whose deeper levels have neither ``parent_id`` nor ``relative_path``.
-    """
+    """Children of every row of ``level``, counted from the ``__meta__`` files of its FOLDERs
+    (for deeper levels with neither ``parent_id`` nor ``relative_path``)."""
     rows = _duck.fetch(
         base,
         (),
@@ -382,24 +373,16 @@ def prepare_tables(
     tables: Sequence[pa.Table], sources: Sequence[str], rule: VsiRule, where: str
 ) -> tuple[pa.Table, ...]:
     """:func:`prepare_levels`, counting children in ``__meta__`` files where nothing else links."""
-    prepared: list[pa.Table] = []
-    previous: tuple[pa.Table, np.ndarray] | None = None
-    for level, (table, source) in enumerate(zip(tables, sources, strict=True)):
 
-        def counts(k: int) -> np.ndarray:
-            return child_counts(LevelTables(tuple(prepared), rule, where), k)
+    def counts(prepared: Sequence[pa.Table], k: int) -> np.ndarray:
+        return child_counts(LevelTables(tuple(prepared), rule, where), k)
 
-        table, stored = prepare_level(table, level, previous, source, counts)
-        prepared.append(table)
-        previous = (table, stored)
-    return tuple(prepared)
+    return tuple(prepare_levels(tables, sources, counts))
 
 
 def prepared_state(container: Container, sql_external_access: bool = False) -> QueryState:
-    """The query state of a freshly opened container: offsets repaired, levels prepared.
-
-    A table with types DuckDB may refuse has its views built now, to fail at load.
-    """
+    """The query state of a freshly opened container: offsets repaired, levels prepared
+    (views built now when DuckDB may refuse a type, to fail at load)."""
     check_schemas(container.collection, f"{container.path}: COLLECTION")
     levels = repair_level_offsets(container.levels, container.vsi_rule, container.path)
     tables = prepare_tables(levels, container.sources, container.vsi_rule, container.path)

@@ -1,9 +1,8 @@
 """The SQL taco_gdal writes: every view the reader creates is built here.
 
-Identifiers are quoted with :func:`quote_ident`; user values are bound as
-variables, never written into SQL; the only literals are container locations
-(:func:`sql_string`).  ``internal:gdal_vsi`` is built by one expression,
-:func:`gdal_vsi_sql`, and :func:`gdal_vsi_arrow` is the same rule in Arrow compute.
+User values are bound as variables; the only literals are container locations.
+``internal:gdal_vsi`` is built by :func:`gdal_vsi_sql`, and :func:`gdal_vsi_arrow` is
+the same rule in Arrow compute.
 """
 
 from __future__ import annotations
@@ -221,35 +220,31 @@ def filtered_view_sql(view: str, source: str, predicate: str) -> str:
 
 
 def kept_rows_view_sql(view: str, source: str, rows: str) -> str:
-    """``source`` restricted to the ``internal:current_id`` values listed in table ``rows``.
+    """``source`` restricted to the ``internal:current_id`` values in table ``rows``; the order
+    is numbered first and restored (a parallel hash join does not keep it)."""
+    return _semi_join_sql(view, source, "s", rows, "r", f"s.{quote_ident(CURRENT_ID)} = r.row")
 
-    The order is numbered first and restored: a parallel hash join does not keep it.
-    """
+
+def _semi_join_sql(view: str, source: str, alias: str, other: str, on: str, when: str) -> str:
+    """Rows of ``source`` (as ``alias``) with a match in ``other`` (as ``on``), in order."""
     return (
-        f"CREATE TEMP VIEW {quote_ident(view)} AS SELECT s.* EXCLUDE ({_POSITION}) FROM "
-        f"(SELECT *, row_number() OVER () AS {_POSITION} FROM {quote_ident(source)}) AS s "
-        f"SEMI JOIN {quote_ident(rows)} AS r ON s.{quote_ident(CURRENT_ID)} = r.row "
-        f"ORDER BY s.{_POSITION}"
+        f"CREATE TEMP VIEW {quote_ident(view)} AS SELECT {alias}.* EXCLUDE ({_POSITION}) FROM "
+        f"(SELECT *, row_number() OVER () AS {_POSITION} FROM {quote_ident(source)}) AS {alias} "
+        f"SEMI JOIN {quote_ident(other)} AS {on} ON {when} ORDER BY {alias}.{_POSITION}"
     )
 
 
 def survivors_view_sql(
     view: str, parents: str, children: str, *, match_source_file: bool = False
 ) -> str:
-    """Rows of ``parents`` with at least one row in ``children``, in order (as above).
-
-    With ``match_source_file`` the join also requires equal ``internal:source_file``.
-    """
+    """Rows of ``parents`` with a row in ``children``, in order (``match_source_file``: of
+    equal ``internal:source_file`` too)."""
     condition = f"c.{quote_ident(PARENT_ID)} = p.{quote_ident(CURRENT_ID)}"
     if match_source_file:
         condition += (
             f" AND c.{quote_ident(SOURCE_FILE)} IS NOT DISTINCT FROM p.{quote_ident(SOURCE_FILE)}"
         )
-    return (
-        f"CREATE TEMP VIEW {quote_ident(view)} AS SELECT p.* EXCLUDE ({_POSITION}) FROM "
-        f"(SELECT *, row_number() OVER () AS {_POSITION} FROM {quote_ident(parents)}) AS p "
-        f"SEMI JOIN {quote_ident(children)} AS c ON {condition} ORDER BY p.{_POSITION}"
-    )
+    return _semi_join_sql(view, parents, "p", children, "c", condition)
 
 
 def descendants_sql(

@@ -1,10 +1,8 @@
 """QueryState: everything a dataset's query is, as one immutable, picklable value.
 
-A :class:`~taco_gdal.read.dataset.TacoDataset` is a :class:`QueryState`; the DuckDB
-objects that run it are a cache built from it on demand
-(:mod:`taco_gdal.read.query._duck`), in whatever process holds it.  So filters,
-``sql()`` and ``concat()`` take a state and return a new one, and pickling a state
-sends its Arrow tables, never reading the container again.
+The DuckDB objects that run it are a cache built from it on demand
+(:mod:`taco_gdal.read.query._duck`) in whatever process holds it, so filters, ``sql()``
+and ``concat()`` return new states, and a pickled state never reads the container again.
 """
 
 from __future__ import annotations
@@ -150,10 +148,9 @@ class RowSet:
 class Step:
     """One view of a query: its SQL, bound values, level and display text.
 
-    ``params`` maps DuckDB variable names (read by the SQL with ``getvariable``)
-    to plain values; a :class:`RowSet` value is registered as a table of that name
-    (column ``row``).  A filter below level 0 is several steps; only the first has
-    ``text``.
+    ``params`` maps DuckDB variable names (``getvariable``) to values; a :class:`RowSet`
+    is registered as a table of that name (column ``row``).  Only a filter's first step
+    has ``text``.
     """
 
     view: str
@@ -222,11 +219,6 @@ class QueryState:
     def only_filters(self) -> bool:
         """True when every step only removes rows (no ``sql()`` reshaped anything)."""
         return all(step.keeps_rows for step in self.steps)
-
-    @property
-    def spatial(self) -> bool:
-        """True when a step needs DuckDB's spatial extension."""
-        return any(step.spatial for step in self.steps)
 
     def relation(self, level: int) -> str:
         """The current view of ``level``."""

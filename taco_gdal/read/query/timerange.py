@@ -1,9 +1,7 @@
 """Time ranges for ``filter_datetime``: what the user types -> exact UTC bounds.
 
-A year, month or day (text or ``date``) is that whole period; a datetime (text,
-``datetime``, ``pandas.Timestamp``, ``numpy.datetime64``) is that instant;
-``"a/b"`` and ``(a, b)`` are ranges, inclusive at both ends, ``..``, ``""`` or
-``None`` leaving an end open.  Naive values are UTC.  Bounds keep microseconds.
+A year, month or day is that whole period, a datetime that instant; ``"a/b"`` and
+``(a, b)`` are inclusive ranges (``..``, ``""`` or ``None``: open).  Naive values are UTC.
 """
 
 from __future__ import annotations
@@ -29,6 +27,7 @@ VALID_FORMS: Final = (
     "datetime, date, pandas.Timestamp or numpy.datetime64 objects, or a (start, end) tuple",
 )
 """What :func:`parse_range` accepts, as error messages list it."""
+_FORMS: Final = "; ".join(VALID_FORMS)
 
 _OPEN: Final = ("", "..")
 _YEAR = re.compile(r"^\d{4}$")
@@ -51,10 +50,6 @@ class _Period:
 
     first: datetime
     after: datetime
-
-
-def _forms() -> str:
-    return "; ".join(VALID_FORMS)
 
 
 def _utc(value: datetime) -> datetime:
@@ -103,7 +98,7 @@ def _parse_text(text: str, what: str, given: Any) -> datetime | _Period | None:
     except ValueError as exc:
         raise TacoQueryError(
             f"filter_datetime: {what} {text!r} (from {given!r}) is not an ISO 8601 time"
-            f"{_slashed_hint(text)}; expected one of: {_forms()}"
+            f"{_slashed_hint(text)}; expected one of: {_FORMS}"
         ) from exc
 
 
@@ -111,14 +106,10 @@ def _bound(value: Any, what: str, given: Any) -> datetime | _Period | None:
     """An instant, a period or None (open)."""
     if value is None:
         return None
-    if isinstance(value, np.datetime64):
-        if np.isnat(value):
-            return None
-        value = pd.Timestamp(value).to_pydatetime()
-    if isinstance(value, pd.Timestamp):
+    if isinstance(value, np.datetime64 | pd.Timestamp):
         if pd.isna(value):
             return None
-        value = value.to_pydatetime()
+        value = pd.Timestamp(value).to_pydatetime()
     if isinstance(value, datetime):
         return _utc(value)
     if isinstance(value, date):
@@ -127,7 +118,7 @@ def _bound(value: Any, what: str, given: Any) -> datetime | _Period | None:
         return _parse_text(value.strip(), what, given)
     raise TacoQueryError(
         f"filter_datetime: {what} must be a time, got {type(value).__name__} {value!r}; "
-        f"expected one of: {_forms()}"
+        f"expected one of: {_FORMS}"
     )
 
 
@@ -142,10 +133,10 @@ def _split(value: str) -> list[str]:
         return parts
     hint = _slashed_hint(value.strip())
     if hint:
-        raise TacoQueryError(f"filter_datetime: {value!r}{hint}; expected one of: {_forms()}")
+        raise TacoQueryError(f"filter_datetime: {value!r}{hint}; expected one of: {_FORMS}")
     raise TacoQueryError(
         f"filter_datetime: expected 'start/end' with one '/', got {value!r}; "
-        f"expected one of: {_forms()}"
+        f"expected one of: {_FORMS}"
     )
 
 
@@ -181,7 +172,7 @@ def parse_range(value: Any) -> TimeRange:
         first = last = _bound(value, "value", value)
         if first is None:
             raise TacoQueryError(
-                f"filter_datetime: {value!r} is not a time or a range; expected one of: {_forms()}"
+                f"filter_datetime: {value!r} is not a time or a range; expected one of: {_FORMS}"
             )
     start = first.first if isinstance(first, _Period) else first
     end, inclusive = (last.after, False) if isinstance(last, _Period) else (last, True)
