@@ -90,6 +90,11 @@ def _grid_points(crs: pa.Array, transform: pa.Array, shape: pa.Array) -> Points:
                 f"stac:geotransform / stac:tensor_shape: expected 6 and at least 2 numbers per "
                 f"row, found a null inside one of them: {exc}"
             ) from exc
+        if gt.shape != (len(rows), 6) or dims.shape != (len(rows), 2):
+            raise TacoValidationError(
+                f"stac:geotransform / stac:tensor_shape: expected 6 and at least 2 numbers per "
+                f"row, found values nested as arrays of shape {gt.shape} and {dims.shape}"
+            )
         cols = _GRID_POINTS[:, 0] * dims[:, 1:2]
         lines = _GRID_POINTS[:, 1] * dims[:, 0:1]
         x = gt[:, 0:1] + gt[:, 1:2] * cols + gt[:, 2:3] * lines

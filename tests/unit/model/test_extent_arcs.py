@@ -52,3 +52,21 @@ def test_extent_without_spatial() -> None:
     assert Extent.from_value({"temporal": None}).spatial is None
     with pytest.raises(ValueError, match=r"\[west, south, east, north\] numbers"):
         Extent(("a", 0, 1, 1))
+
+
+def test_grid_footprint_with_nested_shapes_is_a_validation_error() -> None:
+    # Found by the long tacocat fuzz run (seed 4801, mutation [(836467, 69)]): a mutated
+    # stac:tensor_shape nested one level deeper made export() raise numpy's ValueError
+    # ("operands could not be broadcast") while boxing the extent.
+    import pyarrow as pa
+
+    from taco_gdal.errors import TacoValidationError
+    from taco_gdal.model._bounds import footprint_box
+
+    columns = {
+        "stac:crs": pa.array(["EPSG:32630"]),
+        "stac:geotransform": pa.array([[500000.0, 10.0, 0.0, 4500000.0, 0.0, -10.0]]),
+        "stac:tensor_shape": pa.array([[[1, 2, 3], [4, 5, 6], [7, 8, 9]]]),
+    }
+    with pytest.raises(TacoValidationError, match="stac:tensor_shape"):
+        footprint_box(columns.get)
