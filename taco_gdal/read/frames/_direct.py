@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 import weakref
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +24,7 @@ from taco_gdal.read.query import _duck
 from taco_gdal.read.query.sql import gdal_vsi_arrow, not_padding_mask, quote_ident
 from taco_gdal.read.query.state import LevelTables, QueryState, RowSet, level_view
 
-__all__ = ["DirectRows", "LazyColumn", "filtered_rows", "level_rows"]
+__all__ = ["DirectRows", "LazyColumn", "filtered_batches", "filtered_rows", "level_rows"]
 
 _cache: weakref.WeakKeyDictionary[LevelTables, dict[int, _Level | None]] = (
     weakref.WeakKeyDictionary()
@@ -51,14 +52,24 @@ class DirectRows:
 
     def to_table(self) -> pa.Table:
         """The rows with every column computed, ``internal:gdal_vsi`` last: what DuckDB answers."""
-        table = self.table
+        return self._complete(self.table, None)
+
+    def to_tables(self, batch: int) -> Iterator[pa.Table]:
+        """:meth:`to_table` ``batch`` rows at a time: lazy columns and GDAL paths are
+        computed for each batch alone, so memory follows the batch, not the level."""
+        count = self.table.num_rows
+        for first in range(0, count, batch):
+            rows = np.arange(first, min(first + batch, count))
+            yield self._complete(self.table.slice(first, batch), rows)
+
+    def _complete(self, table: pa.Table, rows: np.ndarray | None) -> pa.Table:
         for column in self.lazy:
             position = next(
                 (table.column_names.index(n) for n in column.before if n in table.column_names),
                 table.num_columns,
             )
-            table = table.add_column(position, column.name, column.compute(None))
-        return table if self.paths is None else table.append_column(GDAL_VSI, self.paths(None))
+            table = table.add_column(position, column.name, column.compute(rows))
+        return table if self.paths is None else table.append_column(GDAL_VSI, self.paths(rows))
 
 
 @dataclass(frozen=True)
@@ -118,8 +129,32 @@ def level_rows(state: QueryState, level: int) -> DirectRows | None:
 def filtered_rows(state: QueryState) -> DirectRows | None:
     """The current level-0 view's rows when only filters made it (DuckDB asked at most for
     the surviving positions), or ``None``."""
+    found = _filtered(state)
+    return None if found is None else found[0].rows(found[1])
+
+
+def filtered_batches(state: QueryState, batch: int) -> Iterator[pa.Table] | None:
+    """:func:`filtered_rows` as tables of ``batch`` rows, each taken from the loaded level
+    on its own (no copy of the whole view), or ``None``."""
+    found = _filtered(state)
+    if found is None:
+        return None
+    rows, kept = found
+    if kept is None and len(rows.shown) == rows.every.num_rows:
+        return rows.rows(None).to_tables(batch)
+    positions = rows.shown if kept is None else kept
+    return (
+        rows.rows(positions[first : first + batch]).to_table()
+        for first in range(0, len(positions), batch)
+    )
+
+
+def _filtered(state: QueryState) -> tuple[_Level, np.ndarray | None] | None:
+    """The loaded level 0 and the stored positions the view keeps (``None``: what the level
+    shows), when only filters made the view."""
     if state.view == level_view(0):
-        return level_rows(state, 0)
+        rows = _level(state, 0)
+        return None if rows is None else (rows, None)
     if not state.only_filters:
         return None
     rows = _level(state, 0)
@@ -127,14 +162,14 @@ def filtered_rows(state: QueryState) -> DirectRows | None:
         return None
     decided = [step.rows for step in state.steps]
     if all(step.level == 0 for step in state.steps) and all(r is not None for r in decided):
-        return rows.rows(_intersection(rows, decided))
+        return rows, _intersection(rows, decided)
     kept = _duck.fetch(
         state.base,
         state.steps,
         f"SELECT {quote_ident(CURRENT_ID)} FROM {quote_ident(state.view)}",
         what=".data",
     ).column(0)
-    return rows.rows(kept.to_numpy())
+    return rows, kept.to_numpy()
 
 
 def _intersection(rows: _Level, decided: list[RowSet | None]) -> np.ndarray:

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import shapely
 
-from taco_gdal.errors import TacoQueryError, TacoValidationError
+from taco_gdal.errors import TacoValidationError
 from taco_gdal.extensions.stac_fields import (
     ARCHIVE_END,
     ARCHIVE_FORMAT,
@@ -53,10 +53,8 @@ from taco_gdal.format.names import (
     TYPE,
 )
 from taco_gdal.format.vsi import SUBFILE_PREFIX, parse_subfile
-from taco_gdal.read.frames._direct import filtered_rows
-from taco_gdal.read.query import _duck
-from taco_gdal.read.query.sql import descendants_sql, not_padding_mask
-from taco_gdal.read.spatial.filters import footprints_of
+from taco_gdal.read.frames._geoframe import footprints_for_rows
+from taco_gdal.read.interop.stac_rows import Children, level_batches
 from taco_gdal.read.spatial.footprints import compute_footprints
 
 if TYPE_CHECKING:
@@ -74,27 +72,6 @@ _NOT_PROPERTIES: Final = (ID, TYPE, CHECKSUM)
 _PROPERTY_TYPES: Final = (pa.types.is_boolean, pa.types.is_integer, pa.types.is_floating,
                           pa.types.is_string, pa.types.is_large_string, pa.types.is_timestamp,
                           pa.types.is_date)  # fmt: skip
-
-
-def _fetch_level(state: QueryState, level: int, what: str) -> pa.Table:
-    """The current rows of ``level`` with every column, the GDAL path included, no padding."""
-    state.check_level(level)
-    rows = filtered_rows(state) if level == 0 else None
-    if rows is not None:
-        table = rows.to_table()
-    else:
-
-        def columns_of(relation: str) -> list[str]:
-            return [n for n, _ in _duck.columns(state.base, state.steps, relation)]
-
-        sql = descendants_sql(state, level, columns_of)
-        table = _duck.fetch(state.base, state.steps, sql, what=what)
-    if CURRENT_ID not in table.column_names:
-        raise TacoQueryError(
-            f"{state.path}: {what} finds samples through {CURRENT_ID!r}, which the current view "
-            "dropped (keep it in sql() queries)"
-        )
-    return table.filter(not_padding_mask(table))
 
 
 def _iso(column: pa.ChunkedArray | None, rows: int = 0) -> list[str | None]:
@@ -147,10 +124,9 @@ def _raster_outlines(table: pa.Table) -> pa.Array:
 def _footprints(state: QueryState, level: int, table: pa.Table) -> np.ndarray:
     """EPSG:4326 shapely footprint of each row (None where the metadata gives none)."""
     names = table.column_names
-    positions = table.column(CURRENT_ID).to_numpy()
     out = np.full(table.num_rows, None, dtype=object)
     if ISTAC_GEOMETRY in names:
-        out = footprints_of(state, level, ISTAC_GEOMETRY).take(positions)
+        out = footprints_for_rows(table, ISTAC_GEOMETRY, state, level)
     missing = np.flatnonzero(~_present(out))
     if missing.size and all(n in names for n in (STAC_CRS, STAC_GEOTRANSFORM, STAC_TENSOR_SHAPE)):
         rows = table.take(missing)
@@ -159,7 +135,7 @@ def _footprints(state: QueryState, level: int, table: pa.Table) -> np.ndarray:
         out[missing] = compute_footprints(outlines, "stac:outline", where=where).geometries
         missing = np.flatnonzero(~_present(out))
     if missing.size and STAC_CENTROID in names:
-        out[missing] = footprints_of(state, level, STAC_CENTROID).take(positions[missing])
+        out[missing] = footprints_for_rows(table.take(missing), STAC_CENTROID, state, level)
     return out
 
 
@@ -370,51 +346,53 @@ def item_batches(
         raise TacoValidationError(f"to_stac: href must be one of 'gdal', 'url', found {href!r}")
     extensions = [ProjectionExtension.get_schema_uri(), FileExtension.get_schema_uri()]
     extensions += [ARCHIVE_SCHEMA] if href == "url" else []
-    table = _fetch_level(state, level, "to_stac()")
-    children_table = None
-    if level < state.max_depth and FOLDER in table.column(TYPE).to_pylist():
-        children_table = _fetch_level(state, level + 1, "to_stac()")
-        child_types = np.asarray(children_table.column(TYPE).to_pylist(), dtype=object)
-        order = np.argsort(children_table.column(PARENT_ID).to_numpy(), kind="stable")
-        children_table = children_table.take(order[child_types[order] != FOLDER])
-    children = None if children_table is None else _Level(state, level + 1, children_table, href)
+    children = Children(state, level + 1, batch, "to_stac()") if level < state.max_depth else None
     crs_codes: dict[str, dict[str, str]] = {}
     collection = {"collection": state.collection["id"]} if state.collection.get("id") else {}
     version = pystac.get_stac_version()
-    for first in range(0, table.num_rows, batch):
-        rows = _Level(state, level, table.slice(first, batch), href)
-        items = []
-        geometries = np.array(rows.geoms, dtype=object)
-        for i, item_id in enumerate(rows.item_ids):
-            where = f"sample {item_id!r} of {rows.path}"
-            geometry, start, end = rows.geoms[i], rows.starts[i], rows.ends[i]
-            if rows.types[i] != FOLDER:
-                assets = {"data": rows.asset(i, crs_codes)}
-            elif children is None:
-                assets = {}
-            else:
-                assets, union, (first_start, last_end) = children.folder(
-                    rows.positions[i], crs_codes, where
-                )
-                geometry = union if geometry is None else geometry
-                geometries[i] = geometry
-                start, end = (first_start, last_end) if start is None else (start, end)
-            properties = rows.properties(i)
-            properties.update(_time_fields(start, end, where))
-            feature: dict[str, Any] = {
-                "type": "Feature",
-                "stac_version": version,
-                "stac_extensions": extensions,
-                "id": item_id,
-                "geometry": None,
-                "properties": properties,
-                "links": [],
-                "assets": assets,
-                **collection,
-            }
-            items.append(feature)
-        _add_geometry(items, geometries, wkb)
-        yield items
+    try:
+        for table in level_batches(state, level, batch, "to_stac()"):
+            rows = _Level(state, level, table, href)
+            kids = None
+            if children is not None and FOLDER in rows.types:
+                folders = rows.positions[np.asarray(rows.types, dtype=object) == FOLDER]
+                found = children.of(np.asarray(folders, dtype=np.int64))
+                kids = _Level(state, level + 1, found, href) if found.num_rows else None
+            items = []
+            geometries = np.array(rows.geoms, dtype=object)
+            for i, item_id in enumerate(rows.item_ids):
+                where = f"sample {item_id!r} of {rows.path}"
+                geometry, start, end = rows.geoms[i], rows.starts[i], rows.ends[i]
+                if rows.types[i] != FOLDER:
+                    assets = {"data": rows.asset(i, crs_codes)}
+                elif kids is None:
+                    assets = {}
+                else:
+                    assets, union, (first_start, last_end) = kids.folder(
+                        rows.positions[i], crs_codes, where
+                    )
+                    geometry = union if geometry is None else geometry
+                    geometries[i] = geometry
+                    start, end = (first_start, last_end) if start is None else (start, end)
+                properties = rows.properties(i)
+                properties.update(_time_fields(start, end, where))
+                feature: dict[str, Any] = {
+                    "type": "Feature",
+                    "stac_version": version,
+                    "stac_extensions": extensions,
+                    "id": item_id,
+                    "geometry": None,
+                    "properties": properties,
+                    "links": [],
+                    "assets": assets,
+                    **collection,
+                }
+                items.append(feature)
+            _add_geometry(items, geometries, wkb)
+            yield items
+    finally:
+        if children is not None:
+            children.close()
 
 
 def to_item_collection(state: QueryState, level: int = 0, href: Href = "gdal") -> Any:

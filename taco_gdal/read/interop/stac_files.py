@@ -130,7 +130,10 @@ def _write_geoparquet(
             "stac-geoparquet needs at least one Item"
         )
     schema = pa.unify_schemas(schemas, promote_options="permissive")
-    reader = pads.dataset(parts, schema=schema, format="parquet").scanner().to_reader()
+    parts_set = pads.dataset(parts, schema=schema, format="parquet")
+    reader = parts_set.scanner(
+        batch_readahead=1, fragment_readahead=1, use_threads=False
+    ).to_reader()
     collection = stac_collection(state)
     staged = work / "items.parquet"
     to_parquet(reader, staged, collections={collection.id: collection.to_dict()})
