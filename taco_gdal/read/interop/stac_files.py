@@ -7,9 +7,11 @@ and the output appears complete or not at all.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -102,20 +104,25 @@ def _write_geoparquet(
     The dicts go to Arrow in one ``pa.array`` call per batch and through
     stac-geoparquet's own batch conversion (``StacJsonBatch.to_arrow_batch``, of
     the pinned 0.8.3: properties to columns, times, bbox struct, GeoArrow
-    metadata); its ``from_dicts`` would deep-copy every Item first.  Batches are
+    metadata), private in the pinned release; its public ``from_dicts`` path
+    deep-copies every Item first and takes several times as long.  Batches are
     spooled to Parquet, then read back under the unified schema and written by
     ``stac_geoparquet.arrow.to_parquet`` with the Collection in the metadata.
     """
     try:
-        import pyarrow.dataset as pads
-        import pyarrow.parquet as pq
         from stac_geoparquet.arrow import to_parquet
-        from stac_geoparquet.arrow._batch import StacJsonBatch
     except ImportError as exc:
         raise TacoDependencyError(
             f"to_stac_geoparquet() needs stac-geoparquet: expected an importable "
             f"'stac_geoparquet' module, found none ({exc}); install it with: {INSTALL_HINT}"
         ) from exc
+    try:
+        from stac_geoparquet.arrow._batch import StacJsonBatch
+    except ImportError:  # another release moved it: the public path
+        return _write_geoparquet_public(state, work, level, href, batch)
+    import pyarrow.dataset as pads
+    import pyarrow.parquet as pq
+
     parts, schemas, count = [], [], 0
     for number, items in enumerate(item_batches(state, level, href, batch, wkb=True)):
         raw = pa.RecordBatch.from_struct_array(pa.array(items))
@@ -137,4 +144,42 @@ def _write_geoparquet(
     collection = stac_collection(state)
     staged = work / "items.parquet"
     to_parquet(reader, staged, collections={collection.id: collection.to_dict()})
+    return staged, count
+
+
+def _write_geoparquet_public(
+    state: QueryState, work: Path, level: int, href: Href, batch: int
+) -> tuple[Path, int]:
+    """stac-geoparquet through the library's public writer, chunks spooled to disk
+    (slower: it copies every Item); used when its batch class has moved.
+
+    ``parse_stac_items_to_parquet`` with ``schema="ChunksToDisk"`` turns each
+    chunk of Items into Arrow, spools it as Parquet, unifies the chunks' schemas
+    and writes the file with the Collection in its metadata, so memory follows
+    the chunk, not the Item count.
+    """
+    from stac_geoparquet.arrow import parse_stac_items_to_parquet
+
+    count = 0
+
+    def items() -> Iterator[dict[str, Any]]:
+        nonlocal count
+        for part in item_batches(state, level, href, batch):
+            count += len(part)
+            yield from part
+
+    stream = items()
+    first = next(stream, None)
+    if first is None:
+        raise TacoValidationError(
+            f"to_stac_geoparquet: the current view of {state.path} has no samples; "
+            "stac-geoparquet needs at least one Item"
+        )
+    collection = stac_collection(state)
+    staged, chunks = work / "items.parquet", work / "chunks"
+    chunks.mkdir()
+    parse_stac_items_to_parquet(
+        itertools.chain([first], stream), output_path=staged, chunk_size=batch,
+        schema="ChunksToDisk", tmpdir=chunks, collections={collection.id: collection.to_dict()},
+    )  # fmt: skip
     return staged, count

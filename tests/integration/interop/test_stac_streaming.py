@@ -84,3 +84,25 @@ def test_arrow_memory_follows_the_batch_not_the_level(tmp_path: Path, view: str)
     assert sum(t.num_rows for t in level_batches(large.state, 0, 50, "test")) == 2000
     # ten times the rows, the same batch: the same memory (a level copy would be ten times)
     assert growth_large < 2 * growth_small + 64 * 1024, (growth_small, growth_large)
+
+
+def test_the_public_geoparquet_writer_gives_the_same_items(folders: Path, tmp_path: Path) -> None:
+    """The fallback for a stac-geoparquet release whose batch class moved: its public
+    ``parse_stac_items_to_parquet`` writes what the batch path writes."""
+    import pyarrow.parquet as pq
+    from stac_geoparquet.arrow import stac_table_to_items
+
+    from taco_gdal.read.interop.stac_files import _write_geoparquet, _write_geoparquet_public
+
+    ds = taco_gdal.load(folders).sql("SELECT * FROM data WHERE id <> 'tile002'")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    fast, count = _write_geoparquet(ds.state, tmp_path / "a", 0, "gdal", 2)
+    public, public_count = _write_geoparquet_public(ds.state, tmp_path / "b", 0, "gdal", 2)
+    assert count == public_count == 6
+    assert list(stac_table_to_items(pq.read_table(fast))) == list(
+        stac_table_to_items(pq.read_table(public))
+    )
+    assert pq.read_metadata(public).metadata[b"stac-geoparquet"] == (
+        pq.read_metadata(fast).metadata[b"stac-geoparquet"]
+    )
