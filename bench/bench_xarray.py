@@ -8,11 +8,13 @@ Two measurements, in one process, on the same samples:
   pystac Items built here from the same metadata (their construction is timed
   apart: the STAC export is not part of this benchmark), plus each graph's task
   count.  The samples are 8 x 8 pixels: only metadata matters here.
-* **throughput** on a common grid (``--grid-samples`` 256 x 256 uint16 scenes
-  in two UTM zones on a few dates): output Mpix/s of computing the same grid with
-  each tool (threaded scheduler, nearest resampling, grouped by time).
+* **throughput** on a common grid: ``--grid-samples`` uint16 scenes (16, 64 and
+  256 by default) of ``--scene-px`` pixels a side (256 and 1024; the same ground
+  footprint), in two UTM zones, 16 per date: output Mpix/s of computing the same
+  grid with each tool (threaded scheduler, nearest resampling, grouped by time).
 
-Each figure is the median of ``--repeat`` runs after a warm-up.  Run
+Each figure is the median of ``--repeat`` runs after a warm-up (throughput runs take
+turns, and the worst run is kept beside the median).  Run
 ``python -m bench.bench_xarray`` (quiet machine); writes
 ``bench/results/bench_xarray.json``.
 """
@@ -178,6 +180,19 @@ def _median(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     return statistics.median(times), result
 
 
+def _interleaved(runs: dict[str, Callable[[], Any]], repeat: int) -> dict[str, tuple[float, float]]:
+    """Median and worst seconds of each run, the runs taking turns (a warm-up first)."""
+    for fn in runs.values():
+        fn()
+    times: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(repeat):
+        for name, fn in runs.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: (statistics.median(t), max(t)) for name, t in times.items()}
+
+
 def _tasks(obj: Any) -> int:
     data = obj.data if hasattr(obj, "data") else obj
     if hasattr(obj, "data_vars"):
@@ -236,14 +251,14 @@ def graph_build(folder: Path, n: int, repeat: int) -> dict[str, Any]:
     return out
 
 
-def throughput(folder: Path, n: int, repeat: int) -> dict[str, Any]:
+def throughput(folder: Path, n: int, repeat: int, size: int = 256) -> dict[str, Any]:
     import dask
     import odc.stac
     import stackstac
     from odc.geo.geobox import GeoBox
     from pyproj import Transformer
 
-    size, pixel = 256, 20.0
+    pixel = 20.0 * 256 / size  # the same ground footprint at every scene size
     files, crs, west, north = [], [], [], []
     to31 = Transformer.from_crs("EPSG:32630", "EPSG:32631", always_xy=True)
     for i in range(n):
@@ -275,7 +290,7 @@ def throughput(folder: Path, n: int, repeat: int) -> dict[str, Any]:
     items = stac_items(ds)
     slots = len(np.unique(times))
     mpix = slots * box.shape.x * box.shape.y / 1e6
-    out: dict[str, Any] = {"samples": n, "slots": slots, "output_mpix": mpix}
+    out: dict[str, Any] = {"samples": n, "scene_px": size, "slots": slots, "output_mpix": mpix}
     runs = {
         "taco_grid": lambda: ds.to_xarray(like=box).compute(),
         "odc_stac_load": lambda: odc.stac.load(
@@ -293,29 +308,35 @@ def throughput(folder: Path, n: int, repeat: int) -> dict[str, Any]:
         ).compute(),
     }
     with dask.config.set(scheduler="threads"):
-        for name, fn in runs.items():
-            seconds, _ = _median(fn, repeat)
-            out[name] = {"compute_s": seconds, "mpix_per_s": mpix / seconds}
-            print(f"{n:>7} scenes   {name:<16} {mpix / seconds:9.1f} Mpix/s ({seconds:.2f} s)")
+        timed = _interleaved(runs, repeat)
+    for name, (seconds, worst) in timed.items():
+        out[name] = {"compute_s": seconds, "worst_s": worst, "mpix_per_s": mpix / seconds}
+        print(
+            f"{n:>5} scenes of {size} px  {name:<16} {mpix / seconds:9.1f} Mpix/s "
+            f"(median {seconds:.2f} s, worst {worst:.2f} s)"
+        )
     return out
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
-    parser.add_argument("--grid-samples", type=int, default=64)
+    parser.add_argument("--grid-samples", type=int, nargs="+", default=[16, 64, 256])
+    parser.add_argument("--scene-px", type=int, nargs="+", default=[256, 1024])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--out", type=Path, default=Path("bench/results/bench_xarray.json"))
     args = parser.parse_args(argv)
-    results: dict[str, Any] = {"graph_build": [], "throughput": None}
+    results: dict[str, Any] = {"graph_build": [], "throughput": []}
     with tempfile.TemporaryDirectory(prefix="bench_xarray_") as tmp:
         for n in args.sizes:
             folder = Path(tmp) / f"g{n}"
             folder.mkdir()
             results["graph_build"].append(graph_build(folder, n, args.repeat))
-        folder = Path(tmp) / "grid"
-        folder.mkdir()
-        results["throughput"] = throughput(folder, args.grid_samples, args.repeat)
+        for size in args.scene_px:
+            for n in args.grid_samples:
+                folder = Path(tmp) / f"grid{n}_{size}"
+                folder.mkdir()
+                results["throughput"].append(throughput(folder, n, args.repeat, size))
     write_json(args.out, results)
 
 
