@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from taco_gdal.read.dataset import TacoDataset
 
-__all__ = ["Selection", "load_selected", "parse_bbox", "selection_options"]
+__all__ = ["Selection", "load_at_level", "load_selected", "parse_bbox", "selection_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 Box = tuple[float, float, float, float]
@@ -146,3 +146,17 @@ def load_selected(
         raise TacoQueryError(f"--level must be 0..{ds.max_depth} for {ds.path}, got {level}")
     selection = Selection(level, where, parse_bbox(bbox), datetime_)
     return selection.apply(ds), selection
+
+
+def load_at_level(
+    path: str, level: int, where: str | None, bbox: str | None, datetime_: str | None
+) -> TacoDataset:
+    """Load ``path`` for a verb that writes every sample at ``level``: ``--where`` narrows
+    the level-0 samples, ``--bbox`` and ``--datetime`` those at ``level``.
+
+    Example:
+        >>> load_at_level("tiles.tacozip", 1, None, None, "2023-01-01/2023-01-02").max_depth
+        1
+    """
+    ds, _ = load_selected(path, 0, where, None, None)
+    return Selection(level, None, parse_bbox(bbox), datetime_).apply(ds)

@@ -9,7 +9,7 @@ import click
 
 from taco_gdal.cli._options import Common, checksum_option, verb
 from taco_gdal.cli._output import emit_json
-from taco_gdal.cli._select import Selection, load_selected, parse_bbox, selection_options
+from taco_gdal.cli._select import load_at_level, selection_options
 
 __all__ = ["command"]
 
@@ -48,8 +48,7 @@ def export(
     """
     from taco_gdal.write import export as write_export
 
-    ds, _ = load_selected(path, 0, where, None, None)
-    ds = Selection(level, None, parse_bbox(bbox), datetime_).apply(ds)
+    ds = load_at_level(path, level, where, bbox, datetime_)
     with ds:
         written = write_export(
             ds,

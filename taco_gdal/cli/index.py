@@ -8,7 +8,7 @@ import click
 
 from taco_gdal.cli._options import Common, verb
 from taco_gdal.cli._output import emit_json
-from taco_gdal.cli._select import Selection, load_selected, parse_bbox, selection_options
+from taco_gdal.cli._select import load_at_level, selection_options
 
 __all__ = ["command"]
 
@@ -63,8 +63,7 @@ def index(
     """
     from taco_gdal.index import index as write_index
 
-    ds, _ = load_selected(path, 0, where, None, None)
-    ds = Selection(level, None, parse_bbox(bbox), datetime_).apply(ds)
+    ds = load_at_level(path, level, where, bbox, datetime_)
     with ds:
         result = write_index(
             ds, output, layer=layer, overwrite=common.overwrite, vrt_dir=vrt_dir, probe=probe

@@ -8,7 +8,7 @@ import click
 
 from taco_gdal.cli._options import Common, verb
 from taco_gdal.cli._output import emit_json
-from taco_gdal.cli._select import Selection, load_selected, parse_bbox, selection_options
+from taco_gdal.cli._select import load_at_level, selection_options
 
 __all__ = ["command"]
 
@@ -54,8 +54,7 @@ def stac(
 
     if output.exists() and not common.overwrite:
         raise TacoExistsError(f"{output}: expected a new output, found an existing file")
-    ds, _ = load_selected(path, 0, where, None, None)
-    ds = Selection(level, None, parse_bbox(bbox), datetime_).apply(ds)
+    ds = load_at_level(path, level, where, bbox, datetime_)
     with ds:
         written, count = write_stac(ds.state, output, level, href)  # type: ignore[arg-type]
     if common.json:
