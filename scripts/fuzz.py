@@ -77,17 +77,23 @@ def main() -> int:
                     file=sys.stderr,
                 )
             if done % args.progress == 0 and done < args.cases:
-                _report(name, done, start, slowest, target.outcomes, partial=True)
+                _report(name, done, start, slowest, target.outcomes, None)
             if args.seconds is not None and time.monotonic() - start > args.seconds:
                 break
-        _report(name, done, start, slowest, target.outcomes, partial=False)
+        _report(name, done, start, slowest, target.outcomes, target.calls)
     return 1 if bugs else 0
 
 
 def _report(
-    name: str, done: int, start: float, slowest: float, outcomes: dict[str, int], partial: bool
+    name: str,
+    done: int,
+    start: float,
+    slowest: float,
+    outcomes: dict[str, int],
+    calls: dict[str, dict[str, int]] | None,
 ) -> None:
-    """One JSON line: cases run, seconds, the slowest case, the count of each outcome."""
+    """One JSON line: cases run, seconds, the slowest case, the count of each outcome; the
+    final line also per public call, how many cases ran it and how many it refused."""
     elapsed = time.monotonic() - start
     line = {
         "parser": name,
@@ -96,8 +102,10 @@ def _report(
         "slowest_case_s": round(slowest, 3),
         **outcomes,
     }
-    if partial:
+    if calls is None:
         line["partial"] = True
+    else:
+        line["calls"] = calls
     print(json.dumps(line), flush=True)
 
 

@@ -54,6 +54,8 @@ class Target:
     truth: dict[str, bytes] | None = field(repr=False)
     pristine: bytes = field(default=b"", repr=False)
     outcomes: dict[str, int] = field(default_factory=dict)
+    calls: dict[str, dict[str, int]] = field(default_factory=dict)
+    """Per public call: how many cases ran it and how many it refused (a TacoError)."""
     rewrite: Callable[[Mutation, int | None], None] | None = field(default=None, repr=False)
     """Writes the mutated document itself (structured targets); None: bytes of ``region``."""
 
@@ -209,12 +211,20 @@ def run_mutation(target: Target, mutation: Mutation, truncate: int | None = None
     try:
         try:
             ds = taco_gdal.load(target.load_path)
-            frame = ds.data
-            _footprints(frame)
-            served = _served(frame)
         except TacoError:
             return _count(target, "refused")
-        drive(ds)
+        try:
+            frame = ds.data
+            _footprints(frame)
+            served: dict[str, bytes] | None = _served(frame)
+        except TacoError:  # refused, but every other call is still driven
+            served = None
+        for name, counts in drive(ds).items():
+            tally = target.calls.setdefault(name, {"ran": 0, "refused": 0})
+            tally["ran"] += counts["ran"]
+            tally["refused"] += counts["refused"]
+        if served is None:
+            return _count(target, "refused")
         try:
             report = taco_gdal.verify(target.load_path, level="crc")
         except TacoError:
@@ -232,24 +242,31 @@ def run_mutation(target: Target, mutation: Mutation, truncate: int | None = None
 _WORLD = (-180.0, -90.0, 180.0, 90.0)
 
 
-def _calls(ds: Any, level: int) -> list[Callable[[], object]]:
-    """Every public call on a loaded dataset, each run on its own (a TacoError ends only it)."""
+def _calls(ds: Any, level: int) -> dict[str, Callable[[], object]]:
+    """Every public call on a loaded dataset by name, each run on its own (a TacoError ends
+    only it)."""
 
     def frame_views() -> object:
         frame = ds.data
         return repr(frame), frame._repr_html_()
 
-    calls: list[Callable[[], object]] = [
-        lambda: repr(ds),
-        lambda: ds._repr_html_(),
-        frame_views,
-        lambda: _footprints(ds.filter_bbox(*_WORLD, level=level).data),
-        lambda: ds.filter_bbox(-4.0, 40.0, -3.0, 41.0, level=level).data,
-        lambda: ds.filter_bbox(170.0, -10.0, -170.0, 10.0, level=level).data,
-        lambda: ds.filter_datetime("1900-01-01/2100-01-01", level=level).data,
-        lambda: ds.filter_datetime("2023", level=level).data,
-    ]
-    return calls
+    calls: dict[str, Callable[[], object]] = {
+        "repr": lambda: repr(ds),
+        "_repr_html_": lambda: ds._repr_html_(),
+        ".data repr and HTML": frame_views,
+        "filter_bbox world": lambda: _footprints(ds.filter_bbox(*_WORLD, level=level).data),
+        "filter_bbox small": lambda: ds.filter_bbox(-4.0, 40.0, -3.0, 41.0, level=level).data,
+        "filter_bbox antimeridian": lambda: (
+            ds.filter_bbox(170.0, -10.0, -170.0, 10.0, level=level).data
+        ),
+        "filter_datetime range": lambda: (
+            ds.filter_datetime("1900-01-01/2100-01-01", level=level).data
+        ),
+        "filter_datetime year": lambda: ds.filter_datetime("2023", level=level).data,
+    }
+    if level == 0:
+        return calls
+    return {f"{name} (level {level})": call for name, call in calls.items() if "filter" in name}
 
 
 def _export(ds: Any) -> None:
@@ -257,26 +274,27 @@ def _export(ds: Any) -> None:
         taco_gdal.export(ds, Path(out) / "x.tacozip", quiet=True)
 
 
-def drive(ds: Any) -> dict[str, int]:
+def drive(ds: Any) -> dict[str, dict[str, int]]:
     """Run every public call on ``ds``: levels 0 and 1, reprs, filters, export.
 
     A TacoError is a refusal of that call; any other exception propagates (a bug).
-    Returns how many calls ran and how many were refused.
+    Returns, per call, whether it ran and whether it was refused (0 or 1 each).
     """
-    counts = {"ran": 0, "refused": 0}
     try:
         depth = int(ds.max_depth)
     except TacoError:
         depth = 0
-    calls = _calls(ds, 0) + (_calls(ds, 1) if depth >= 1 else []) + [lambda: _export(ds)]
-    for call in calls:
-        counts["ran"] += 1
+    calls = {**_calls(ds, 0), **(_calls(ds, 1) if depth >= 1 else {})}
+    calls["export"] = lambda: _export(ds)
+    counts = {}
+    for name, call in calls.items():
+        counts[name] = {"ran": 1, "refused": 0}
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", TacoWarning)  # e.g. a box outside the extent
                 call()
         except TacoError:
-            counts["refused"] += 1
+            counts[name]["refused"] = 1
     return counts
 
 

@@ -10,7 +10,10 @@ from __future__ import annotations
 import tarfile
 from pathlib import Path
 
+import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
+import shapely
 
 from taco_caf.layout import FOOTER_SIZE, pack_footer
 from taco_gdal.io.header import read_header
@@ -77,9 +80,20 @@ def _caf_target(root: Path) -> Target:
 
 
 def _wkb_target(root: Path) -> Target:
+    """WKB of ``stac:centroid`` at level 0 (which the 2-level dataset is given, with a time,
+    so that level-0 filters and the extent read it) or at level 1."""
     folder = write_dataset(root, "2level", "folder")
     levels = [folder / "METADATA" / f"level{k}.parquet" for k in (0, 1)]
     tables = [pq.read_table(path) for path in levels]
+    if "stac:centroid" not in tables[0].column_names:
+        count = tables[0].num_rows
+        points = shapely.points(-3.7 + 0.05 * np.arange(count), np.full(count, 40.4))
+        tables[0] = tables[0].append_column(
+            "stac:centroid", pa.array(shapely.to_wkb(points).tolist(), pa.binary())
+        )
+        times = np.datetime64("2023-01-01T10:00", "us") + np.arange(count).astype("m8[D]")
+        tables[0] = tables[0].append_column("stac:time_start", pa.array(times))
+        pq.write_table(tables[0], levels[0])
 
     def rewrite(mutation: Mutation, truncate: int | None) -> None:
         level = mutation[0][0] % 2 if mutation else 0

@@ -113,3 +113,30 @@ def test_export_of_timestamps_outside_pythons_range(tmp_path: Path) -> None:
     with pytest.raises(TacoValidationError, match=r"stac:time_start.*years 1-9999"):
         taco_gdal.export(ds, tmp_path / "out.tacozip", quiet=True)
     assert not (tmp_path / "out.tacozip").exists()
+
+
+@pytest.mark.parametrize(
+    "extent",
+    [
+        # folder_json, seed 4902, mutation [(980782, 251)]: repr() raised IndexError on a
+        # temporal extent of one value (read/notebook/_html.py _extent)
+        {"spatial": [-4.0, 40.0, -3.0, 41.0], "temporal": ["2023-01-01T00:00:00Z"]},
+        {"spatial": [-4.0, 40.0, -3.0, 41.0], "temporal": ["2023-01-01", "2023-02-01", None]},
+        {"spatial": [-4.0, 40.0, -3.0], "temporal": [None, None]},
+        {"spatial": [-4.0, 40.0, -3.0, 41.0], "temporal": [2023, None]},
+    ],
+)
+def test_malformed_extent_is_ignored(tmp_path: Path, extent: dict[str, object]) -> None:
+    import json
+
+    folder = write_dataset(tmp_path, "2level", "folder")
+    document = folder / "COLLECTION.json"
+    collection = json.loads(document.read_text(encoding="utf-8"))
+    collection["extent"] = extent
+    document.write_text(json.dumps(collection), encoding="utf-8")
+    ds = taco_gdal.load(folder)
+    assert ds.extent is None
+    assert "extent: unknown" in repr(ds)
+    ds._repr_html_()
+    assert ds.to_stac_collection().id == collection["id"]
+    taco_gdal.export(ds, tmp_path / "out.tacozip", quiet=True)

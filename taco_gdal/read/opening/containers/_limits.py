@@ -237,7 +237,9 @@ def _extent_ok(value: dict[str, Any]) -> bool:
         and all(isinstance(v, int | float) and not isinstance(v, bool) for v in spatial)
     )
     temporal_ok = temporal is None or (
-        isinstance(temporal, list) and all(isinstance(v, str | None) for v in temporal)
+        isinstance(temporal, list)
+        and len(temporal) == 2
+        and all(isinstance(v, str | None) for v in temporal)
     )
     return spatial_ok and temporal_ok
 
