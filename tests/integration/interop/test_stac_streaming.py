@@ -28,6 +28,20 @@ def folders(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_dataset(tmp_path_factory.mktemp("stream"), "2level", "zip", n=7)
 
 
+@pytest.mark.parametrize("container", ["folder", "tacocat"])
+def test_other_containers_in_batches_equal_one_batch(tmp_path: Path, container: str) -> None:
+    ds = taco_gdal.load(write_dataset(tmp_path, "2level", container, n=5))  # type: ignore[arg-type]
+    for view in (
+        ds,
+        ds.sql("SELECT * FROM data ORDER BY id DESC"),
+        ds.filter_bbox(-4, 40, -3, 41, level=1),
+    ):
+        whole = _items(view, batch=10_000)
+        assert len(whole) == len(view.data) > 0
+        assert _items(view, batch=2) == whole
+        assert all(len(item["assets"]) >= 1 for item in whole)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     "view",
     [
@@ -103,6 +117,7 @@ def test_the_public_geoparquet_writer_gives_the_same_items(folders: Path, tmp_pa
     assert list(stac_table_to_items(pq.read_table(fast))) == list(
         stac_table_to_items(pq.read_table(public))
     )
-    assert pq.read_metadata(public).metadata[b"stac-geoparquet"] == (
-        pq.read_metadata(fast).metadata[b"stac-geoparquet"]
+    assert (
+        pq.read_metadata(public).metadata[b"stac-geoparquet"]
+        == (pq.read_metadata(fast).metadata[b"stac-geoparquet"])
     )
