@@ -25,7 +25,7 @@ import rasterio
 from pyproj import Transformer
 from rasterio.transform import from_origin
 
-from taco_gdal.extensions import STAC
+from taco_gdal.extensions import ISTAC, STAC
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.rasters import samples_from_rasters
 from taco_gdal.write import create
@@ -93,8 +93,8 @@ def _taco(tortilla: Tortilla, name: str) -> Taco:
 
 
 def write_mixed(folder: Path, extra: list[Scene] | None = None, pixel_type: bool = True) -> Path:
-    """Without ``pixel_type``: samples with the STAC extension only, as other tools write
-    them (no ``taco_gdal:data_type`` / ``taco_gdal:nodata``)."""
+    """Without ``pixel_type``: samples with the STAC and ISTAC extensions only, as other
+    tools write them (no ``taco_gdal:data_type`` / ``taco_gdal:nodata``)."""
     src = folder / "src"
     src.mkdir(parents=True, exist_ok=True)
     paths = [write_scene(src, s, i) for i, s in enumerate(mixed_scenes())]
@@ -103,7 +103,10 @@ def write_mixed(folder: Path, extra: list[Scene] | None = None, pixel_type: bool
     samples = (
         samples_from_rasters(paths)
         if pixel_type
-        else [Sample(p.stem, p).extend_with(STAC.from_raster(p)) for p in paths]
+        else [
+            Sample(p.stem, p).extend_with(STAC.from_raster(p)).extend_with(ISTAC.from_raster(p))
+            for p in paths
+        ]
     )
     return create(_taco(Tortilla(samples), "mixed"), folder / "mixed.tacozip", quiet=True)[0]
 

@@ -41,7 +41,7 @@ def nested(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def mixed_plain(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``mixed`` written without the pixel-type columns (STAC extension only)."""
+    """``mixed`` written without the pixel-type columns (STAC and ISTAC extensions only)."""
     return write_mixed(tmp_path_factory.mktemp("cube_plain"), pixel_type=False)
 
 

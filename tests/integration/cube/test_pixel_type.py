@@ -66,7 +66,7 @@ def test_a_sample_without_a_type_reads_the_first_header(
     series_float: Path, mixed_plain: Path
 ) -> None:
     ds = taco_gdal.load(series_float).sql(
-        f'SELECT * REPLACE (CASE WHEN id = \'t3\' THEN NULL ELSE "{DATA_TYPE}" END '
+        f"SELECT * REPLACE (CASE WHEN id = 't3' THEN NULL ELSE \"{DATA_TYPE}\" END "
         f'AS "{DATA_TYPE}") FROM data'
     )
     assert ds.data[DATA_TYPE].isna().sum() == 1
@@ -81,7 +81,7 @@ def test_a_sample_without_a_type_reads_the_first_header(
 
 def test_a_data_type_numpy_does_not_know_raises_naming_it(series_float: Path) -> None:
     ds = taco_gdal.load(series_float).sql(
-        f'SELECT * REPLACE (\'pixels\' AS "{DATA_TYPE}") FROM data'
+        f"SELECT * REPLACE ('pixels' AS \"{DATA_TYPE}\") FROM data"
     )
     with pytest.raises(TacoSchemaError, match=rf"{DATA_TYPE}.*'uint16'.*found \['pixels'\]"):
         ds.to_xarray()
