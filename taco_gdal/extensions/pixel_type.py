@@ -57,8 +57,8 @@ class PixelType(SampleExtension):
     them show them as two more metadata columns.
 
     Args:
-        data_type: the NumPy name of the type (``"uint16"``; a dtype or rasterio's
-            name is converted).
+        data_type: NumPy's name of the type (``"uint16"``), or rasterio's
+            (``src.dtypes[0]``; ``"complex_int16"`` is stored as ``"complex64"``).
         nodata: the nodata value, or None when the band declares none.
 
     Example:

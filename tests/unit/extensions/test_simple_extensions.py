@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -125,7 +124,7 @@ def test_taco_extension_keys_land_in_collection(tmp_path: Path) -> None:
 
 
 def test_pixel_type_names_numpy_types_and_nodata_as_float64() -> None:
-    table = PixelType(np.float32, -9999)(Sample("a", b"1"))
+    table = PixelType("float32", -9999)(Sample("a", b"1"))
     assert table.schema == pa.schema([(DATA_TYPE, pa.string()), (NODATA, pa.float64())])
     assert table.to_pylist() == [{DATA_TYPE: "float32", NODATA: -9999.0}]
     assert PixelType("complex_int16").data_type == "complex64"  # rasterio's name for CInt16
