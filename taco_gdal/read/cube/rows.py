@@ -26,7 +26,7 @@ from taco_gdal.format.names import (
     PARENT_ID,
     SIZE,
     TYPE,
-)  # fmt: skip
+)
 
 if TYPE_CHECKING:
     from taco_gdal.read.dataset import TacoDataset
