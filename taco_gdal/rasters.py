@@ -1,7 +1,8 @@
 """A folder of rasters -> :class:`~taco_gdal.model.Sample` objects with STAC and ISTAC metadata.
 
 What ``taco create SRC_DIR OUT`` calls: each raster becomes a FILE sample named
-after its file stem, with its grid, footprint and centroid read with rasterio.
+after its file stem, with its grid, footprint, centroid, pixel type and nodata read
+with rasterio (the last two as ``taco_gdal:*`` columns, so a cube needs no sample opened).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING
 from taco_gdal.errors import TacoValidationError
 from taco_gdal.extensions._geo import TIME_TAG_NAMES, Time, raster_facts, raster_footprint
 from taco_gdal.extensions.istac import ISTAC
+from taco_gdal.extensions.pixel_type import PixelType
 from taco_gdal.extensions.stac import STAC
 
 if TYPE_CHECKING:
@@ -82,7 +84,7 @@ def sample_id(path: str, taken: set[str]) -> str:
 def samples_from_rasters(
     source: RasterSource, *, pattern: str = "*.tif", time: Time | None = None
 ) -> list[Sample]:
-    """One FILE sample per raster, with STAC and ISTAC metadata read from the file.
+    """One FILE sample per raster, with STAC, ISTAC and PixelType metadata read from the file.
 
     Args:
         source: a folder (its files matching ``pattern``, sorted by name), a
@@ -123,5 +125,6 @@ def samples_from_rasters(
         stac = STAC(facts.crs, facts.shape, facts.geotransform, start)
         footprint = raster_footprint(facts.geotransform, facts.shape[1], facts.shape[2])
         istac = ISTAC(facts.crs, footprint, start)
-        samples.append(Sample(sample_id(path, taken), path).extend_with(stac).extend_with(istac))
+        sample = Sample(sample_id(path, taken), path).extend_with(stac).extend_with(istac)
+        samples.append(sample.extend_with(PixelType(facts.data_type, facts.nodata)))
     return samples

@@ -180,6 +180,10 @@ class RasterFacts:
     geotransform: tuple[float, float, float, float, float, float]
     time: datetime | None
     """Acquisition time from the raster's tags (:data:`TIME_TAGS`), or None."""
+    data_type: str = "uint8"
+    """rasterio's name of band 1's pixel type."""
+    nodata: float | None = None
+    """Band 1's nodata value, or None."""
 
     def start_time(self, given: Time | None, owner: str, argument: str) -> Time:
         """``given`` if set, else the tagged time (TacoValidationError naming ``argument``)."""
@@ -194,7 +198,7 @@ class RasterFacts:
 
 
 def raster_facts(path: str | os.PathLike[str], owner: str) -> RasterFacts:
-    """CRS, shape, geotransform and tagged time of a raster, read with rasterio.
+    """CRS, shape, geotransform, tagged time, band 1's type and nodata of a raster (rasterio).
 
     Raises:
         TacoIOError: the raster cannot be opened (``owner`` names the caller).
@@ -212,10 +216,12 @@ def raster_facts(path: str | os.PathLike[str], owner: str) -> RasterFacts:
             shape = (int(src.count), int(src.height), int(src.width))
             gt = tuple(float(v) for v in src.transform.to_gdal())
             time = raster_time(src, f"{owner}: {gdal_path!r}")
+            data_type, nodata = str(src.dtypes[0]), src.nodata
     except (RasterioIOError, TacoIOError) as exc:
         raise TacoIOError(f"{owner}: cannot open {gdal_path!r}: {exc}") from exc
     if crs is None:
         raise TacoValidationError(
             f"{owner}: {gdal_path!r} has no CRS; expected a georeferenced raster"
         )
-    return RasterFacts(gdal_path, crs.to_string(), shape, gt, time)  # type: ignore[arg-type]
+    transform: Any = gt  # six numbers: to_gdal() always gives six
+    return RasterFacts(gdal_path, crs.to_string(), shape, transform, time, data_type, nodata)

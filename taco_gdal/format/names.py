@@ -113,6 +113,14 @@ STATS_SKETCH: Final = "taco_gdal:stats_sketch"
 
 Written by ``GeotiffStats`` next to ``geotiff:stats``; readers that do not know it ignore it.
 """
+DATA_TYPE: Final = "taco_gdal:data_type"
+"""NumPy dtype name of band 1 of a sample (``"uint16"``), a taco_gdal extension column.
+
+Written by ``samples_from_rasters`` (the ``PixelType`` extension), so ``to_xarray()`` knows
+the cube's type without opening a sample; readers that do not know it ignore it.
+"""
+NODATA: Final = "taco_gdal:nodata"
+"""Nodata value of band 1 of a sample (float64, null when none), beside :data:`DATA_TYPE`."""
 
 STAC3_DATETIME: Final = "stac:datetime"
 """TACO 3 (taco-eo) STAC acquisition time; null when only a start/end range is known."""

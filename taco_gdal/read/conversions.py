@@ -84,8 +84,10 @@ def to_xarray(
     Without a grid: ``(sample, band, y, x)`` with coordinates ``id``, ``time``,
     ``crs``, ``transform``, ``centroid_lon``/``centroid_lat`` and the columns in
     ``coords=[...]``. With ``crs``/``resolution``/``bounds`` or ``like=GeoBox``:
-    ``(time, band, y, x)``, warped by GDAL. Nothing is read until compute
-    (without ``dtype=``, the first sample's header gives the pixel type).
+    ``(time, band, y, x)``, warped by GDAL. Nothing is read until compute: the
+    pixel type and nodata come from the ``taco_gdal:data_type`` / ``taco_gdal:nodata``
+    columns ``samples_from_rasters`` writes (without them and ``dtype=``, the first
+    sample's header gives them).
     Details and errors: :func:`taco_gdal.read.cube.to_xarray`.
 
     Example:

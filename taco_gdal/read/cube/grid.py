@@ -20,7 +20,7 @@ import numpy as np
 from taco_gdal.env import Env, config_options, thread_options
 from taco_gdal.errors import TacoIOError, TacoQueryError, TacoSchemaError
 from taco_gdal.read.cube._deps import require
-from taco_gdal.read.cube.probe import probe_raster
+from taco_gdal.read.cube.probe import native_pixel
 from taco_gdal.read.cube.reading import block_bounds
 from taco_gdal.read.cube.rows import CubeRows, cube_rows
 from taco_gdal.read.cube.stack import band_positions, samples_per_block
@@ -272,7 +272,7 @@ def to_grid(
     rows = cube_rows(dataset, asset)
     box = grid_of(rows, crs, resolution, bounds, like)
     slots, times = group_slots(rows, groupby)
-    native, nodata = probe_raster(str(rows.paths[0]), rows.where)
+    native, nodata = native_pixel(rows)
     kind = np.dtype(dtype) if dtype is not None else native
     picked = band_positions(bands, rows.shape[0], rows.where)
     band_numbers = np.arange(1, rows.shape[0] + 1) if picked is None else np.asarray(picked) + 1

@@ -1,8 +1,8 @@
-"""The pixel type and nodata of a sample, from its header (one small read)."""
+"""The pixel type and nodata of a cube: from the metadata, else a sample's header (one read)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from osgeo import gdal, gdal_array
@@ -10,15 +10,27 @@ from osgeo import gdal, gdal_array
 from taco_gdal.env import Env
 from taco_gdal.errors import TacoIOError
 
-__all__ = ["probe_raster"]
+if TYPE_CHECKING:
+    from taco_gdal.read.cube.rows import CubeRows
+
+__all__ = ["native_pixel", "probe_raster"]
+
+
+def native_pixel(rows: CubeRows) -> tuple[np.dtype[Any], float | None]:
+    """``(dtype, nodata)`` of a cube: from the ``taco_gdal:data_type`` / ``taco_gdal:nodata``
+    columns when every sample has them (no read), else from the first sample's header."""
+    if rows.pixel is not None:
+        return rows.pixel
+    return probe_raster(str(rows.paths[0]), rows.where)
 
 
 def probe_raster(path: str, where: str) -> tuple[np.dtype[Any], float | None]:
     """``(dtype, nodata)`` of band 1 of the raster at ``path``.
 
-    The metadata states each sample's shape and grid but not its pixel type,
-    so a cube built without ``dtype=`` opens its first sample's header (under the
-    read profile: one request for a remote sample).
+    The TACO metadata states each sample's shape and grid but not its pixel
+    type, so a cube over a dataset without taco_gdal's pixel-type columns, built
+    without ``dtype=``, opens its first sample's header (under the read profile:
+    one request for a remote sample).
 
     Raises:
         TacoIOError: GDAL cannot open the sample.

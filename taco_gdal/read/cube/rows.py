@@ -8,14 +8,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from taco_gdal.errors import TacoNavigationError, TacoQueryError, TacoSchemaError
-from taco_gdal.format.names import CURRENT_ID, FILE, FOLDER, GDAL_VSI, ID, PARENT_ID, SIZE, TYPE
+from taco_gdal.format.names import (
+    CURRENT_ID,
+    DATA_TYPE,
+    FILE,
+    FOLDER,
+    GDAL_VSI,
+    ID,
+    NODATA,
+    PARENT_ID,
+    SIZE,
+    TYPE,
+)
 
 if TYPE_CHECKING:
     from taco_gdal.read.dataset import TacoDataset
@@ -34,7 +45,8 @@ class CubeRows:
     """One cube's samples, in view order, as NumPy columns.
 
     ``shape`` is ``(bands, rows, cols)`` shared by every sample; ``transforms`` is
-    ``(n, 6)`` GDAL geotransforms; ``coords`` holds the user's extra columns.
+    ``(n, 6)`` GDAL geotransforms; ``coords`` holds the user's extra columns;
+    ``pixel`` is ``(dtype, nodata)`` when the metadata states every sample's type.
     """
 
     where: str
@@ -49,6 +61,7 @@ class CubeRows:
     lat: np.ndarray
     coords: dict[str, np.ndarray]
     containers: tuple[str, ...] = ()
+    pixel: tuple[np.dtype[Any], float | None] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -150,6 +163,26 @@ def _shape(table: pa.Table, where: str) -> tuple[int, int, int]:
     return bands, rows, cols
 
 
+def _pixel(table: pa.Table, where: str) -> tuple[np.dtype[Any], float | None] | None:
+    """``(dtype, nodata)`` from the ``taco_gdal:data_type`` / ``taco_gdal:nodata`` columns:
+    the type every sample's values fit (``np.result_type``) and the first sample's nodata,
+    as a read of its header gives; None when a sample has no type (its header is read)."""
+    if DATA_TYPE not in table.column_names or table.column(DATA_TYPE).null_count:
+        return None
+    names = pc.unique(table.column(DATA_TYPE)).to_pylist()
+    try:
+        kinds = [np.dtype(name) for name in names]
+    except TypeError:
+        kinds = []
+    if not kinds or any(k.kind not in "iufc" for k in kinds):
+        raise TacoSchemaError(
+            f"{where}: {DATA_TYPE!r} expected NumPy pixel type names such as 'uint16', "
+            f"found {names[:5]}"
+        )
+    first = table.column(NODATA)[0].as_py() if NODATA in table.column_names else None
+    return np.result_type(*kinds), None if first is None else float(first)
+
+
 def _containers(paths: pa.ChunkedArray) -> tuple[str, ...]:
     """The distinct containers of ``paths`` (a ``/vsisubfile/`` prefix stripped in Arrow,
     so a container of 100k samples costs one lookup, not 100k)."""
@@ -248,4 +281,5 @@ def cube_rows(
         lat=np.asarray(lat, dtype=float),
         coords={name: _column(table, name, where) for name in coords},
         containers=_containers(table.column(GDAL_VSI)),
+        pixel=_pixel(table, where),
     )

@@ -19,7 +19,7 @@ from taco_gdal.errors import TacoQueryError
 from taco_gdal.io import pinning
 from taco_gdal.read.cube._deps import require
 from taco_gdal.read.cube.geobox import geobox_of, grid_coords
-from taco_gdal.read.cube.probe import probe_raster
+from taco_gdal.read.cube.probe import native_pixel
 from taco_gdal.read.cube.reading import SampleBlock, block_bounds, read_threads
 from taco_gdal.read.cube.rows import CubeRows, cube_rows
 
@@ -109,14 +109,14 @@ def whole_block(
     rows: CubeRows, bands: Sequence[int] | None = None, dtype: Any = None
 ) -> tuple[SampleBlock, np.ndarray, float | None]:
     """One :class:`SampleBlock` over every sample of ``rows``, the band numbers it
-    holds and the declared nodata (the first sample's header is read when ``dtype``
-    is ``None``: the metadata does not state the pixel type)."""
+    holds and the declared nodata (from the metadata's pixel-type columns; without
+    them, the first sample's header is read when ``dtype`` is ``None``)."""
     count, height, width = rows.shape
     picked = band_positions(bands, count, rows.where)
     band_numbers = np.arange(1, count + 1) if picked is None else np.asarray(picked) + 1
     native, nodata = (None, None)
-    if dtype is None:
-        native, nodata = probe_raster(str(rows.paths[0]), rows.where)
+    if dtype is None or rows.pixel is not None:
+        native, nodata = native_pixel(rows)
     kind = np.dtype(dtype if dtype is not None else native)
     shape = (len(rows), len(band_numbers), height, width)
     block = SampleBlock(

@@ -39,10 +39,12 @@ from taco_gdal.extensions.stac_fields import (
 from taco_gdal.format.names import (
     CHECKSUM,
     CURRENT_ID,
+    DATA_TYPE,
     FOLDER,
     GDAL_VSI,
     ID,
     ISTAC_GEOMETRY,
+    NODATA,
     PARENT_ID,
     RELATIVE_PATH,
     SIZE,
@@ -68,7 +70,9 @@ Href = Literal["gdal", "url"]
 BATCH: Final = 20_000
 _STARTS: Final = ("stac:time_start", "istac:time_start")
 _ENDS: Final = ("stac:time_end", "istac:time_end")
-_NOT_PROPERTIES: Final = (ID, TYPE, CHECKSUM)
+_NOT_PROPERTIES: Final = (ID, TYPE, CHECKSUM, DATA_TYPE, NODATA)
+"""Columns that are not Item properties: the pixel type and nodata describe the asset's
+file (a nullable nodata left out of some Items would split their schema on import)."""
 _PROPERTY_TYPES: Final = (pa.types.is_boolean, pa.types.is_integer, pa.types.is_floating,
                           pa.types.is_string, pa.types.is_large_string, pa.types.is_timestamp,
                           pa.types.is_date)  # fmt: skip

@@ -14,6 +14,7 @@ from rasterio.transform import from_origin
 from taco_gdal.errors import TacoIOError, TacoValidationError
 from taco_gdal.extensions import ISTAC, STAC
 from taco_gdal.extensions._geo import to_microseconds
+from taco_gdal.format.names import DATA_TYPE, NODATA
 from taco_gdal.rasters import samples_from_rasters
 from tests.support.scenes import SCENES, truth_footprint, write_scene, write_scenes
 
@@ -91,3 +92,21 @@ def test_samples_from_rasters_folder_glob_and_list(tmp_path: Path) -> None:
 def test_samples_from_rasters_empty_folder_errs(tmp_path: Path) -> None:
     with pytest.raises(TacoValidationError, match=r"found none in folder .* '\*\.tif'"):
         samples_from_rasters(tmp_path)
+
+
+def test_samples_from_rasters_records_band_1_type_and_nodata_as_rasterio_reads_them(
+    tmp_path: Path,
+) -> None:
+    plain = _plain_raster(tmp_path / "a_plain.tif")  # uint8, no nodata
+    for name, dtype, nodata in (("b_int16", "int16", -1), ("c_float", "float32", float("nan"))):
+        profile = {"driver": "GTiff", "width": 4, "height": 4, "count": 2, "dtype": dtype}
+        profile |= {"crs": "EPSG:4326", "transform": from_origin(10, 50, 0.1, 0.1)}
+        with rasterio.open(tmp_path / f"{name}.tif", "w", nodata=nodata, **profile) as dst:
+            dst.write(np.zeros((2, 4, 4), dtype))
+    samples = samples_from_rasters(tmp_path, time=datetime(2021, 1, 1))
+    assert [s.id for s in samples] == ["a_plain", "b_int16", "c_float"]
+    for sample, path in zip(samples, [plain, tmp_path / "b_int16.tif", tmp_path / "c_float.tif"],
+                            strict=True):  # fmt: skip
+        with rasterio.open(path) as src:
+            assert sample[DATA_TYPE] == src.dtypes[0]
+            np.testing.assert_equal(sample[NODATA], src.nodata)

@@ -5,7 +5,8 @@
   dates.  On each date the UTM 30N and EPSG:4326 scenes share a timestamp and the
   UTM 31N scene comes five minutes later (same solar day).  Each scene has a band of
   nodata columns in a different place, so a mosaic shows which scene won.
-* :func:`write_series`: five scenes on one UTM grid at five dates (a time series).
+* :func:`write_series`: five scenes on one UTM grid at five dates (a time series), of
+  chosen pixel types and nodata.
 * :func:`write_nested`: FOLDERs ``site0..`` with children ``img`` (2 bands, 96 px)
   and ``mask`` (1 band, 48 px).
 * :func:`write_columns`: ``n`` FILE samples declared as columns, all one tiny
@@ -24,7 +25,7 @@ import rasterio
 from pyproj import Transformer
 from rasterio.transform import from_origin
 
-from taco_gdal.extensions import STAC
+from taco_gdal.extensions import ISTAC, STAC
 from taco_gdal.model import Sample, Taco, Tortilla
 from taco_gdal.rasters import samples_from_rasters
 from taco_gdal.write import create
@@ -59,17 +60,19 @@ def mixed_scenes() -> list[Scene]:
 
 
 def write_scene(
-    folder: Path, scene: Scene, seed: int, pixels: int = PIXELS, bands: int = BANDS
-) -> Path:
+    folder: Path, scene: Scene, seed: int, pixels: int = PIXELS, bands: int = BANDS,
+    dtype: str = "uint16", nodata: float = NODATA,
+) -> Path:  # fmt: skip
     west, north = Transformer.from_crs("EPSG:4326", scene.crs, always_xy=True).transform(LON, LAT)
     rng = np.random.default_rng(seed)
-    data = rng.integers(1, 5000, size=(bands, pixels, pixels), dtype=np.uint16)
-    data[:, :, scene.nodata_cols] = NODATA
+    top = 200 if dtype == "uint8" else 5000
+    data = rng.integers(1, top, size=(bands, pixels, pixels)).astype(dtype)
+    data[:, :, scene.nodata_cols] = nodata
     path = folder / f"{scene.stem}.tif"
     profile = {
-        "driver": "GTiff", "width": pixels, "height": pixels, "count": bands, "dtype": "uint16",
+        "driver": "GTiff", "width": pixels, "height": pixels, "count": bands, "dtype": dtype,
         "crs": scene.crs, "transform": from_origin(west, north, scene.pixel, scene.pixel),
-        "nodata": NODATA,
+        "nodata": nodata,
     }  # fmt: skip
     with rasterio.open(path, "w", **profile) as dst:
         dst.write(data)
@@ -89,22 +92,34 @@ def _taco(tortilla: Tortilla, name: str) -> Taco:
     )
 
 
-def write_mixed(folder: Path, extra: list[Scene] | None = None) -> Path:
+def write_mixed(folder: Path, extra: list[Scene] | None = None, pixel_type: bool = True) -> Path:
+    """Without ``pixel_type``: samples with the STAC and ISTAC extensions only, as other
+    tools write them (no ``taco_gdal:data_type`` / ``taco_gdal:nodata``)."""
     src = folder / "src"
     src.mkdir(parents=True, exist_ok=True)
     paths = [write_scene(src, s, i) for i, s in enumerate(mixed_scenes())]
     for k, scene in enumerate(extra or []):  # a different shape: 1 band, 48 px
         paths.append(write_scene(src, scene, 100 + k, pixels=48, bands=1))
-    samples = samples_from_rasters(paths)
+    samples = (
+        samples_from_rasters(paths)
+        if pixel_type
+        else [
+            Sample(p.stem, p).extend_with(STAC.from_raster(p)).extend_with(ISTAC.from_raster(p))
+            for p in paths
+        ]
+    )
     return create(_taco(Tortilla(samples), "mixed"), folder / "mixed.tacozip", quiet=True)[0]
 
 
-def write_series(folder: Path, n: int = 5) -> Path:
+def write_series(
+    folder: Path, n: int = 5, dtypes: tuple[str, ...] = ("uint16",), nodata: float = NODATA
+) -> Path:
+    """``n`` scenes on one grid; scene ``i`` of type ``dtypes[i % len(dtypes)]``."""
     src = folder / "src"
     src.mkdir(parents=True, exist_ok=True)
     paths = [
         write_scene(src, Scene(f"t{i}", "EPSG:32630", 100.0, START + timedelta(days=5 * i),
-                               slice(0, 0)), i)
+                               slice(0, 10)), i, dtype=dtypes[i % len(dtypes)], nodata=nodata)
         for i in range(n)
     ]  # fmt: skip
     samples = samples_from_rasters(paths)

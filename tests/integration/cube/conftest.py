@@ -37,3 +37,21 @@ def series(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def nested(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_nested(tmp_path_factory.mktemp("cube_nested"))
+
+
+@pytest.fixture(scope="session")
+def mixed_plain(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``mixed`` written without the pixel-type columns (STAC and ISTAC extensions only)."""
+    return write_mixed(tmp_path_factory.mktemp("cube_plain"), pixel_type=False)
+
+
+@pytest.fixture(scope="session")
+def series_float(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Five float32 scenes with nodata -9999."""
+    return write_series(tmp_path_factory.mktemp("cube_float"), dtypes=("float32",), nodata=-9999)
+
+
+@pytest.fixture(scope="session")
+def series_kinds(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Five scenes, uint8 and uint16 in turn."""
+    return write_series(tmp_path_factory.mktemp("cube_kinds"), dtypes=("uint8", "uint16"))

@@ -14,7 +14,7 @@ import rasterio
 import xarray as xr
 
 import taco_gdal
-from taco_gdal.format.names import GDAL_VSI
+from taco_gdal.format.names import DATA_TYPE, GDAL_VSI
 from taco_gdal.format.vsi import parse_subfile
 from taco_gdal.xarray_backend import TacoBackendEntrypoint
 from tests.support.servers.log import RequestRecord
@@ -77,8 +77,42 @@ def test_laziness_in_requests(http_remote: Remote, mixed: Path) -> None:
         np.testing.assert_array_equal(values, np.stack([a.read(), b.read()]))
 
 
-def test_without_dtype_the_first_header_is_the_one_read(http_remote: Remote, mixed: Path) -> None:
-    ds = taco_gdal.load(http_remote.publish(mixed))
+def _files_pixel_type(dataset: Path) -> tuple[np.dtype, float | None]:
+    """The one (dtype, nodata) rasterio reports for band 1 of every file of ``dataset``."""
+    found = set()
+    for path in taco_gdal.load(dataset).data[GDAL_VSI]:
+        with rasterio.open(path) as src:
+            found.add((np.dtype(src.dtypes[0]), src.nodata))
+    assert len(found) == 1, found
+    return found.pop()
+
+
+@pytest.mark.parametrize("name", ["mixed", "series_float"])
+def test_pixel_type_columns_make_building_a_cube_request_free(
+    http_remote: Remote, request: pytest.FixtureRequest, name: str
+) -> None:
+    dataset: Path = request.getfixturevalue(name)
+    kind, nodata = _files_pixel_type(dataset)
+    assert nodata is not None
+    ds = taco_gdal.load(http_remote.publish(dataset))
+    http_remote.server.reset()
+    stack = ds.to_xarray()
+    grid = ds.to_xarray(crs="EPSG:32630", resolution=200)
+    assert http_remote.log.records() == [], "building the cube read something"
+    assert stack.dtype == kind and grid.dtype == kind
+    assert stack.attrs["nodata"] == nodata and grid.attrs["nodata"] == nodata
+    expected = []
+    for path in taco_gdal.load(dataset).data[GDAL_VSI]:
+        with rasterio.open(path) as src:
+            expected.append(src.read())
+    np.testing.assert_array_equal(stack.values, np.stack(expected))
+
+
+def test_without_pixel_type_columns_the_first_header_is_the_one_read(
+    http_remote: Remote, mixed_plain: Path
+) -> None:
+    ds = taco_gdal.load(http_remote.publish(mixed_plain))
+    assert DATA_TYPE not in ds.data.columns
     spans = [_span(p) for p in ds.data[GDAL_VSI]]
     http_remote.server.reset()
     cube = ds.to_xarray()

@@ -271,3 +271,31 @@ def test_from_a_pystac_client_search(tmp_path: Path) -> None:
     frame = back.frame(internal=True)
     for sample_id, path in zip(frame["id"], frame["internal:gdal_vsi"], strict=True):
         assert read_all(path) == (www / f"{sample_id}.tif").read_bytes()
+
+
+def test_rasters_with_and_without_nodata_round_trip(tmp_path: Path) -> None:
+    """taco_gdal:data_type / taco_gdal:nodata describe the asset's file, not the Item: they
+    stay out of the properties, so Items of rasters with and without nodata import alike."""
+    import numpy as np
+    from rasterio.transform import from_origin
+
+    src = tmp_path / "src"
+    src.mkdir()
+    for k, nodata in enumerate([None, 0]):
+        profile = {
+            "driver": "GTiff",
+            "width": 4,
+            "height": 4,
+            "count": 1,
+            "dtype": "uint16",
+            "crs": "EPSG:32630",
+            "transform": from_origin(500_000 + 40 * k, 4e6, 10, 10),
+        }
+        with rasterio.open(src / f"r{k}.tif", "w", nodata=nodata, **profile) as dst:
+            dst.write(np.full((1, 4, 4), k + 1, np.uint16))
+    ds = _write(taco_gdal.samples_from_rasters(src, time=datetime(2024, 1, 1)), tmp_path / "a")
+    assert ds.data["taco_gdal:nodata"].isna().tolist() == [True, False]
+    items = ds.to_stac()
+    assert not [key for item in items for key in item.properties if key.startswith("taco_gdal")]
+    back = _write(taco_gdal.samples_from_stac(items), tmp_path / "b")
+    assert _bytes(back) == _bytes(ds)

@@ -1,14 +1,24 @@
-"""Split, Scaling, Labels, Publications: values, types, validation."""
+"""Split, Scaling, Labels, Publications, PixelType: values, types, validation."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
 from taco_gdal.errors import TacoValidationError
-from taco_gdal.extensions import LabelClass, Labels, Publication, Publications, Scaling, Split
+from taco_gdal.extensions import (
+    LabelClass,
+    Labels,
+    PixelType,
+    Publication,
+    Publications,
+    Scaling,
+    Split,
+)
+from taco_gdal.format.names import DATA_TYPE, NODATA
 from taco_gdal.model import Sample, Taco, Tortilla
 
 
@@ -111,3 +121,27 @@ def test_taco_extension_keys_land_in_collection(tmp_path: Path) -> None:
     collection = taco.metadata().collection
     assert collection["labels:description"] == "from maps"
     assert collection["labels:classes"] == [{"name": "water", "category": "0", "description": None}]
+
+
+def test_pixel_type_names_numpy_types_and_nodata_as_float64() -> None:
+    table = PixelType("float32", -9999)(Sample("a", b"1"))
+    assert table.schema == pa.schema([(DATA_TYPE, pa.string()), (NODATA, pa.float64())])
+    assert table.to_pylist() == [{DATA_TYPE: "float32", NODATA: -9999.0}]
+    assert PixelType("complex_int16").data_type == "complex64"  # rasterio's name for CInt16
+    assert PixelType("uint8").nodata is None
+    assert PixelType("uint8", schema_only=True)(Sample("a", b"1")).to_pylist() == [
+        {DATA_TYPE: None, NODATA: None}
+    ]
+
+
+@pytest.mark.parametrize("bad", ["pixels", "str", "bool", None])
+def test_pixel_type_refuses_what_is_not_a_raster_type(bad: object) -> None:
+    with pytest.raises(TacoValidationError, match=rf"'uint16'\), found {re.escape(repr(bad))}"):
+        PixelType(bad)  # type: ignore[arg-type]
+
+
+def test_pixel_type_refuses_a_nodata_that_is_not_a_number() -> None:
+    with pytest.raises(TacoValidationError, match="nodata: expected a number or None, found '0'"):
+        PixelType("uint8", "0")  # type: ignore[arg-type]
+    with pytest.raises(TacoValidationError, match="found True"):
+        PixelType("uint8", True)
