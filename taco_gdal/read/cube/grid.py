@@ -11,6 +11,7 @@ nodata pixels (as declared in the files) never overwrite valid ones.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,7 @@ from taco_gdal.read.cube._deps import require
 from taco_gdal.read.cube.probe import native_pixel
 from taco_gdal.read.cube.reading import block_bounds
 from taco_gdal.read.cube.rows import CubeRows, cube_rows
-from taco_gdal.read.cube.stack import band_positions, samples_per_block
+from taco_gdal.read.cube.stack import MIN_BLOCK_SAMPLES, band_positions, samples_per_block
 
 if TYPE_CHECKING:
     import xarray as xr
@@ -226,9 +227,17 @@ class WarpBlock:
         return np.asarray(array, dtype=self.dtype)
 
 
-def _slots_per_task(slot_bytes: int, chunks: Any, where: str) -> int:
+def _slots_per_task(
+    slot_bytes: int, chunks: Any, where: str, slots: int = 0, samples: int = 0
+) -> int:
     """Time slots per dask task: ``chunks`` (an int or ``{"time": n}``), else as many as fit
-    in :data:`SLOT_BYTES`, at least one."""
+    in :data:`SLOT_BYTES`, but few enough that every CPU gets two tasks where the samples
+    allow it (a task still holds :data:`MIN_BLOCK_SAMPLES` samples on average).
+
+    Example:
+        >>> _slots_per_task(16_000_000, None, "here", slots=4, samples=64) <= 2
+        True
+    """
     if isinstance(chunks, Mapping):
         if set(chunks) - {"time"}:
             raise TacoQueryError(
@@ -236,9 +245,12 @@ def _slots_per_task(slot_bytes: int, chunks: Any, where: str) -> int:
                 f"dimension (a slot is one chunk in band, y and x), found {sorted(chunks)}"
             )
         chunks = chunks.get("time")
-    if chunks is None:
-        return max(1, SLOT_BYTES // max(slot_bytes, 1))
-    return samples_per_block(slot_bytes, 0, {"sample": chunks})
+    if chunks is not None:
+        return samples_per_block(slot_bytes, 0, {"sample": chunks})
+    by_bytes = max(1, SLOT_BYTES // max(slot_bytes, 1))
+    spread = -(-slots // (2 * (os.cpu_count() or 1)))  # ceil
+    enough = -(-MIN_BLOCK_SAMPLES * slots // max(samples, 1))
+    return max(1, min(by_bytes, max(spread, enough)))
 
 
 def _fill(kind: np.dtype[Any], nodata: float | None) -> float:
@@ -278,7 +290,7 @@ def to_grid(
     band_numbers = np.arange(1, rows.shape[0] + 1) if picked is None else np.asarray(picked) + 1
     height, width = box.shape.y, box.shape.x
     slot_bytes = len(band_numbers) * height * width * kind.itemsize
-    per_task = _slots_per_task(slot_bytes, chunks, rows.where)
+    per_task = _slots_per_task(slot_bytes, chunks, rows.where, len(slots), len(rows))
     fill = _fill(kind, nodata)
     options = thread_options()
     paths = rows.paths.astype(str)
