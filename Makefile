@@ -25,7 +25,7 @@ typecheck:
 	$(VENV)/bin/mypy
 
 pytest:
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider -n auto --dist loadfile
 
 test: setup lint typecheck pytest
 
