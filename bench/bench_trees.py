@@ -225,7 +225,12 @@ def bench_write(
                     entry["ratio_to_first"] = statistics.median(ratio)
                     entry["ratio_to_first_worst"] = min(ratio)
                 pairs[f"{tree}:{checksum}"] = entry
-        results[text] = {"median_seconds": medians, "pairs": pairs, "workdir": str(workdir)}
+        results[text] = {
+            "median_seconds": medians,
+            "pairs": pairs,
+            "seconds": {name: [r["seconds"] for r in rows] for name, rows in runs.items()},
+            "workdir": str(workdir),
+        }
         shutil.rmtree(sources)
     return results
 
