@@ -30,6 +30,7 @@ __all__ = [
     "Digest",
     "Hasher",
     "StreamingDigest",
+    "bytes_only",
     "check_algorithm",
     "crc32",
     "digest_bytes",
@@ -88,6 +89,18 @@ def check_algorithm(algorithm: str | None) -> str | None:
             f"checksum must be one of {list(CHECKSUM_ALGORITHMS)} or None, found {algorithm!r}"
         )
     return algorithm
+
+
+def bytes_only(algorithm: str | None) -> bool:
+    """True when ``algorithm``'s library takes ``bytes`` only (google-crc32c), so a
+    reused buffer would be copied into new ``bytes`` before each update; readers then
+    return new ``bytes`` instead of filling their buffer.
+
+    Example:
+        >>> bytes_only("crc32c"), bytes_only("xxh3")
+        (True, False)
+    """
+    return algorithm == "crc32c"
 
 
 def new_hasher(algorithm: str) -> Hasher:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from taco_gdal.errors import TacoIOError
-from taco_gdal.format.checksum import StreamingDigest, check_algorithm, crc32
+from taco_gdal.format.checksum import Buffer, StreamingDigest, bytes_only, check_algorithm, crc32
 from taco_gdal.format.vsi import SUBFILE_PREFIX, parse_subfile, to_vsi
 from taco_gdal.io.vsi import VSIFile, file_size
 
@@ -28,9 +28,11 @@ __all__ = [
     "COPY_BLOCK",
     "THREADED_MIN",
     "WINDOW",
+    "Block",
     "Checksums",
     "Copied",
     "Prefetched",
+    "Reader",
     "copy_blocks",
     "copy_sample",
     "is_local",
@@ -54,9 +56,12 @@ _THREADED_DIGESTS = frozenset({"sha256"})
 """Digests slow enough next to a copy to be worth the hand-off to the worker thread; the
 ZIP CRC-32, CRC-32C and XXH3 run inline, where a thread would only add hand-offs."""
 
-Reader = Callable[[memoryview, int], memoryview]
-"""``read(view, offset)``: ``view`` filled from ``offset`` of the source (TacoIOError if short)."""
-Writer = Callable[[memoryview], object]
+Block = bytes | memoryview
+"""A block of a copy: a reused buffer's view, or new ``bytes``."""
+Reader = Callable[[memoryview, int], Block]
+"""``read(view, offset)``: ``len(view)`` bytes from ``offset`` of the source, as ``view``
+filled or as new ``bytes`` (TacoIOError if short)."""
+Writer = Callable[[Block], object]
 
 
 class Checksums:
@@ -65,19 +70,20 @@ class Checksums:
     def __init__(self, digest: str | None, zip_crc: bool) -> None:
         self.crc = 0
         self._zip_crc = zip_crc
-        self._digest = None if check_algorithm(digest) is None else StreamingDigest(digest or "")
+        self.algorithm = check_algorithm(digest)
+        self._digest = None if self.algorithm is None else StreamingDigest(digest or "")
         self.threaded = digest in _THREADED_DIGESTS
 
-    def update(self, view: memoryview) -> None:
+    def update(self, view: Buffer) -> None:
         self.update_crc(view)
         self.update_digest(view)
 
-    def update_crc(self, view: memoryview) -> None:
+    def update_crc(self, view: Buffer) -> None:
         """The ZIP CRC-32 alone (the worker thread takes the digest)."""
         if self._zip_crc:
             self.crc = crc32(view, self.crc)
 
-    def update_digest(self, view: memoryview) -> None:
+    def update_digest(self, view: Buffer) -> None:
         """The digest alone."""
         if self._digest is not None:
             self._digest.update(view)
@@ -121,7 +127,13 @@ def copy_blocks(read: Reader, size: int, write: Writer, sums: Checksums, block: 
                     future.result()
 
 
-def pread_full(fd: int, where: str) -> Reader:
+def pread_full(fd: int, where: str, fresh: bool = False) -> Reader:
+    """A reader of the descriptor ``fd``; ``fresh`` returns new ``bytes`` (for a digest
+    that takes only those, see :func:`~taco_gdal.format.checksum.bytes_only`)."""
+
+    def read_bytes(view: memoryview, offset: int) -> Block:
+        data = os.pread(fd, len(view), offset)
+        return data if len(data) == len(view) else read(view, offset)
 
     def read(view: memoryview, offset: int) -> memoryview:
         got = 0
@@ -135,15 +147,13 @@ def pread_full(fd: int, where: str) -> Reader:
             got += n
         return view
 
-    return read
+    return read_bytes if fresh else read
 
 
 def vsi_reader(src: VSIFile) -> Reader:
 
-    def read(view: memoryview, offset: int) -> memoryview:
-        data = src.read_exact(offset, len(view), "sample data")
-        view[:] = data
-        return view
+    def read(view: memoryview, offset: int) -> Block:
+        return src.read_exact(offset, len(view), "sample data")
 
     return read
 
@@ -189,7 +199,7 @@ def _copy_local(path: str, offset: int, size: int | None, dest: Path, sums: Chec
     with open(path, "rb") as src, open(dest, "xb") as dst:
         if size is None:
             size = max(os.fstat(src.fileno()).st_size - offset, 0)
-        read = pread_full(src.fileno(), path)
+        read = pread_full(src.fileno(), path, fresh=bytes_only(sums.algorithm))
         at = offset
         copy_blocks(lambda view, o: read(view, at + o), size, dst.write, sums, COPY_BLOCK)
     return size

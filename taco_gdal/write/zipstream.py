@@ -28,13 +28,15 @@ import numpy as np
 from taco_gdal.errors import TacoError, TacoFormatError, TacoIOError
 from taco_gdal.format import header as hdr
 from taco_gdal.format import zip as zipfmt
-from taco_gdal.format.checksum import check_algorithm, crc32, digest_value
+from taco_gdal.format.checksum import bytes_only, check_algorithm, crc32, digest_value
 from taco_gdal.format.names import HEADER_MEMBER
 from taco_gdal.io.vsi import VSIFile
 from taco_gdal.write._copy import (
     BLOCK_SIZE,
     COPY_BLOCK,
+    Block,
     Checksums,
+    Reader,
     Writer,
     copy_blocks,
     pread_full,
@@ -250,7 +252,7 @@ class ZipWriter:
         on_bytes, writeback = self._on_bytes, self._writeback
         end = position
 
-        def written(view: memoryview) -> None:
+        def written(view: Block) -> None:
             nonlocal end
             n = len(view)
             if sparse and _all_zero(view):
@@ -293,7 +295,7 @@ class ZipWriter:
             real = os.fstat(fd).st_size
             if size is not None and size != real:
                 raise TacoIOError(f"{source}: expected {size} bytes, the file has {real}")
-            read = pread_full(fd, source)
+            read = pread_full(fd, source, fresh=bytes_only(digest))
             if real <= LOCAL_BLOCK:
                 return self.add_bytes(name, read(memoryview(self._local)[:real], 0), digest)
             holes = os.fstat(fd).st_blocks * 512 < real  # fewer blocks than bytes: keep holes
@@ -308,7 +310,7 @@ class ZipWriter:
     def _copy(
         self,
         name: str,
-        read: Callable[[memoryview, int], memoryview],
+        read: Reader,
         size: int,
         digest: str | None,
         block: int,
