@@ -25,7 +25,7 @@ typecheck:
 	$(VENV)/bin/mypy
 
 pytest:
-	$(PY) -m pytest -q -p no:cacheprovider -n auto --dist loadfile
+	$(PY) -m pytest -q -p no:cacheprovider -n auto --maxprocesses 4 --dist loadfile
 
 test: setup lint typecheck pytest
 
