@@ -1,8 +1,8 @@
-"""Copy one sample's bytes in one pass, its checksums computed on the buffers written.
+"""Copy one sample's bytes in one pass, its checksums computed on the blocks written.
 
-Large samples are checksummed and written on a worker thread while the next block
-is read; small local files of a ZIP write are opened and advised ``WILLNEED``
-a window ahead, so their reads rarely wait.
+The SHA-256 of a large sample is computed on a worker thread while this thread writes
+the block and reads the next; small local files of a ZIP write are opened and advised
+``WILLNEED`` a window ahead, so their reads rarely wait.
 """
 
 from __future__ import annotations
