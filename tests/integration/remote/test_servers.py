@@ -10,6 +10,7 @@ import pytest
 from osgeo import gdal
 
 from taco_gdal import Env
+from tests.support.servers.log import RequestLog, RequestRecord
 from tests.support.servers.range_server import RangeServer
 from tests.support.servers.ranges import ByteRange, Unsatisfiable, parse_range
 from tests.support.servers.remote import Remote
@@ -131,3 +132,11 @@ def test_s3_requests_are_counted_by_the_proxy(s3_remote: Remote, tmp_path: Path)
         s3_remote.log.describe()
     )
     assert sum(r.bytes_sent for r in records) <= len(DATA)
+
+
+def test_log_keeps_arrival_order_when_handlers_finish_out_of_order() -> None:
+    log = RequestLog(settle=1.0)
+    head, get = log.begin(), log.begin()
+    log.append(RequestRecord("GET", "/d.bin", None, 200, 10), get)  # finished first
+    log.append(RequestRecord("HEAD", "/d.bin", None, 200, 0), head)
+    assert [r.method for r in log.records()] == ["HEAD", "GET"]

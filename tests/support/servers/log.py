@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import threading
 from dataclasses import dataclass
 
@@ -29,21 +30,30 @@ class RequestLog:
     is answered.  The client may see the last body byte before the server thread
     gets to ``append``, so reading the log first waits (up to ``settle`` seconds)
     until no request is in flight: counts taken right after a read are complete.
+    Records are kept in the order the requests arrived, not the order their
+    handlers finished, so a client's sequential requests read back in its order.
     """
 
     def __init__(self, settle: float = 5.0) -> None:
         self._cond = threading.Condition()
         self._records: list[RequestRecord] = []
+        self._arrivals: list[int] = []
+        self._arrived = 0
         self._in_flight = 0
         self.settle = settle
 
-    def begin(self) -> None:
+    def begin(self) -> int:
+        """Count a request in flight; returns its arrival number, for :meth:`append`."""
         with self._cond:
             self._in_flight += 1
+            self._arrived += 1
+            return self._arrived
 
-    def append(self, record: RequestRecord) -> None:
+    def append(self, record: RequestRecord, arrival: int) -> None:
         with self._cond:
-            self._records.append(record)
+            at = bisect.bisect(self._arrivals, arrival)
+            self._arrivals.insert(at, arrival)
+            self._records.insert(at, record)
             self._in_flight -= 1
             self._cond.notify_all()
 
@@ -51,6 +61,7 @@ class RequestLog:
         with self._cond:
             self._cond.wait_for(lambda: self._in_flight == 0, timeout=self.settle)
             self._records.clear()
+            self._arrivals.clear()
 
     def records(self, path: str | None = None, method: str | None = None) -> list[RequestRecord]:
         """A snapshot, optionally only requests whose path ends with ``path`` / of ``method``."""

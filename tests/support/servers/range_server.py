@@ -69,7 +69,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._status = 0
         self._sent = 0
         path = urllib.parse.urlsplit(self.path).path
-        owner.log.begin()
+        arrival = owner.log.begin()
         try:
             if owner.delay > 0:
                 time.sleep(owner.delay)
@@ -86,7 +86,8 @@ class _Handler(BaseHTTPRequestHandler):
             owner.log.append(
                 RequestRecord(
                     self.command, path, self.headers.get("Range"), self._status, self._sent
-                )
+                ),
+                arrival,
             )
 
     # --- answers ------------------------------------------------------------
